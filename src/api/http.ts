@@ -1,0 +1,130 @@
+// One JSON POST/GET with a timeout and a body-size cap; turns every failure into a typed error.
+import { PermanentApiError, RetryableApiError } from './errors.js';
+
+export interface HttpRequest {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: unknown;
+  readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
+  /** Aborts on shutdown; the abort reason is rethrown as is, never retried. */
+  readonly signal?: AbortSignal | undefined;
+  /** Names the organization in messages. */
+  readonly label: string;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly json: unknown;
+}
+
+export async function requestJson(request: HttpRequest, now: () => number = Date.now): Promise<HttpResponse> {
+  const timeout = AbortSignal.timeout(request.timeoutMs);
+  const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
+  try {
+    const response = await fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body === undefined ? null : JSON.stringify(request.body),
+      signal,
+      redirect: 'error',
+    });
+    if (response.status === 200) {
+      const text = await readBodyCapped(response, request);
+      try {
+        return { status: 200, json: JSON.parse(text) as unknown };
+      } catch {
+        throw new RetryableApiError(`${request.label}: response body is not valid JSON (${text.length} characters; truncated?)`, 'bad_body');
+      }
+    }
+    const detail = await readErrorDetail(response);
+    throw errorForStatus(response.status, response.headers.get('retry-after'), detail, request.label, now());
+  } catch (error) {
+    if (request.signal?.aborted) throw request.signal.reason;
+    if (error instanceof RetryableApiError || error instanceof PermanentApiError) throw error;
+    if (timeout.aborted) {
+      throw new RetryableApiError(`${request.label}: no complete response within ${request.timeoutMs} ms`, 'timeout');
+    }
+    // fetch rejects with a TypeError for refused, reset or dropped connections.
+    throw new RetryableApiError(`${request.label}: network error: ${describeNetworkError(error)}`, 'network', undefined, { cause: error });
+  }
+}
+
+function errorForStatus(status: number, retryAfter: string | null, detail: string, label: string, nowMs: number): Error {
+  const suffix = detail === '' ? '' : `: ${detail}`;
+  if (status === 401 || status === 403) {
+    return new PermanentApiError(`${label}: the API key is invalid or lacks permission (HTTP ${status})${suffix}`, status);
+  }
+  if (status === 429) {
+    return new RetryableApiError(`${label}: rate limited (HTTP 429)`, 'status_429', parseRetryAfter(retryAfter, nowMs));
+  }
+  if (status === 408) return new RetryableApiError(`${label}: request timeout (HTTP 408)`, 'status_408', parseRetryAfter(retryAfter, nowMs));
+  if (status >= 500) {
+    return new RetryableApiError(`${label}: server error (HTTP ${status})${suffix}`, 'status_5xx', parseRetryAfter(retryAfter, nowMs));
+  }
+  return new PermanentApiError(`${label}: the service refused the request (HTTP ${status})${suffix}`, status);
+}
+
+/** Retry-After as seconds or an HTTP date; zero, negative, past or unparsable → undefined (use the backoff floor). */
+export function parseRetryAfter(header: string | null, nowMs: number): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const trimmed = header.trim();
+  const ms = /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) * 1000 : Date.parse(trimmed) - nowMs;
+  return Number.isFinite(ms) && ms > 0 ? Math.ceil(ms) : undefined;
+}
+
+async function readBodyCapped(response: Response, request: HttpRequest): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > request.maxResponseBytes) {
+    await response.body?.cancel();
+    throw tooLarge(request);
+  }
+  if (!response.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > request.maxResponseBytes) {
+      await reader.cancel();
+      throw tooLarge(request);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function tooLarge(request: HttpRequest): RetryableApiError {
+  return new RetryableApiError(`${request.label}: response body exceeds ${request.maxResponseBytes} bytes`, 'too_large');
+}
+
+/** A short, single-line excerpt of an error body: enough to say why, never a wall of HTML. */
+async function readErrorDetail(response: Response): Promise<string> {
+  let text: string;
+  try {
+    text = await response.text();
+  } catch {
+    return '';
+  }
+  let message = text;
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown; error?: { message?: unknown } };
+    const candidate = parsed.message ?? parsed.error?.message;
+    if (typeof candidate === 'string') message = candidate;
+  } catch {
+    // not JSON: keep the raw text
+  }
+  return message.replace(/\s+/g, ' ').trim().slice(0, 200);
+}
+
+function describeNetworkError(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    const code = cause && typeof cause === 'object' && 'code' in cause ? String((cause as { code: unknown }).code) : undefined;
+    return code ? `${error.message} (${code})` : error.message;
+  }
+  return String(error);
+}

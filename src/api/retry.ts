@@ -1,0 +1,103 @@
+// The retry policy shared by every endpoint: which failures are retried, how long to wait, and
+// how a Retry-After holds back every request of the key.
+import pRetry from 'p-retry';
+import type { Logger } from 'pino';
+import { RetryableApiError, type RetryReason } from './errors.js';
+import type { RequestBudget } from './request-budget.js';
+
+export interface RetryPolicy {
+  readonly maxRetries: number;
+  readonly minDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+/** Hooks for metrics; the API layer knows nothing of how they are exported. */
+export interface ApiObserver {
+  requestFinished?(organization: string, outcome: string): void;
+  retried?(organization: string, reason: RetryReason): void;
+  rateLimitWaited?(organization: string, ms: number): void;
+}
+
+/**
+ * A server that keeps answering 429 with Retry-After would otherwise hold the run forever, since
+ * those waits use up no retry: after this many, they count like any other retry.
+ */
+const FREE_RATE_LIMIT_WAITS = 20;
+
+export interface AttemptContext {
+  readonly organization: string;
+  readonly budget: RequestBudget;
+  readonly policy: RetryPolicy;
+  readonly logger: Logger;
+  readonly observer?: ApiObserver | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface Retried<T> {
+  readonly value: T;
+  readonly retries: number;
+}
+
+/** Runs `attempt` under the key's budget, retrying what RetryableApiError says may pass. */
+export async function withRetry<T>(context: AttemptContext, attempt: () => Promise<T>): Promise<Retried<T>> {
+  const { organization, budget, policy, logger, observer, signal } = context;
+  let retries = 0;
+  let freeWaits = 0;
+  const value = await pRetry(
+    async () => {
+      const release = await budget.acquire(signal);
+      try {
+        const result = await attempt();
+        budget.onSuccess();
+        observer?.requestFinished?.(organization, 'ok');
+        return result;
+      } catch (error) {
+        observer?.requestFinished?.(organization, outcomeOf(error));
+        if (error instanceof RetryableApiError && error.reason === 'status_429') {
+          budget.onRateLimited();
+          if (error.retryAfterMs !== undefined) {
+            budget.pause(error.retryAfterMs);
+            observer?.rateLimitWaited?.(organization, error.retryAfterMs);
+          }
+        }
+        throw error;
+      } finally {
+        release();
+      }
+    },
+    {
+      retries: policy.maxRetries,
+      factor: 2,
+      minTimeout: policy.minDelayMs,
+      maxTimeout: policy.maxDelayMs,
+      randomize: true,
+      signal,
+      shouldRetry: ({ error }) => error instanceof RetryableApiError,
+      // The wait a Retry-After asks for happens in the budget (for every request of the key),
+      // so that retry is free and adds no backoff of its own on top.
+      shouldConsumeRetry: ({ error }) => {
+        if (error instanceof RetryableApiError && error.retryAfterMs !== undefined && freeWaits < FREE_RATE_LIMIT_WAITS) {
+          freeWaits += 1;
+          return false;
+        }
+        return true;
+      },
+      onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+        if (!(error instanceof RetryableApiError)) return;
+        retries += 1;
+        observer?.retried?.(organization, error.reason);
+        logger.warn(
+          { organization, reason: error.reason, attempt: attemptNumber, retriesLeft, retryAfterMs: error.retryAfterMs },
+          `request failed, will retry: ${error.message}`,
+        );
+      },
+    },
+  );
+  return { value, retries };
+}
+
+function outcomeOf(error: unknown): string {
+  if (error instanceof RetryableApiError) return error.reason;
+  if (error && typeof error === 'object' && 'status' in error) return `status_${String((error as { status: unknown }).status)}`;
+  return 'error';
+}

@@ -1,0 +1,43 @@
+// Run-time check of one ThreatResult; what fails is kept aside with the reason, never thrown.
+
+export interface Threat {
+  readonly id: number;
+  readonly content: string;
+  readonly type: string;
+  /** The service's ISO 8601 string exactly as received. */
+  readonly blockedAt: string;
+}
+
+export type ThreatCheck = { readonly ok: true; readonly threat: Threat } | { readonly ok: false; readonly reason: string };
+
+export const DOCUMENTED_ASSET_TYPES: ReadonlySet<string> = new Set([
+  'URL', 'PAGE', 'ADDRESS', 'EMAIL', 'IPFS',
+  ...Array.from({ length: 35 }, (_, index) => `PLATFORM_${String(index + 1).padStart(2, '0')}`),
+]);
+
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+// Hand-written rather than a schema library: this runs once per record on the hot path, and
+// four field checks with exact reasons are clearer here than a generic error tree.
+export function checkThreat(raw: unknown): ThreatCheck {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, reason: 'record is not a JSON object' };
+  }
+  const record = raw as Record<string, unknown>;
+  const { id, content, type, blockedAt } = record;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) {
+    return { ok: false, reason: `id must be a positive integer, got ${describe(id)}` };
+  }
+  if (typeof content !== 'string') return { ok: false, reason: `content must be a string, got ${describe(content)}` };
+  if (typeof type !== 'string' || type === '') return { ok: false, reason: `type must be a non-empty string, got ${describe(type)}` };
+  if (typeof blockedAt !== 'string' || !ISO_TIMESTAMP.test(blockedAt) || Number.isNaN(Date.parse(blockedAt))) {
+    return { ok: false, reason: `blockedAt must be an ISO 8601 timestamp, got ${describe(blockedAt)}` };
+  }
+  return { ok: true, threat: { id, content, type, blockedAt } };
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

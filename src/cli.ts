@@ -1,0 +1,179 @@
+#!/usr/bin/env node
+// The entry point: parses flags, loads config, picks the mode, owns exit codes and signals.
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Command, parseCommandLine } from './cli-args.js';
+import { type Config, type Environment, loadConfig, type OrganizationConfig } from './config.js';
+import { WriterLockError } from './db/writer-lock.js';
+import { ConfigError, errorMessage } from './errors.js';
+import { helpText } from './help.js';
+import { createLogger } from './logger.js';
+import { clockFor, openMirror } from './mirror.js';
+import { packageVersion } from './package-root.js';
+import { startScheduler } from './scheduler.js';
+import { dayOf } from './sync/days.js';
+import { syncOrganizations } from './sync/sync-all.js';
+import type { RunSummary, SyncRequest } from './sync/sync-organization.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+/** How long a graceful stop may take before the process exits anyway. */
+const FORCED_EXIT_AFTER_MS = 9_000;
+
+export interface Io {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+const processIo: Io = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+export async function main(argv: readonly string[], env: Environment, io: Io = processIo): Promise<number> {
+  let command: Command;
+  let config: Config;
+  try {
+    command = parseCommandLine(argv);
+    if (command.kind === 'help') {
+      io.stdout(helpText(packageVersion()));
+      return EXIT_OK;
+    }
+    if (command.kind === 'version') {
+      io.stdout(`${packageVersion()}\n`);
+      return EXIT_OK;
+    }
+    config = loadConfig(env);
+    assertCommandFitsConfig(command, config);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr(`threat-mirror: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    throw error;
+  }
+  switch (command.kind) {
+    case 'once':
+    case 'backfill':
+    case 'daemon':
+      return runSync(command, config, io);
+    default:
+      io.stderr(`threat-mirror: the ${command.kind} command is not available in this version\n`);
+      return EXIT_USAGE;
+  }
+}
+
+function assertCommandFitsConfig(command: Command, config: Config): void {
+  if ('organization' in command && command.organization !== undefined) {
+    const names = config.organizations.map((organization) => organization.name);
+    if (!names.includes(command.organization)) {
+      throw new ConfigError(`--org: "${command.organization}" is not a configured organization (configured: ${names.join(', ')})`);
+    }
+  }
+  if (command.kind === 'backfill') {
+    const today = dayOf(clockFor(config)());
+    if (command.from > today) throw new ConfigError(`--from ${command.from} is after today (${today}, UTC)`);
+    if (command.to !== undefined && command.to > today) throw new ConfigError(`--to ${command.to} is after today (${today}, UTC)`);
+  }
+}
+
+async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | 'daemon' }>, config: Config, io: Io): Promise<number> {
+  const { logger, flush } = createLogger(config.logLevel);
+  const clock = clockFor(config);
+  const shutdown = new AbortController();
+  const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
+  let mirror;
+  try {
+    mirror = openMirror({ config, logger, clock });
+  } catch (error) {
+    removeSignalHandlers();
+    const message = error instanceof WriterLockError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;
+    logger.error(message);
+    flush();
+    io.stderr(`threat-mirror: ${message}\n`);
+    return EXIT_FAILED;
+  }
+  const organizations = selectOrganizations(config, 'organization' in command ? command.organization : undefined);
+  try {
+    if (command.kind === 'daemon') {
+      const scheduler = startScheduler({
+        schedule: config.schedule,
+        jitterSeconds: config.jitterSeconds,
+        logger,
+        signal: shutdown.signal,
+        run: async (signal) => {
+          await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, signal);
+        },
+      });
+      await scheduler.stopped;
+      return EXIT_OK;
+    }
+    const request: SyncRequest =
+      command.kind === 'backfill' ? { mode: 'backfill', from: command.from, to: command.to ?? dayOf(clock()) } : { mode: 'incremental' };
+    const summaries = await syncOrganizations(mirror.deps, organizations, request, shutdown.signal);
+    reportFailures(summaries, io);
+    return summaries.some((summary) => summary.status === 'failed') ? EXIT_FAILED : EXIT_OK;
+  } finally {
+    mirror.close();
+    removeSignalHandlers();
+    logger.info('stopped');
+    flush();
+  }
+}
+
+function selectOrganizations(config: Config, only: string | undefined): readonly OrganizationConfig[] {
+  return only === undefined ? config.organizations : config.organizations.filter((organization) => organization.name === only);
+}
+
+/** Logs already carry each failure; stderr repeats them briefly for a person at a terminal. */
+function reportFailures(summaries: readonly RunSummary[], io: Io): void {
+  for (const summary of summaries) {
+    if (summary.status === 'failed') io.stderr(`threat-mirror: organization "${summary.organization}" failed: ${summary.error}\n`);
+  }
+}
+
+/** First signal: stop gracefully. Second: exit at once. Either way, no more than FORCED_EXIT_AFTER_MS. */
+function installSignalHandlers(shutdown: AbortController, logger: { warn: (message: string) => void }, flush: () => void): () => void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shutdown.signal.aborted) {
+      logger.warn(`${signal} again: exiting at once`);
+      flush();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    logger.warn(`${signal}: stopping after the page in flight; send it again to exit at once`);
+    shutdown.abort(new Error(`stopped by ${signal}`));
+    setTimeout(() => {
+      logger.warn(`graceful stop took longer than ${FORCED_EXIT_AFTER_MS} ms: exiting`);
+      flush();
+      process.exit(EXIT_FAILED);
+    }, FORCED_EXIT_AFTER_MS).unref();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+}
+
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2), process.env).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`threat-mirror: unexpected error: ${errorMessage(error)}\n`);
+      process.exit(EXIT_FAILED);
+    },
+  );
+}

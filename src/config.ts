@@ -1,0 +1,213 @@
+// Reads and validates the environment into one readonly Config; a ConfigError names the variable.
+import { readFileSync } from 'node:fs';
+import { validate as isCronExpression } from 'node-cron';
+import { z } from 'zod';
+import { ConfigError, errorMessage } from './errors.js';
+import { Secret } from './secret.js';
+
+export interface OrganizationConfig {
+  /** The label rows are stored under; also picks the key variable. */
+  readonly name: string;
+  readonly apiKey: Secret;
+  /** Which variable the key came from, for messages (never the key itself). */
+  readonly apiKeyVariable: string;
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  readonly apiUrl: string;
+  readonly dbPath: string;
+  readonly organizations: readonly OrganizationConfig[];
+  readonly initialDays: number;
+  readonly lookbackDays: number;
+  readonly logLevel: LogLevel;
+  readonly requestTimeoutMs: number;
+  readonly maxRetries: number;
+  readonly retryMinMs: number;
+  readonly retryMaxMs: number;
+  readonly maxResponseBytes: number;
+  readonly concurrency: number;
+  readonly maxRequestsPerSecond: number | undefined;
+  readonly schedule: string;
+  readonly jitterSeconds: number;
+  readonly httpPort: number | undefined;
+  readonly httpHost: string;
+  readonly reports: boolean;
+  /** A fixed "now" for tests and replays; undefined means the system clock. */
+  readonly fixedNow: Date | undefined;
+}
+
+/** One row per variable: `--help` prints this table, so it is the documentation too. */
+export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: string; meaning: string }> = [
+  { name: 'THREAT_MIRROR_API_URL', default: '(required)', meaning: 'Base URL of the service, e.g. https://api.example.com' },
+  { name: 'THREAT_MIRROR_DB', default: './data/threat-mirror.db', meaning: 'SQLite file to keep in sync (parent folder is created)' },
+  { name: 'THREAT_MIRROR_API_KEY', default: '', meaning: 'API key of the single organization (or THREAT_MIRROR_API_KEY_FILE: a file holding it)' },
+  { name: 'THREAT_MIRROR_ORG', default: 'default', meaning: 'Name stored for the single organization' },
+  { name: 'THREAT_MIRROR_ORGS', default: '', meaning: 'Several organizations, e.g. acme,globex; keys in THREAT_MIRROR_API_KEY_ACME, …_GLOBEX (or …_FILE)' },
+  { name: 'THREAT_MIRROR_INITIAL_DAYS', default: '30', meaning: "Days an organization's first run fetches (ending today)" },
+  { name: 'THREAT_MIRROR_LOOKBACK_DAYS', default: '2', meaning: 'Closed days every incremental run re-scans, besides today (late arrivals, removals)' },
+  { name: 'THREAT_MIRROR_CONCURRENCY', default: '4', meaning: 'Requests in flight at once per API key' },
+  { name: 'THREAT_MIRROR_MAX_RPS', default: '(none)', meaning: 'Optional cap on requests per second per API key' },
+  { name: 'THREAT_MIRROR_REQUEST_TIMEOUT_MS', default: '30000', meaning: 'Timeout of one HTTP request' },
+  { name: 'THREAT_MIRROR_MAX_RETRIES', default: '6', meaning: 'Retries of one request on network errors, timeouts, 408, 429 and 5xx' },
+  { name: 'THREAT_MIRROR_RETRY_MIN_MS', default: '500', meaning: 'First backoff delay (doubles each retry, with jitter)' },
+  { name: 'THREAT_MIRROR_RETRY_MAX_MS', default: '30000', meaning: 'Longest backoff delay' },
+  { name: 'THREAT_MIRROR_MAX_RESPONSE_BYTES', default: '20971520', meaning: 'A larger response body is treated as a failed (retryable) request' },
+  { name: 'THREAT_MIRROR_SCHEDULE', default: '*/10 * * * *', meaning: 'Cron expression (UTC) of the daemon' },
+  { name: 'THREAT_MIRROR_JITTER_SECONDS', default: '0', meaning: 'Random delay before each scheduled run, so a fleet does not hit the service at once' },
+  { name: 'THREAT_MIRROR_HTTP_PORT', default: '(off)', meaning: 'Serve /healthz, /readyz and /metrics on this port' },
+  { name: 'THREAT_MIRROR_HTTP_HOST', default: '127.0.0.1', meaning: 'Address the HTTP endpoints bind to' },
+  { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports' },
+  { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
+  { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
+];
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+export type FileReader = (path: string) => string;
+
+const readTextFile: FileReader = (path) => readFileSync(path, 'utf8');
+
+const ORGANIZATION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** The key variable of an organization: the name upper-cased, anything not alphanumeric as `_`. */
+export function apiKeyVariableFor(organization: string): string {
+  return `THREAT_MIRROR_API_KEY_${organization.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+export function loadConfig(env: Environment, readFile: FileReader = readTextFile): Config {
+  const apiUrl = parseVariable(env, 'THREAT_MIRROR_API_URL', undefined, z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }));
+  const fixedNowText = value(env, 'THREAT_MIRROR_NOW');
+  const fixedNow = fixedNowText === undefined ? undefined : new Date(fixedNowText);
+  if (fixedNow !== undefined && Number.isNaN(fixedNow.getTime())) {
+    throw new ConfigError(`THREAT_MIRROR_NOW: "${fixedNowText}" is not an ISO timestamp`);
+  }
+  const schedule = value(env, 'THREAT_MIRROR_SCHEDULE') ?? '*/10 * * * *';
+  if (!isCronExpression(schedule)) {
+    throw new ConfigError(`THREAT_MIRROR_SCHEDULE: "${schedule}" is not a valid cron expression`);
+  }
+  const retryMinMs = integer(env, 'THREAT_MIRROR_RETRY_MIN_MS', 500, 1, 3_600_000);
+  const retryMaxMs = integer(env, 'THREAT_MIRROR_RETRY_MAX_MS', 30_000, 1, 3_600_000);
+  if (retryMaxMs < retryMinMs) {
+    throw new ConfigError(`THREAT_MIRROR_RETRY_MAX_MS: ${retryMaxMs} is below THREAT_MIRROR_RETRY_MIN_MS (${retryMinMs})`);
+  }
+  const httpPortText = value(env, 'THREAT_MIRROR_HTTP_PORT');
+  const maxRpsText = value(env, 'THREAT_MIRROR_MAX_RPS');
+  return Object.freeze({
+    apiUrl: apiUrl.replace(/\/+$/, ''),
+    dbPath: value(env, 'THREAT_MIRROR_DB') ?? './data/threat-mirror.db',
+    organizations: Object.freeze(loadOrganizations(env, readFile)),
+    initialDays: integer(env, 'THREAT_MIRROR_INITIAL_DAYS', 30, 1, 36_500),
+    lookbackDays: integer(env, 'THREAT_MIRROR_LOOKBACK_DAYS', 2, 0, 3_650),
+    logLevel: parseVariable(env, 'LOG_LEVEL', 'info', z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+    requestTimeoutMs: integer(env, 'THREAT_MIRROR_REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000),
+    maxRetries: integer(env, 'THREAT_MIRROR_MAX_RETRIES', 6, 0, 100),
+    retryMinMs,
+    retryMaxMs,
+    maxResponseBytes: integer(env, 'THREAT_MIRROR_MAX_RESPONSE_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    concurrency: integer(env, 'THREAT_MIRROR_CONCURRENCY', 4, 1, 64),
+    maxRequestsPerSecond: maxRpsText === undefined ? undefined : number(env, 'THREAT_MIRROR_MAX_RPS', 0.01, 10_000),
+    schedule,
+    jitterSeconds: integer(env, 'THREAT_MIRROR_JITTER_SECONDS', 0, 0, 86_400),
+    httpPort: httpPortText === undefined ? undefined : integer(env, 'THREAT_MIRROR_HTTP_PORT', 0, 0, 65_535),
+    httpHost: value(env, 'THREAT_MIRROR_HTTP_HOST') ?? '127.0.0.1',
+    reports: boolean(env, 'THREAT_MIRROR_REPORTS', false),
+    fixedNow,
+  });
+}
+
+function loadOrganizations(env: Environment, readFile: FileReader): OrganizationConfig[] {
+  const list = value(env, 'THREAT_MIRROR_ORGS');
+  if (list === undefined) {
+    const name = value(env, 'THREAT_MIRROR_ORG') ?? 'default';
+    assertOrganizationName(name, 'THREAT_MIRROR_ORG');
+    return [{ name, ...readApiKey(env, 'THREAT_MIRROR_API_KEY', readFile) }];
+  }
+  for (const conflicting of ['THREAT_MIRROR_API_KEY', 'THREAT_MIRROR_API_KEY_FILE', 'THREAT_MIRROR_ORG']) {
+    if (value(env, conflicting) !== undefined) {
+      throw new ConfigError(`${conflicting}: not used when THREAT_MIRROR_ORGS is set; give each organization its own THREAT_MIRROR_API_KEY_<NAME>`);
+    }
+  }
+  const names = list.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (names.length === 0) throw new ConfigError('THREAT_MIRROR_ORGS: lists no organization');
+  const byVariable = new Map<string, string>();
+  return names.map((name) => {
+    assertOrganizationName(name, 'THREAT_MIRROR_ORGS');
+    const variable = apiKeyVariableFor(name);
+    const clash = byVariable.get(variable);
+    if (clash !== undefined) {
+      throw new ConfigError(`THREAT_MIRROR_ORGS: "${clash}" and "${name}" both read their key from ${variable}; rename one`);
+    }
+    byVariable.set(variable, name);
+    return { name, ...readApiKey(env, variable, readFile) };
+  });
+}
+
+function readApiKey(env: Environment, variable: string, readFile: FileReader): { apiKey: Secret; apiKeyVariable: string } {
+  const direct = value(env, variable);
+  const fileVariable = `${variable}_FILE`;
+  const file = value(env, fileVariable);
+  if (direct !== undefined && file !== undefined) {
+    throw new ConfigError(`${variable}: set either ${variable} or ${fileVariable}, not both`);
+  }
+  if (direct !== undefined) return { apiKey: new Secret(direct), apiKeyVariable: variable };
+  if (file === undefined) {
+    throw new ConfigError(`${variable}: missing; set it to the organization's API key, or ${fileVariable} to a file holding it`);
+  }
+  let contents: string;
+  try {
+    contents = readFile(file);
+  } catch (error) {
+    throw new ConfigError(`${fileVariable}: cannot read ${file}: ${errorMessage(error)}`);
+  }
+  const key = contents.trim();
+  if (key === '') throw new ConfigError(`${fileVariable}: ${file} is empty`);
+  return { apiKey: new Secret(key), apiKeyVariable: fileVariable };
+}
+
+function assertOrganizationName(name: string, variable: string): void {
+  if (!ORGANIZATION_NAME.test(name)) {
+    throw new ConfigError(`${variable}: "${name}" is not a valid organization name (letters, digits, '.', '_' or '-', up to 64 characters)`);
+  }
+}
+
+/** An unset or blank variable counts as absent, as shells and compose files often leave them empty. */
+function value(env: Environment, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+function parseVariable<T>(env: Environment, name: string, fallback: T | undefined, schema: z.ZodType<T>): T {
+  const raw = value(env, name);
+  if (raw === undefined) {
+    if (fallback === undefined) throw new ConfigError(`${name}: missing; it is required`);
+    return fallback;
+  }
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    throw new ConfigError(`${name}: "${raw}" ${result.error.issues[0]?.message ?? 'is invalid'}`);
+  }
+  return result.data;
+}
+
+function integer(env: Environment, name: string, fallback: number, min: number, max: number): number {
+  return parseVariable(env, name, fallback, z.coerce.number({ error: 'must be a whole number' })
+    .int({ error: 'must be a whole number' })
+    .min(min, { error: `must be at least ${min}` })
+    .max(max, { error: `must be at most ${max}` }));
+}
+
+function number(env: Environment, name: string, min: number, max: number): number {
+  return parseVariable(env, name, undefined, z.coerce.number({ error: 'must be a number' })
+    .min(min, { error: `must be at least ${min}` })
+    .max(max, { error: `must be at most ${max}` }));
+}
+
+function boolean(env: Environment, name: string, fallback: boolean): boolean {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name}: "${raw}" must be 1/true/yes/on or 0/false/no/off`);
+}

@@ -1,0 +1,123 @@
+// The tables readers query (threats, organization_threats, sync_*) and the mirror's own bookkeeping.
+// Timestamps of the mirror's own are ISO 8601 UTC strings; days are 'YYYY-MM-DD' (UTC).
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/** One row per threat id: the id is unique across the service. */
+export const threats = sqliteTable(
+  'threats',
+  {
+    id: integer('id').primaryKey(),
+    content: text('content').notNull(),
+    type: text('type').notNull(),
+    /** The service's blockedAt string exactly as received. */
+    blockedAt: text('blocked_at').notNull(),
+    firstSeenAt: text('first_seen_at').notNull(),
+    /** When a field last changed (equals first_seen_at until then). */
+    updatedAt: text('updated_at').notNull(),
+  },
+  (table) => [index('threats_blocked_at').on(table.blockedAt)],
+);
+
+/** Which configured organization(s) a threat was seen through: one threat can be visible to several keys. */
+export const organizationThreats = sqliteTable(
+  'organization_threats',
+  {
+    organization: text('organization').notNull(),
+    threatId: integer('threat_id')
+      .notNull()
+      .references(() => threats.id),
+    firstSeenAt: text('first_seen_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.organization, table.threatId] }), index('organization_threats_threat').on(table.threatId)],
+);
+
+/** Per organization: the last closed day every earlier day has been mirrored through. */
+export const syncCheckpoints = sqliteTable('sync_checkpoints', {
+  organization: text('organization').primaryKey(),
+  /** Null until the first complete run. */
+  completeThrough: text('complete_through'),
+  updatedAt: text('updated_at').notNull(),
+});
+
+/** Unfinished work: the range a run set out to cover. Deleted when every window of it is done. */
+export const syncPlans = sqliteTable(
+  'sync_plans',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    organization: text('organization').notNull(),
+    mode: text('mode', { enum: ['incremental', 'backfill'] }).notNull(),
+    rangeStart: text('range_start').notNull(),
+    rangeEnd: text('range_end').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (table) => [index('sync_plans_organization').on(table.organization, table.mode)],
+);
+
+/** The page cursor of each date window of a plan: where a killed run resumes. */
+export const syncCursors = sqliteTable(
+  'sync_cursors',
+  {
+    planId: integer('plan_id')
+      .notNull()
+      .references(() => syncPlans.id, { onDelete: 'cascade' }),
+    windowStart: text('window_start').notNull(),
+    windowEnd: text('window_end').notNull(),
+    /** The cursor of the next page to fetch; null before the first page. */
+    nextPage: text('next_page'),
+    pages: integer('pages').notNull().default(0),
+    records: integer('records').notNull().default(0),
+    completedAt: text('completed_at'),
+  },
+  (table) => [primaryKey({ columns: [table.planId, table.windowStart] })],
+);
+
+/** The per-day ledger: a row means every page of a window covering that day was walked to its end. */
+export const syncWindows = sqliteTable(
+  'sync_windows',
+  {
+    organization: text('organization').notNull(),
+    day: text('day').notNull(),
+    completedAt: text('completed_at').notNull(),
+    runId: integer('run_id').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.organization, table.day] })],
+);
+
+export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'interrupted'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** One row per run of one organization; a run killed mid-way is marked interrupted at the next start. */
+export const syncRuns = sqliteTable(
+  'sync_runs',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    organization: text('organization').notNull(),
+    mode: text('mode', { enum: ['incremental', 'backfill'] }).notNull(),
+    status: text('status', { enum: RUN_STATUSES }).notNull(),
+    rangeStart: text('range_start').notNull(),
+    rangeEnd: text('range_end').notNull(),
+    startedAt: text('started_at').notNull(),
+    finishedAt: text('finished_at'),
+    pages: integer('pages').notNull().default(0),
+    retries: integer('retries').notNull().default(0),
+    threatsInserted: integer('threats_inserted').notNull().default(0),
+    threatsUpdated: integer('threats_updated').notNull().default(0),
+    threatsRejected: integer('threats_rejected').notNull().default(0),
+    error: text('error'),
+  },
+  (table) => [index('sync_runs_organization').on(table.organization, table.id)],
+);
+
+/** Records the service sent that failed validation, kept raw with the reason. */
+export const rejectedRecords = sqliteTable(
+  'rejected_records',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    organization: text('organization').notNull(),
+    runId: integer('run_id').notNull(),
+    raw: text('raw').notNull(),
+    reason: text('reason').notNull(),
+    seenAt: text('seen_at').notNull(),
+  },
+  (table) => [index('rejected_records_organization').on(table.organization, table.id)],
+);

@@ -1,0 +1,45 @@
+// The --help text: every command, flag and environment variable.
+import { ENVIRONMENT_VARIABLES } from './config.js';
+
+export function helpText(version: string): string {
+  const width = Math.max(...ENVIRONMENT_VARIABLES.map((variable) => variable.name.length));
+  const variables = ENVIRONMENT_VARIABLES.map(
+    (variable) => `  ${variable.name.padEnd(width)}  ${variable.meaning}${variable.default === '' ? '' : ` [default: ${variable.default}]`}`,
+  ).join('\n');
+  return `threat-mirror ${version}: keeps a SQLite file equal to what the service's POST /threats/list returns.
+
+Usage:
+  threat-mirror                         run as a daemon: sync now, then on THREAT_MIRROR_SCHEDULE
+  threat-mirror --once [--org NAME]     one incremental sync of every (or one) organization, then exit
+  threat-mirror --backfill --from YYYY-MM-DD [--to YYYY-MM-DD] [--org NAME]
+                                        sync that range of days (UTC, inclusive; --to defaults to today), then exit
+  threat-mirror status [--json] [--org NAME]
+                                        checkpoints, recent runs and row counts, read without writing
+  threat-mirror lookup VALUE... [--json] [--org NAME]
+                                        print the mirrored threats matching URLs, domains, addresses or any content
+  threat-mirror verify [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--org NAME]
+                                        re-fetch closed days, report drift from the mirror and repair it
+
+Options:
+  --once             one incremental run, then exit
+  --backfill         one run over --from..--to, then exit; resumable; never moves the checkpoint back
+  --from YYYY-MM-DD  first day of a backfill or verify range
+  --to YYYY-MM-DD    last day (inclusive) of a backfill or verify range
+  --org NAME         only this configured organization
+  --json             machine-readable output (status, lookup)
+  -h, --help         this text
+  -v, --version      the version
+
+Environment:
+${variables}
+
+Exit codes:
+  0  every organization synced (or the command did what it was asked; lookup: something matched)
+  1  at least one organization failed (the others were still synced), or another writer holds the database;
+     lookup: nothing matched
+  2  invalid configuration or arguments (the message names the variable or flag)
+
+SIGTERM or SIGINT stops gracefully: the page in flight commits or is abandoned, the run is marked
+interrupted, and the next start resumes from the last committed page. A second signal exits at once.
+`;
+}

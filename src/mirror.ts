@@ -1,0 +1,69 @@
+// Wires the writer's parts together: lock, database, store, API options. Closed in reverse order.
+import type { Logger } from 'pino';
+import { RequestBudgets } from './api/request-budget.js';
+import type { ApiObserver } from './api/retry.js';
+import type { Config } from './config.js';
+import { MirrorStore } from './db/mirror-store.js';
+import { openDatabase } from './db/open-database.js';
+import { acquireWriterLock } from './db/writer-lock.js';
+import type { Clock } from './sync/days.js';
+import type { SyncDeps, SyncObserver } from './sync/sync-organization.js';
+
+export interface Mirror {
+  readonly deps: SyncDeps;
+  close(): void;
+}
+
+export interface MirrorOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly apiObserver?: ApiObserver | undefined;
+  readonly syncObserver?: SyncObserver | undefined;
+}
+
+/** Takes the writer lock before touching the file, so a second writer never migrates or writes. */
+export function openMirror({ config, logger, clock, apiObserver, syncObserver }: MirrorOptions): Mirror {
+  const lock = acquireWriterLock(config.dbPath);
+  let opened;
+  try {
+    opened = openDatabase(config.dbPath);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const store = new MirrorStore(opened);
+  const abandoned = store.markAbandonedRuns(clock().toISOString());
+  if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
+  const deps: SyncDeps = {
+    store,
+    clock,
+    logger,
+    observer: syncObserver,
+    settings: { initialDays: config.initialDays, lookbackDays: config.lookbackDays, concurrency: config.concurrency },
+    api: {
+      apiUrl: config.apiUrl,
+      timeoutMs: config.requestTimeoutMs,
+      maxResponseBytes: config.maxResponseBytes,
+      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs },
+      budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
+      logger,
+      observer: apiObserver,
+    },
+  };
+  return {
+    deps,
+    close: () => {
+      opened.close();
+      lock.release();
+    },
+  };
+}
+
+/** The clock the config asks for: THREAT_MIRROR_NOW fixes where time starts, and it still moves. */
+export function clockFor(config: Pick<Config, 'fixedNow'>): Clock {
+  if (config.fixedNow === undefined) return () => new Date();
+  const startMs = config.fixedNow.getTime();
+  const origin = performance.now();
+  return () => new Date(startMs + (performance.now() - origin));
+}

@@ -1,0 +1,60 @@
+// The daemon's clock: one run at start, then one per cron tick, never two at once.
+import { setTimeout as sleep } from 'node:timers/promises';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Logger } from 'pino';
+
+export interface SchedulerOptions {
+  readonly schedule: string;
+  readonly jitterSeconds: number;
+  readonly logger: Logger;
+  /** One sync of every organization; resolves when it has finished (it never throws). */
+  readonly run: (signal: AbortSignal) => Promise<void>;
+  /** Aborted on shutdown: no new run starts and the one in progress stops at its next page. */
+  readonly signal: AbortSignal;
+  readonly random?: () => number;
+}
+
+export interface Scheduler {
+  /** Resolves once the scheduler has stopped and no run is in progress. */
+  readonly stopped: Promise<void>;
+}
+
+export function startScheduler(options: SchedulerOptions): Scheduler {
+  const { logger, signal } = options;
+  const random = options.random ?? Math.random;
+  let inProgress: Promise<void> | undefined;
+
+  const tick = (trigger: 'start' | 'schedule'): void => {
+    if (signal.aborted) return;
+    if (inProgress) {
+      logger.warn({ trigger }, 'scheduled run skipped: the previous run is still in progress');
+      return;
+    }
+    inProgress = (async () => {
+      const jitterMs = trigger === 'schedule' ? Math.floor(random() * options.jitterSeconds * 1000) : 0;
+      if (jitterMs > 0) {
+        logger.debug({ jitterMs }, 'waiting a random delay before the run');
+        await sleep(jitterMs, undefined, { signal }).catch(() => undefined);
+      }
+      if (!signal.aborted) await options.run(signal);
+    })().finally(() => {
+      inProgress = undefined;
+    });
+  };
+
+  const task: ScheduledTask = cron.schedule(options.schedule, () => tick('schedule'), { timezone: 'Etc/UTC', name: 'threat-mirror-sync' });
+  logger.info({ schedule: options.schedule, nextRun: task.getNextRun()?.toISOString() }, 'daemon started');
+  tick('start');
+
+  const stopped = new Promise<void>((resolve) => {
+    const stop = async (): Promise<void> => {
+      await task.stop();
+      await task.destroy();
+      await inProgress;
+      resolve();
+    };
+    if (signal.aborted) void stop();
+    else signal.addEventListener('abort', () => void stop(), { once: true });
+  });
+  return { stopped };
+}

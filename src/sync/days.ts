@@ -1,0 +1,38 @@
+// UTC calendar days as 'YYYY-MM-DD' strings: the unit of the service's date filter.
+
+export type Clock = () => Date;
+
+export const systemClock: Clock = () => new Date();
+
+const DAY_MS = 86_400_000;
+const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** True for a real calendar day in YYYY-MM-DD form (rejects 2024-13-01 and 2023-02-29). */
+export function isDay(value: string): boolean {
+  const match = DAY_PATTERN.exec(value);
+  if (!match) return false;
+  const date = new Date(`${value}T00:00:00.000Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}
+
+export function dayOf(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+export function addDays(day: string, days: number): string {
+  return dayOf(new Date(Date.parse(`${day}T00:00:00.000Z`) + days * DAY_MS));
+}
+
+/** Inclusive count of days from `from` to `to` (0 when to < from). */
+export function daysBetween(from: string, to: string): number {
+  const span = (Date.parse(`${to}T00:00:00.000Z`) - Date.parse(`${from}T00:00:00.000Z`)) / DAY_MS + 1;
+  return Math.max(0, Math.round(span));
+}
+
+export function minDay(a: string, b: string): string {
+  return a < b ? a : b;
+}
+
+export function maxDay(a: string, b: string): string {
+  return a > b ? a : b;
+}

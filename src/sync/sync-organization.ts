@@ -1,0 +1,268 @@
+// One organization's run: choose the range, resume or make its plan, walk the windows, record the outcome.
+import type { Logger } from 'pino';
+import { type ApiClientOptions, fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
+import { ProtocolError } from '../api/errors.js';
+import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
+import type { OrganizationConfig } from '../config.js';
+import type { MirrorStore, PageCounts, Plan, PlanWindow, SyncMode } from '../db/mirror-store.js';
+import { errorMessage } from '../errors.js';
+import { addDays, type Clock, dayOf, minDay } from './days.js';
+import { splitIntoWindows } from './plan-windows.js';
+
+export type SyncRequest = { readonly mode: 'incremental' } | { readonly mode: 'backfill'; readonly from: string; readonly to: string };
+
+export interface SyncSettings {
+  readonly initialDays: number;
+  readonly lookbackDays: number;
+  readonly concurrency: number;
+}
+
+/** Hooks for metrics and health; the engine knows nothing of how they are exported. */
+export interface SyncObserver {
+  pageCommitted?(organization: string, counts: PageCounts): void;
+  runFinished?(summary: RunSummary): void;
+}
+
+export interface SyncDeps {
+  readonly store: MirrorStore;
+  readonly api: ApiClientOptions;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly settings: SyncSettings;
+  readonly observer?: SyncObserver | undefined;
+}
+
+export type RunOutcome = 'succeeded' | 'failed' | 'interrupted';
+
+export interface RunSummary {
+  readonly organization: string;
+  readonly mode: SyncMode;
+  readonly runId: number;
+  readonly status: RunOutcome;
+  readonly rangeStart: string;
+  readonly rangeEnd: string;
+  readonly pages: number;
+  readonly inserted: number;
+  readonly updated: number;
+  readonly rejected: number;
+  readonly retries: number;
+  readonly durationMs: number;
+  readonly error?: string;
+}
+
+/** After this many empty pages in a row that still carry a cursor, the service is looping. */
+const MAX_EMPTY_PAGES_IN_A_ROW = 3;
+
+/** Types outside the documented list are stored as they come; each is logged once per process. */
+const reportedUnknownTypes = new Set<string>();
+
+export async function syncOrganization(
+  deps: SyncDeps,
+  organization: OrganizationConfig,
+  request: SyncRequest,
+  signal: AbortSignal,
+): Promise<RunSummary> {
+  const { store, clock, logger } = deps;
+  const started = clock();
+  const log = logger.child({ organization: organization.name });
+  const plan = openPlan(deps, organization.name, request, dayOf(started));
+  const runId = store.startRun(organization.name, plan.mode, plan.rangeStart, plan.rangeEnd, started.toISOString());
+  const totals = { pages: 0, inserted: 0, updated: 0, rejected: 0, retries: 0, records: 0 };
+  let status: RunOutcome = 'succeeded';
+  let error: string | undefined;
+  try {
+    await walkWindows(deps, organization, runId, store.openWindows(plan.id), totals, log, signal);
+    finishPlan(deps, plan);
+    if (totals.records === 0 && store.hasNoThreats(organization.name)) {
+      log.warn(
+        { rangeStart: plan.rangeStart, rangeEnd: plan.rangeEnd },
+        'the service returned no threats for this organization; if that is unexpected, check that its API key belongs to it',
+      );
+    }
+  } catch (caught) {
+    if (signal.aborted) {
+      status = 'interrupted';
+      error = 'stopped by a signal; the next run resumes from the last committed page';
+    } else {
+      status = 'failed';
+      error = errorMessage(caught);
+    }
+  }
+  const finished = clock();
+  store.finishRun(runId, status, error ?? null, finished.toISOString());
+  const summary: RunSummary = {
+    organization: organization.name,
+    mode: plan.mode,
+    runId,
+    status,
+    rangeStart: plan.rangeStart,
+    rangeEnd: plan.rangeEnd,
+    pages: totals.pages,
+    inserted: totals.inserted,
+    updated: totals.updated,
+    rejected: totals.rejected,
+    retries: totals.retries,
+    durationMs: finished.getTime() - started.getTime(),
+    ...(error === undefined ? {} : { error }),
+  };
+  const { organization: _name, ...fields } = summary;
+  if (status === 'failed') log.error(fields, `sync of organization "${organization.name}" failed: ${error}`);
+  else log.info(fields, `sync of organization "${organization.name}" ${status}`);
+  deps.observer?.runFinished?.(summary);
+  return summary;
+}
+
+/** Resumes the unfinished plan a killed run left, or makes a new one. */
+function openPlan(deps: SyncDeps, organization: string, request: SyncRequest, today: string): Plan {
+  const { store, settings } = deps;
+  const now = deps.clock().toISOString();
+  const maxWindows = settings.concurrency * 2;
+  if (request.mode === 'backfill') {
+    const range = { start: request.from, end: request.to };
+    return (
+      store.findOpenPlan(organization, 'backfill', range) ??
+      store.createPlan(organization, 'backfill', range.start, range.end, splitIntoWindows(range.start, range.end, maxWindows), now)
+    );
+  }
+  const open = store.findOpenPlan(organization, 'incremental');
+  if (open) {
+    // A day has begun since the plan was made: cover the new days too.
+    if (open.rangeEnd >= today) return open;
+    const from = addDays(open.rangeEnd, 1);
+    return store.extendPlan(open, today, splitIntoWindows(from, today, maxWindows));
+  }
+  const completeThrough = store.completeThrough(organization);
+  const rescanFrom = addDays(today, -settings.lookbackDays);
+  const from = completeThrough === null ? addDays(today, -(settings.initialDays - 1)) : minDay(addDays(completeThrough, 1), rescanFrom);
+  return store.createPlan(organization, 'incremental', from, today, splitIntoWindows(from, today, maxWindows), now);
+}
+
+/** Every window walked: the plan is done, and the checkpoint moves over the closed days it covered. */
+function finishPlan(deps: SyncDeps, plan: Plan): void {
+  const { store } = deps;
+  const now = deps.clock();
+  const yesterday = addDays(dayOf(now), -1);
+  // The plan's last day was "today" when planned, so only the days before it were closed.
+  const closedEnd = minDay(plan.mode === 'incremental' ? addDays(plan.rangeEnd, -1) : plan.rangeEnd, yesterday);
+  const completeThrough = store.completeThrough(plan.organization);
+  const reachesCheckpoint =
+    plan.mode === 'incremental' ||
+    (completeThrough === null ? plan.rangeEnd >= yesterday : plan.rangeStart <= addDays(completeThrough, 1));
+  store.deletePlan(plan.id);
+  if (reachesCheckpoint && closedEnd >= plan.rangeStart) {
+    store.advanceCompleteThrough(plan.organization, closedEnd, now.toISOString());
+  }
+}
+
+interface Totals {
+  pages: number;
+  inserted: number;
+  updated: number;
+  rejected: number;
+  retries: number;
+  records: number;
+}
+
+/** A pool of workers takes windows in order; the first failure stops the others at their next page. */
+async function walkWindows(
+  deps: SyncDeps,
+  organization: OrganizationConfig,
+  runId: number,
+  windows: PlanWindow[],
+  totals: Totals,
+  log: Logger,
+  outerSignal: AbortSignal,
+): Promise<void> {
+  const queue = [...windows];
+  const stop = new AbortController();
+  const signal = AbortSignal.any([outerSignal, stop.signal]);
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    for (let window = queue.shift(); window && !signal.aborted; window = queue.shift()) {
+      try {
+        await walkWindow(deps, organization, runId, window, totals, log, signal);
+      } catch (error) {
+        failure ??= { error };
+        stop.abort(error);
+      }
+    }
+  };
+  const workers = Math.max(1, Math.min(deps.settings.concurrency, queue.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+  outerSignal.throwIfAborted();
+  if (failure) throw failure.error;
+}
+
+/** Follows one window's cursors to the end, fetching page n+1 while page n is written. */
+async function walkWindow(
+  deps: SyncDeps,
+  organization: OrganizationConfig,
+  runId: number,
+  window: PlanWindow,
+  totals: Totals,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
+  const fetchPage = (nextPage: string | null): Promise<ThreatPage> => {
+    const pending = fetchThreatPage(deps.api, organization, { startDate: window.windowStart, endDate: window.windowEnd, nextPage }, signal);
+    // Awaited below; this only keeps a prefetch abandoned by a failed write from being "unhandled".
+    pending.catch(() => undefined);
+    return pending;
+  };
+  const seenCursors = new Set<string>();
+  let cursor = window.nextPage;
+  let emptyPagesInARow = 0;
+  let next = fetchPage(cursor);
+  for (;;) {
+    const page = await next;
+    if (page.nextPage !== null) {
+      if (page.nextPage === cursor || seenCursors.has(page.nextPage)) {
+        throw new ProtocolError(
+          `organization "${organization.name}": the service returned next_page "${page.nextPage}" again for ${window.windowStart}..${window.windowEnd}; stopped to avoid a loop`,
+        );
+      }
+      seenCursors.add(page.nextPage);
+      next = fetchPage(page.nextPage);
+    }
+    reportUnknownTypes(page, log);
+    const counts = deps.store.commitPage({
+      organization: organization.name,
+      runId,
+      window,
+      threats: page.threats,
+      rejected: page.rejected,
+      nextPage: page.nextPage,
+      retries: page.retries,
+      now: deps.clock().toISOString(),
+    });
+    totals.pages += 1;
+    totals.inserted += counts.inserted;
+    totals.updated += counts.updated;
+    totals.rejected += counts.rejected;
+    totals.retries += page.retries;
+    totals.records += page.threats.length;
+    deps.observer?.pageCommitted?.(organization.name, counts);
+    log.debug(
+      { window: `${window.windowStart}..${window.windowEnd}`, cursor, records: page.threats.length, ...counts, nextPage: page.nextPage },
+      'page committed',
+    );
+    for (const record of page.rejected) log.warn({ reason: record.reason }, 'record rejected and kept in rejected_records');
+    if (page.nextPage === null) return;
+    const empty = page.threats.length + page.rejected.length === 0;
+    emptyPagesInARow = empty ? emptyPagesInARow + 1 : 0;
+    if (emptyPagesInARow >= MAX_EMPTY_PAGES_IN_A_ROW) {
+      throw new ProtocolError(
+        `organization "${organization.name}": the service returned ${emptyPagesInARow} empty pages in a row that still point to a next page for ${window.windowStart}..${window.windowEnd}; stopped to avoid a loop`,
+      );
+    }
+    cursor = page.nextPage;
+  }
+}
+
+function reportUnknownTypes(page: ThreatPage, log: Logger): void {
+  for (const threat of page.threats) {
+    if (DOCUMENTED_ASSET_TYPES.has(threat.type) || reportedUnknownTypes.has(threat.type)) continue;
+    reportedUnknownTypes.add(threat.type);
+    log.warn({ type: threat.type, threatId: threat.id }, 'asset type not in the documented list; stored as received');
+  }
+}
