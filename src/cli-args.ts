@@ -1,7 +1,7 @@
 // Turns argv into one command; every mistake is a ConfigError that names the flag.
 import { parseArgs } from 'node:util';
 import { ConfigError } from './errors.js';
-import { isDay } from './sync/days.js';
+import { isDay } from './days.js';
 
 export type Command =
   | { readonly kind: 'help' }

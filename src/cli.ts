@@ -11,7 +11,7 @@ import { createLogger } from './logger.js';
 import { clockFor, openMirror } from './mirror.js';
 import { packageVersion } from './package-root.js';
 import { startScheduler } from './scheduler.js';
-import { dayOf } from './sync/days.js';
+import { dayOf } from './days.js';
 import { syncOrganizations } from './sync/sync-all.js';
 import type { RunSummary, SyncRequest } from './sync/sync-organization.js';
 

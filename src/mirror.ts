@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 import { MirrorStore } from './db/mirror-store.js';
 import { openDatabase } from './db/open-database.js';
 import { acquireWriterLock } from './db/writer-lock.js';
-import type { Clock } from './sync/days.js';
+import type { Clock } from './days.js';
 import type { SyncDeps, SyncObserver } from './sync/sync-organization.js';
 
 export interface Mirror {

@@ -1,4 +1,5 @@
 // Run-time check of one ThreatResult; what fails is kept aside with the reason, never thrown.
+import { isDay } from '../days.js';
 
 export interface Threat {
   readonly id: number;
@@ -15,7 +16,7 @@ export const DOCUMENTED_ASSET_TYPES: ReadonlySet<string> = new Set([
   ...Array.from({ length: 35 }, (_, index) => `PLATFORM_${String(index + 1).padStart(2, '0')}`),
 ]);
 
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)$/;
 
 // Hand-written rather than a schema library: this runs once per record on the hot path, and
 // four field checks with exact reasons are clearer here than a generic error tree.
@@ -30,7 +31,8 @@ export function checkThreat(raw: unknown): ThreatCheck {
   }
   if (typeof content !== 'string') return { ok: false, reason: `content must be a string, got ${describe(content)}` };
   if (typeof type !== 'string' || type === '') return { ok: false, reason: `type must be a non-empty string, got ${describe(type)}` };
-  if (typeof blockedAt !== 'string' || !ISO_TIMESTAMP.test(blockedAt) || Number.isNaN(Date.parse(blockedAt))) {
+  // Date.parse alone accepts 2024-02-30 (it rolls over to March), so the day is checked on its own.
+  if (typeof blockedAt !== 'string' || !ISO_TIMESTAMP.test(blockedAt) || !isDay(blockedAt.slice(0, 10))) {
     return { ok: false, reason: `blockedAt must be an ISO 8601 timestamp, got ${describe(blockedAt)}` };
   }
   return { ok: true, threat: { id, content, type, blockedAt } };

@@ -2,7 +2,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { RejectedRecord } from '../api/threat-client.js';
 import type { Threat } from '../api/threat-record.js';
-import { addDays, daysBetween } from '../sync/days.js';
+import { addDays, daysBetween } from '../days.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
 import {
   organizationThreats,

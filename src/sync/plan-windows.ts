@@ -1,5 +1,5 @@
 // Splits a date range into the windows a run walks, each with its own cursor.
-import { addDays, daysBetween } from './days.js';
+import { addDays, daysBetween } from '../days.js';
 
 /**
  * A window costs at least one request even when empty, so a short range stays one window

@@ -6,7 +6,7 @@ import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
 import type { OrganizationConfig } from '../config.js';
 import type { MirrorStore, PageCounts, Plan, PlanWindow, SyncMode } from '../db/mirror-store.js';
 import { errorMessage } from '../errors.js';
-import { addDays, type Clock, dayOf, minDay } from './days.js';
+import { addDays, type Clock, dayOf, minDay } from '../days.js';
 import { splitIntoWindows } from './plan-windows.js';
 
 export type SyncRequest = { readonly mode: 'incremental' } | { readonly mode: 'backfill'; readonly from: string; readonly to: string };

@@ -1,0 +1,92 @@
+// Spawns the compiled CLI as a user would, and reads what it printed.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'src', 'cli.js');
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** stdout parsed as JSON lines (pino); lines that are not JSON are left out. */
+  readonly logs: Array<Record<string, unknown>>;
+}
+
+/** Only what the test gives: no API key or setting leaks in from the developer's shell. */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '', NODE_OPTIONS: '', ...env };
+}
+
+export class CliProcess {
+  readonly child: ChildProcess;
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<CliResult>;
+  #listeners: Array<() => void> = [];
+
+  constructor(args: readonly string[], env: Record<string, string>) {
+    this.child = spawn(process.execPath, [CLI_PATH, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stdout += chunk;
+      for (const listener of this.#listeners) listener();
+    });
+    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderr += chunk;
+    });
+    this.exited = new Promise((resolve) => {
+      this.child.on('close', (code, signal) => {
+        for (const listener of this.#listeners) listener();
+        resolve({ code, signal, stdout: this.stdout, stderr: this.stderr, logs: parseLogs(this.stdout) });
+      });
+    });
+  }
+
+  get logs(): Array<Record<string, unknown>> {
+    return parseLogs(this.stdout);
+  }
+
+  /** Resolves when a log line matches; rejects if the process exits first. */
+  waitForLog(predicate: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        const found = this.logs.find(predicate);
+        if (found) {
+          this.#listeners = this.#listeners.filter((listener) => listener !== check);
+          resolve(found);
+        } else if (this.child.exitCode !== null || this.child.signalCode !== null) {
+          this.#listeners = this.#listeners.filter((listener) => listener !== check);
+          reject(new Error(`the CLI exited before the awaited log line; stdout:\n${this.stdout}\nstderr:\n${this.stderr}`));
+        }
+      };
+      this.#listeners.push(check);
+      check();
+    });
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+}
+
+export function startCli(args: readonly string[], env: Record<string, string>): CliProcess {
+  return new CliProcess(args, env);
+}
+
+export function runCli(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
+  return new CliProcess(args, env).exited;
+}
+
+function parseLogs(text: string): Array<Record<string, unknown>> {
+  const lines: Array<Record<string, unknown>> = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a line cut by the process ending
+    }
+  }
+  return lines;
+}
