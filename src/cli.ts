@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 // The entry point: parses flags, loads config, picks the mode, owns exit codes and signals.
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, parseCommandLine } from './cli-args.js';
-import { type Config, type Environment, loadConfig, type OrganizationConfig } from './config.js';
+import { type Config, type Environment, loadConfig, loadDatabasePath, type OrganizationConfig } from './config.js';
+import { runDaemon } from './daemon.js';
+import { openDatabaseReadOnly } from './db/open-database.js';
 import { WriterLockError } from './db/writer-lock.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { helpText } from './help.js';
 import { createLogger } from './logger.js';
 import { clockFor, openMirror } from './mirror.js';
 import { packageVersion } from './package-root.js';
-import { startScheduler } from './scheduler.js';
+import { readStatus, formatStatus } from './status.js';
+import { createMetrics } from './metrics.js';
 import { dayOf } from './days.js';
 import { syncOrganizations } from './sync/sync-all.js';
 import type { RunSummary, SyncRequest } from './sync/sync-organization.js';
@@ -45,6 +48,7 @@ export async function main(argv: readonly string[], env: Environment, io: Io = p
       io.stdout(`${packageVersion()}\n`);
       return EXIT_OK;
     }
+    if (command.kind === 'status') return showStatus(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);
   } catch (error) {
@@ -84,9 +88,10 @@ async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | '
   const clock = clockFor(config);
   const shutdown = new AbortController();
   const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
+  const metrics = createMetrics();
   let mirror;
   try {
-    mirror = openMirror({ config, logger, clock });
+    mirror = openMirror({ config, logger, clock, apiObserver: metrics, syncObserver: metrics });
   } catch (error) {
     removeSignalHandlers();
     const message = error instanceof WriterLockError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;
@@ -98,16 +103,7 @@ async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | '
   const organizations = selectOrganizations(config, 'organization' in command ? command.organization : undefined);
   try {
     if (command.kind === 'daemon') {
-      const scheduler = startScheduler({
-        schedule: config.schedule,
-        jitterSeconds: config.jitterSeconds,
-        logger,
-        signal: shutdown.signal,
-        run: async (signal) => {
-          await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, signal);
-        },
-      });
-      await scheduler.stopped;
+      await runDaemon({ config, mirror, metrics, organizations, logger, clock, signal: shutdown.signal });
       return EXIT_OK;
     }
     const request: SyncRequest =
@@ -120,6 +116,21 @@ async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | '
     removeSignalHandlers();
     logger.info('stopped');
     flush();
+  }
+}
+
+function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath: string, io: Io): number {
+  if (!existsSync(dbPath)) {
+    io.stderr(`threat-mirror: no database at ${dbPath} yet; run a sync first (or set THREAT_MIRROR_DB)\n`);
+    return EXIT_FAILED;
+  }
+  const opened = openDatabaseReadOnly(dbPath);
+  try {
+    const statuses = readStatus(opened.sqlite, command.organization);
+    io.stdout(command.json ? `${JSON.stringify({ database: dbPath, organizations: statuses }, null, 2)}\n` : formatStatus(statuses));
+    return EXIT_OK;
+  } finally {
+    opened.sqlite.close();
   }
 }
 

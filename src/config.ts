@@ -76,6 +76,11 @@ export function apiKeyVariableFor(organization: string): string {
   return `THREAT_MIRROR_API_KEY_${organization.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 }
 
+/** For the read-only commands (status, lookup): they need the file, not the service. */
+export function loadDatabasePath(env: Environment): string {
+  return value(env, 'THREAT_MIRROR_DB') ?? './data/threat-mirror.db';
+}
+
 export function loadConfig(env: Environment, readFile: FileReader = readTextFile): Config {
   const apiUrl = parseVariable(env, 'THREAT_MIRROR_API_URL', undefined, z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }));
   const fixedNowText = value(env, 'THREAT_MIRROR_NOW');
@@ -96,7 +101,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
   const maxRpsText = value(env, 'THREAT_MIRROR_MAX_RPS');
   return Object.freeze({
     apiUrl: apiUrl.replace(/\/+$/, ''),
-    dbPath: value(env, 'THREAT_MIRROR_DB') ?? './data/threat-mirror.db',
+    dbPath: loadDatabasePath(env),
     organizations: Object.freeze(loadOrganizations(env, readFile)),
     initialDays: integer(env, 'THREAT_MIRROR_INITIAL_DAYS', 30, 1, 36_500),
     lookbackDays: integer(env, 'THREAT_MIRROR_LOOKBACK_DAYS', 2, 0, 3_650),

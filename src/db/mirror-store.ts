@@ -5,6 +5,7 @@ import type { Threat } from '../api/threat-record.js';
 import { addDays, daysBetween } from '../days.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
 import {
+  mirrorSettings,
   organizationThreats,
   rejectedRecords,
   type RunStatus,
@@ -315,6 +316,26 @@ export class MirrorStore {
     const ms = Math.max(Date.parse(now), this.#lastStampMs + 1);
     this.#lastStampMs = ms;
     return new Date(ms).toISOString();
+  }
+
+  recordSetting(key: string, value: string, now: string): void {
+    this.#db
+      .insert(mirrorSettings)
+      .values({ key, value, updatedAt: now })
+      .onConflictDoUpdate({ target: mirrorSettings.key, set: { value, updatedAt: now } })
+      .run();
+  }
+
+  /**
+   * Between runs, fold the WAL back into the file: a reader holding an old snapshot stops this
+   * from truncating, so it is tried when idle and failure is harmless.
+   */
+  checkpointWal(): void {
+    try {
+      this.#opened.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // a reader is busy; the next idle moment will do
+    }
   }
 
   /** True when the organization has no threats at all in the file. */

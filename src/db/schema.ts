@@ -121,3 +121,10 @@ export const rejectedRecords = sqliteTable(
   },
   (table) => [index('rejected_records_organization').on(table.organization, table.id)],
 );
+
+/** Settings the daemon records for readers, e.g. how old a success may be before it is stale. */
+export const mirrorSettings = sqliteTable('mirror_settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});

@@ -46,6 +46,7 @@ export interface RunSummary {
   readonly updated: number;
   readonly rejected: number;
   readonly retries: number;
+  readonly finishedAt: string;
   readonly durationMs: number;
   readonly error?: string;
 }
@@ -102,6 +103,7 @@ export async function syncOrganization(
     updated: totals.updated,
     rejected: totals.rejected,
     retries: totals.retries,
+    finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
     ...(error === undefined ? {} : { error }),
   };

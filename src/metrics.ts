@@ -1,0 +1,46 @@
+// Prometheus metrics (prom-client): what the sync and the API client report, in the text format.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { RetryReason } from './api/errors.js';
+import type { ApiObserver } from './api/retry.js';
+import type { PageCounts } from './db/mirror-store.js';
+import type { RunSummary, SyncObserver } from './sync/sync-organization.js';
+
+export interface MirrorMetrics extends ApiObserver, SyncObserver {
+  readonly registry: Registry;
+}
+
+export function createMetrics(): MirrorMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'threat_mirror_' });
+  const runs = new Counter({ name: 'threat_mirror_runs_total', help: 'Runs by organization and outcome', labelNames: ['organization', 'outcome'], registers: [registry] });
+  const pages = new Counter({ name: 'threat_mirror_pages_total', help: 'Pages committed', labelNames: ['organization'], registers: [registry] });
+  const threats = new Counter({ name: 'threat_mirror_threats_total', help: 'Threat records by what the write did: inserted, updated or rejected', labelNames: ['organization', 'result'], registers: [registry] });
+  const requests = new Counter({ name: 'threat_mirror_requests_total', help: 'HTTP requests to the service by outcome (ok, status_NNN, network, timeout, ...)', labelNames: ['organization', 'outcome'], registers: [registry] });
+  const retries = new Counter({ name: 'threat_mirror_retries_total', help: 'Requests retried, by reason', labelNames: ['organization', 'reason'], registers: [registry] });
+  const rateLimitWait = new Counter({ name: 'threat_mirror_rate_limit_wait_seconds_total', help: 'Time the service asked us to wait with Retry-After', labelNames: ['organization'], registers: [registry] });
+  const lastSuccess = new Gauge({ name: 'threat_mirror_last_success_timestamp_seconds', help: 'Unix time of the last successful run', labelNames: ['organization'], registers: [registry] });
+  const duration = new Histogram({
+    name: 'threat_mirror_run_duration_seconds',
+    help: 'Duration of a run of one organization',
+    labelNames: ['organization'],
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [registry],
+  });
+  return {
+    registry,
+    requestFinished: (organization: string, outcome: string) => requests.inc({ organization, outcome }),
+    retried: (organization: string, reason: RetryReason) => retries.inc({ organization, reason }),
+    rateLimitWaited: (organization: string, ms: number) => rateLimitWait.inc({ organization }, ms / 1000),
+    pageCommitted: (organization: string, counts: PageCounts) => {
+      pages.inc({ organization });
+      threats.inc({ organization, result: 'inserted' }, counts.inserted);
+      threats.inc({ organization, result: 'updated' }, counts.updated);
+      threats.inc({ organization, result: 'rejected' }, counts.rejected);
+    },
+    runFinished: (summary: RunSummary) => {
+      runs.inc({ organization: summary.organization, outcome: summary.status });
+      duration.observe({ organization: summary.organization }, summary.durationMs / 1000);
+      if (summary.status === 'succeeded') lastSuccess.set({ organization: summary.organization }, Date.parse(summary.finishedAt) / 1000);
+    },
+  };
+}

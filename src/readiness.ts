@@ -1,0 +1,54 @@
+// Whether the mirror's data can be trusted now: every organization synced, recently, and the file answers.
+import type Database from 'better-sqlite3';
+import { errorMessage } from './errors.js';
+
+export interface OrganizationReadiness {
+  readonly organization: string;
+  readonly lastRunStatus: string | null;
+  readonly lastSuccessAt: string | null;
+  readonly lastError: string | null;
+  readonly stale: boolean;
+}
+
+export interface Readiness {
+  readonly ready: boolean;
+  readonly reasons: readonly string[];
+  readonly organizations: readonly OrganizationReadiness[];
+}
+
+interface Row {
+  organization: string;
+  last_run_status: string | null;
+  last_success_at: string | null;
+  last_error: string | null;
+}
+
+export function checkReadiness(sqlite: Database.Database, organizations: readonly string[], now: Date, staleAfterSeconds: number): Readiness {
+  let rows: Row[];
+  try {
+    // The last *finished* run: a run in progress says nothing yet about the data.
+    rows = sqlite
+      .prepare(
+        `SELECT r.organization,
+                (SELECT status FROM sync_runs x WHERE x.organization = r.organization AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_run_status,
+                (SELECT MAX(finished_at) FROM sync_runs x WHERE x.organization = r.organization AND x.status = 'succeeded') AS last_success_at,
+                (SELECT error FROM sync_runs x WHERE x.organization = r.organization AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_error
+           FROM (SELECT DISTINCT organization FROM sync_runs) r`,
+      )
+      .all() as Row[];
+  } catch (error) {
+    return { ready: false, reasons: [`the database does not answer: ${errorMessage(error)}`], organizations: [] };
+  }
+  const byOrganization = new Map(rows.map((row) => [row.organization, row]));
+  const reasons: string[] = [];
+  const states = organizations.map((organization): OrganizationReadiness => {
+    const row = byOrganization.get(organization);
+    const lastSuccessAt = row?.last_success_at ?? null;
+    const stale = lastSuccessAt === null || now.getTime() - Date.parse(lastSuccessAt) > staleAfterSeconds * 1000;
+    if (lastSuccessAt === null) reasons.push(`organization "${organization}" has not synced successfully yet`);
+    else if (stale) reasons.push(`organization "${organization}" last synced successfully at ${lastSuccessAt}, over ${staleAfterSeconds} s ago`);
+    if (row?.last_run_status === 'failed') reasons.push(`organization "${organization}": the last run failed: ${row.last_error ?? 'unknown error'}`);
+    return { organization, lastRunStatus: row?.last_run_status ?? null, lastSuccessAt, lastError: row?.last_error ?? null, stale };
+  });
+  return { ready: reasons.length === 0, reasons, organizations: states };
+}
