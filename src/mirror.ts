@@ -1,4 +1,6 @@
 // Wires the writer's parts together: lock, database, store, API options. Closed in reverse order.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { RequestBudgets } from './api/request-budget.js';
 import type { ApiObserver } from './api/retry.js';
@@ -24,6 +26,7 @@ export interface MirrorOptions {
 
 /** Takes the writer lock before touching the file, so a second writer never migrates or writes. */
 export function openMirror({ config, logger, clock, apiObserver, syncObserver }: MirrorOptions): Mirror {
+  mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
   const lock = acquireWriterLock(config.dbPath);
   let opened;
   try {

@@ -1,6 +1,5 @@
 // Opens the SQLite file with the pragmas readers and the writer rely on, and applies migrations.
-import { mkdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
@@ -15,9 +14,8 @@ export interface OpenedDatabase {
   close(): void;
 }
 
-/** For the writer: creates the file and its folder, sets WAL, migrates. */
+/** For the writer (its folder exists): creates the file, sets WAL, migrates. */
 export function openDatabase(path: string): OpenedDatabase {
-  mkdirSync(dirname(resolve(path)), { recursive: true });
   const sqlite = new Database(path);
   try {
     // WAL lets readers in other processes read while a page commits, never seeing it half-written.

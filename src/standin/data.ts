@@ -90,7 +90,7 @@ export function generateThreats(options: GenerateOptions): StandinThreat[] {
   if (days === 0 || options.count <= 0 || options.organizations.length === 0) return [];
   // Uneven days, as real traffic is: some dense, some empty.
   const weights: number[] = Array.from({ length: days }, () => (random() < 0.15 ? 0 : random() < 0.1 ? 8 : 0.5 + random()));
-  if (weights.every((weight) => weight === 0)) weights[0] = 1;
+  if (!weights.some((weight) => weight > 0)) weights[0] = 1;
   const total = weights.reduce((sum, weight) => sum + weight, 0);
   const perDay = weights.map((weight) => Math.floor((weight / total) * options.count));
   let missing = options.count - perDay.reduce((sum, n) => sum + n, 0);

@@ -1,0 +1,173 @@
+// The daemon as a sidecar runs it: on a schedule, with health, readiness and metrics, stopped by SIGTERM.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { addDays } from '../src/days.js';
+import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { mirroredThreats, runs, scalar } from './support/mirror-db.js';
+import { tempDir } from './support/temp.js';
+
+const KEY = 'acme-daemon-key';
+// The daemon's clock starts here and runs on: dates hold whatever the hour the suite runs.
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+let standin: Standin | undefined;
+let daemon: CliProcess | undefined;
+
+afterEach(async () => {
+  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
+    daemon.kill('SIGKILL');
+    await daemon.exited;
+  }
+  daemon = undefined;
+  await standin?.close();
+  standin = undefined;
+});
+
+async function startService(count = 500): Promise<Standin> {
+  standin = await startStandin({
+    threats: generateThreats({ seed: 41, organizations: ['acme'], count, fromDay: addDays(TODAY, -4), toDay: TODAY }),
+    keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
+    now: () => new Date(NOW),
+  });
+  return standin;
+}
+
+function daemonEnv(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    THREAT_MIRROR_API_URL: service.url,
+    THREAT_MIRROR_DB: dbPath,
+    THREAT_MIRROR_ORG: 'acme',
+    THREAT_MIRROR_API_KEY: KEY,
+    THREAT_MIRROR_INITIAL_DAYS: '5',
+    THREAT_MIRROR_SCHEDULE: '* * * * * *',
+    THREAT_MIRROR_HTTP_PORT: '0',
+    THREAT_MIRROR_RETRY_MIN_MS: '5',
+    THREAT_MIRROR_RETRY_MAX_MS: '20',
+    THREAT_MIRROR_MAX_RETRIES: '1',
+    THREAT_MIRROR_NOW: NOW,
+    ...extra,
+  };
+}
+
+const runsFinished = (process: CliProcess, status: string): number =>
+  process.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization') && line.status === status).length;
+
+async function httpPort(process: CliProcess): Promise<number> {
+  const line = await process.waitForLog((log) => log.msg === 'serving /healthz, /readyz and /metrics');
+  return line.port as number;
+}
+
+describe('daemon', () => {
+  it('syncs at start and on every tick, picks up new threats, serves health, and stops cleanly on SIGTERM', async () => {
+    const service = await startService();
+    const dbPath = join(tempDir(), 'mirror.db');
+    daemon = startCli([], daemonEnv(service, dbPath));
+    const port = await httpPort(daemon);
+    await daemon.waitForLog((line) => line.status === 'succeeded');
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(ready.status).toBe(200);
+
+    service.addThreats([{ id: 9_000_000, content: 'https://between-ticks.example', type: 'URL', blockedAt: `${TODAY}T11:59:00.000Z`, organization: 'acme' }]);
+    await daemon.waitForLog((line) => line.status === 'succeeded' && line.inserted === 1);
+    expect(mirroredThreats(dbPath, 'acme').map((row) => row.id)).toContain(9_000_000);
+
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const samples = parsePrometheus(metrics);
+    const stored = scalar<number>(dbPath, "SELECT count(*) FROM organization_threats WHERE organization = 'acme'");
+    expect(samples.get('threat_mirror_threats_total{organization="acme",result="inserted"}')).toBe(stored);
+    expect(samples.get('threat_mirror_runs_total{organization="acme",outcome="succeeded"}')).toBeGreaterThanOrEqual(2);
+    expect(samples.get('threat_mirror_requests_total{organization="acme",outcome="ok"}')).toBeGreaterThanOrEqual(2);
+    expect(samples.get('threat_mirror_last_success_timestamp_seconds{organization="acme"}')).toBeGreaterThan(0);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(expected(service));
+
+    daemon.kill('SIGTERM');
+    const exit = await daemon.exited;
+    expect(exit.code).toBe(0);
+    expect(scalar(dbPath, 'PRAGMA integrity_check')).toBe('ok');
+  });
+
+  it('skips a tick that falls during a run', async () => {
+    const service = await startService(200);
+    service.setLatency(1500);
+    const dbPath = join(tempDir(), 'mirror.db');
+    daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
+    await daemon.waitForLog((line) => line.msg === 'scheduled run skipped: the previous run is still in progress');
+    daemon.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+  });
+
+  it('on SIGTERM during a slow page leaves an intact file, an interrupted run and no partial page; the next run completes', async () => {
+    const service = await startService(800);
+    const dbPath = join(tempDir(), 'mirror.db');
+    service.faults.enqueue({ kind: 'delay', ms: 60_000 }, { times: 1 });
+    daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
+    await service.waitForRequests(1);
+    const stopAsked = Date.now();
+    daemon.kill('SIGTERM');
+    const exit = await daemon.exited;
+    expect(exit.code).toBe(0);
+    expect(Date.now() - stopAsked).toBeLessThan(10_000);
+    expect(scalar(dbPath, 'PRAGMA integrity_check')).toBe('ok');
+    expect(runs(dbPath).map((run) => run.status)).toEqual(['interrupted']);
+    expect(scalar(dbPath, 'SELECT count(*) FROM threats')).toBe(scalar(dbPath, 'SELECT coalesce(sum(threats_inserted), 0) FROM sync_runs'));
+
+    const again = await runCli(['--once'], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
+    expect(again.code).toBe(0);
+    expect(runs(dbPath).map((run) => run.status)).toEqual(['interrupted', 'succeeded']);
+  });
+
+  it('refuses a second writer on the same file while the first runs', async () => {
+    const service = await startService(100);
+    const dbPath = join(tempDir(), 'mirror.db');
+    daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
+    await daemon.waitForLog((line) => line.msg === 'daemon started');
+    const second = await runCli(['--once'], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/another threat-mirror process is already writing/);
+    daemon.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+  });
+
+  it('turns /readyz to 503 while the service fails, and back to 200 once it recovers', async () => {
+    const service = await startService(100);
+    const dbPath = join(tempDir(), 'mirror.db');
+    daemon = startCli([], daemonEnv(service, dbPath));
+    const port = await httpPort(daemon);
+    await daemon.waitForLog((line) => line.status === 'succeeded');
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+
+    service.faults.setRandom({ kind: 'status', status: 503 }, 1);
+    await daemon.waitForLog((line) => line.status === 'failed');
+    const failing = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(failing.status).toBe(503);
+    expect(((await failing.json()) as { reasons: string[] }).reasons.join(' ')).toMatch(/last run failed/);
+
+    service.faults.clear();
+    const succeededBefore = runsFinished(daemon, 'succeeded');
+    await daemon.waitForLog(() => runsFinished(daemon as CliProcess, 'succeeded') > succeededBefore);
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    daemon.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+  });
+});
+
+function expected(service: Standin) {
+  return service
+    .threatsVisibleTo(KEY)
+    .filter((threat) => threat.blockedAt.slice(0, 10) >= addDays(TODAY, -4))
+    .map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt }));
+}
+
+/** Parses Prometheus text exposition into sample → value, failing on any malformed line. */
+function parsePrometheus(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})?) (-?[0-9.eE+-]+|NaN|\+Inf|-Inf)$/.exec(line);
+    if (!match) throw new Error(`not Prometheus text: ${line}`);
+    samples.set(match[1] ?? '', Number(match[3]));
+  }
+  return samples;
+}

@@ -1,0 +1,39 @@
+// Reads what the mirror left in its SQLite file, the way a reader would.
+import Database from 'better-sqlite3';
+
+export interface ThreatRow {
+  id: number;
+  content: string;
+  type: string;
+  blockedAt: string;
+}
+
+export function withDb<T>(path: string, read: (db: Database.Database) => T): T {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** The threats the mirror holds for one organization, by id. */
+export function mirroredThreats(path: string, organization: string): ThreatRow[] {
+  return withDb(path, (db) =>
+    db
+      .prepare(
+        `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt
+           FROM threats t JOIN organization_threats o ON o.threat_id = t.id
+          WHERE o.organization = ? ORDER BY t.id`,
+      )
+      .all(organization) as ThreatRow[],
+  );
+}
+
+export function runs(path: string): Array<Record<string, unknown>> {
+  return withDb(path, (db) => db.prepare('SELECT * FROM sync_runs ORDER BY id').all() as Array<Record<string, unknown>>);
+}
+
+export function scalar<T>(path: string, sql: string, ...params: unknown[]): T {
+  return withDb(path, (db) => db.prepare(sql).pluck().get(...params) as T);
+}
