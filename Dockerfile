@@ -30,7 +30,8 @@ USER node
 VOLUME ["/data"]
 EXPOSE 9464
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD ["node", "dist/src/healthcheck.js"]
-# Exec form: node is PID 1 and receives SIGTERM itself; it installs its own SIGTERM/SIGINT
-# handlers (PID 1 gets no default ones) and spawns no children, so no init process is needed.
+# Exec form on the CLI file itself: its shebang (env -S node <heap flags>) execs node, so node is
+# PID 1 and receives SIGTERM; it installs its own SIGTERM/SIGINT handlers (PID 1 gets no default
+# ones) and spawns no children, so no init process is needed.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "dist/src/cli.js"]
+ENTRYPOINT ["/app/dist/src/cli.js"]

@@ -7,12 +7,18 @@ export const systemClock: Clock = () => new Date();
 const DAY_MS = 86_400_000;
 const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/** Days already checked: validation runs once per record, and records share few days. */
+const knownDays = new Map<string, boolean>();
+
 /** True for a real calendar day in YYYY-MM-DD form (rejects 2024-13-01 and 2023-02-29). */
 export function isDay(value: string): boolean {
-  const match = DAY_PATTERN.exec(value);
-  if (!match) return false;
-  const date = new Date(`${value}T00:00:00.000Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+  let valid = knownDays.get(value);
+  if (valid === undefined) {
+    const date = DAY_PATTERN.test(value) ? new Date(`${value}T00:00:00.000Z`) : undefined;
+    valid = date !== undefined && !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+    if (knownDays.size < 100_000) knownDays.set(value, valid);
+  }
+  return valid;
 }
 
 export function dayOf(date: Date): string {

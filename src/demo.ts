@@ -48,7 +48,7 @@ async function main(): Promise<void> {
 
 async function step(title: string, args: string[], env: Record<string, string>): Promise<void> {
   say(`\n$ ${title}`);
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(CLI, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;

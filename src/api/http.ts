@@ -38,7 +38,10 @@ export async function requestJson(request: HttpRequest, now: () => number = Date
         throw new RetryableApiError(`${request.label}: response body is not valid JSON (${text.length} characters; truncated?)`, 'bad_body');
       }
     }
-    const detail = await readErrorDetail(response);
+    // A retryable status needs no body: failing at once lets a 429 pause the key sooner.
+    const retryable = response.status === 408 || response.status === 429 || response.status >= 500;
+    const detail = retryable ? '' : await readErrorDetail(response);
+    if (retryable) await response.body?.cancel().catch(() => undefined);
     throw errorForStatus(response.status, response.headers.get('retry-after'), detail, request.label, now());
   } catch (error) {
     if (request.signal?.aborted) throw request.signal.reason;

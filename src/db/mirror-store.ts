@@ -2,8 +2,8 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { RejectedRecord } from '../api/threat-client.js';
 import type { Threat } from '../api/threat-record.js';
-import { addDays, daysBetween } from '../days.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
+import { type PageCounts, PageWriter } from './page-writer.js';
 import {
   mirrorSettings,
   organizationThreats,
@@ -16,6 +16,8 @@ import {
   syncWindows,
   threats,
 } from './schema.js';
+
+export type { PageCounts } from './page-writer.js';
 
 export type SyncMode = 'incremental' | 'backfill';
 
@@ -35,12 +37,6 @@ export interface Plan {
   readonly rangeEnd: string;
 }
 
-export interface PageCounts {
-  readonly inserted: number;
-  readonly updated: number;
-  readonly rejected: number;
-}
-
 export interface CommitPageInput {
   readonly organization: string;
   readonly runId: number;
@@ -55,92 +51,13 @@ export interface CommitPageInput {
 export class MirrorStore {
   readonly #db: MirrorDatabase;
   readonly #opened: OpenedDatabase;
-  readonly #upsertThreat;
-  readonly #linkThreat;
-  readonly #insertRejected;
-  readonly #advanceCursor;
-  readonly #completeDay;
-  readonly #countRunPage;
+  readonly #pages: PageWriter;
   #lastStampMs = 0;
 
   constructor(opened: OpenedDatabase) {
     this.#opened = opened;
     this.#db = opened.db;
-    const db = this.#db;
-    // Rewrites a row only when a field really changed, so `changes` and updated counts are true
-    // and an unchanged re-scan writes nothing. RETURNING tells an insert (first_seen_at is this
-    // write's stamp) from an update; a no-op returns no row.
-    this.#upsertThreat = db
-      .insert(threats)
-      .values({
-        id: sql.placeholder('id'),
-        content: sql.placeholder('content'),
-        type: sql.placeholder('type'),
-        blockedAt: sql.placeholder('blockedAt'),
-        firstSeenAt: sql.placeholder('now'),
-        updatedAt: sql.placeholder('now'),
-      })
-      .onConflictDoUpdate({
-        target: threats.id,
-        set: {
-          content: sql`excluded.content`,
-          type: sql`excluded.type`,
-          blockedAt: sql`excluded.blocked_at`,
-          updatedAt: sql`excluded.updated_at`,
-        },
-        setWhere: sql`threats.content IS NOT excluded.content OR threats.type IS NOT excluded.type OR threats.blocked_at IS NOT excluded.blocked_at`,
-      })
-      .returning({ firstSeenAt: threats.firstSeenAt })
-      .prepare();
-    this.#linkThreat = db
-      .insert(organizationThreats)
-      .values({ organization: sql.placeholder('organization'), threatId: sql.placeholder('threatId'), firstSeenAt: sql.placeholder('now') })
-      .onConflictDoNothing()
-      .prepare();
-    this.#insertRejected = db
-      .insert(rejectedRecords)
-      .values({
-        organization: sql.placeholder('organization'),
-        runId: sql.placeholder('runId'),
-        raw: sql.placeholder('raw'),
-        reason: sql.placeholder('reason'),
-        seenAt: sql.placeholder('now'),
-      })
-      .prepare();
-    this.#advanceCursor = db
-      .update(syncCursors)
-      .set({
-        nextPage: sql`${sql.placeholder('nextPage')}`,
-        pages: sql`${syncCursors.pages} + 1`,
-        records: sql`${syncCursors.records} + ${sql.placeholder('records')}`,
-        completedAt: sql`${sql.placeholder('completedAt')}`,
-      })
-      .where(and(eq(syncCursors.planId, sql.placeholder('planId')), eq(syncCursors.windowStart, sql.placeholder('windowStart'))))
-      .prepare();
-    this.#completeDay = db
-      .insert(syncWindows)
-      .values({
-        organization: sql.placeholder('organization'),
-        day: sql.placeholder('day'),
-        completedAt: sql.placeholder('now'),
-        runId: sql.placeholder('runId'),
-      })
-      .onConflictDoUpdate({
-        target: [syncWindows.organization, syncWindows.day],
-        set: { completedAt: sql`excluded.completed_at`, runId: sql`excluded.run_id` },
-      })
-      .prepare();
-    this.#countRunPage = db
-      .update(syncRuns)
-      .set({
-        pages: sql`${syncRuns.pages} + 1`,
-        retries: sql`${syncRuns.retries} + ${sql.placeholder('retries')}`,
-        threatsInserted: sql`${syncRuns.threatsInserted} + ${sql.placeholder('inserted')}`,
-        threatsUpdated: sql`${syncRuns.threatsUpdated} + ${sql.placeholder('updated')}`,
-        threatsRejected: sql`${syncRuns.threatsRejected} + ${sql.placeholder('rejected')}`,
-      })
-      .where(eq(syncRuns.id, sql.placeholder('runId')))
-      .prepare();
+    this.#pages = new PageWriter(opened.sqlite);
   }
 
   get sqlite(): OpenedDatabase['sqlite'] {
@@ -207,35 +124,24 @@ export class MirrorStore {
       .get();
   }
 
-  createPlan(organization: string, mode: SyncMode, rangeStart: string, rangeEnd: string, windows: ReadonlyArray<[string, string]>, now: string): Plan {
-    return this.#db.transaction((tx) => {
-      const plan = tx
-        .insert(syncPlans)
-        .values({ organization, mode, rangeStart, rangeEnd, createdAt: now })
-        .returning({ id: syncPlans.id, organization: syncPlans.organization, mode: syncPlans.mode, rangeStart: syncPlans.rangeStart, rangeEnd: syncPlans.rangeEnd })
-        .get();
-      for (const [windowStart, windowEnd] of windows) {
-        tx.insert(syncCursors).values({ planId: plan.id, windowStart, windowEnd }).run();
-      }
-      return plan;
-    });
+  createPlan(organization: string, mode: SyncMode, rangeStart: string, rangeEnd: string, now: string): Plan {
+    return this.#db
+      .insert(syncPlans)
+      .values({ organization, mode, rangeStart, rangeEnd, createdAt: now })
+      .returning({ id: syncPlans.id, organization: syncPlans.organization, mode: syncPlans.mode, rangeStart: syncPlans.rangeStart, rangeEnd: syncPlans.rangeEnd })
+      .get();
   }
 
-  /** Adds windows to a resumed plan (a new day has begun since it was made). */
-  extendPlan(plan: Plan, rangeEnd: string, windows: ReadonlyArray<[string, string]>): Plan {
-    return this.#db.transaction((tx) => {
-      for (const [windowStart, windowEnd] of windows) {
-        tx.insert(syncCursors)
-          .values({ planId: plan.id, windowStart, windowEnd })
-          .onConflictDoUpdate({
-            target: [syncCursors.planId, syncCursors.windowStart],
-            set: { windowEnd, nextPage: null, pages: 0, records: 0, completedAt: null },
-          })
-          .run();
-      }
-      tx.update(syncPlans).set({ rangeEnd }).where(eq(syncPlans.id, plan.id)).run();
-      return { ...plan, rangeEnd };
-    });
+  /** A day has begun since the plan was made: it now reaches the new day too. */
+  extendPlan(plan: Plan, rangeEnd: string): Plan {
+    this.#db.update(syncPlans).set({ rangeEnd }).where(eq(syncPlans.id, plan.id)).run();
+    return { ...plan, rangeEnd };
+  }
+
+  /** Records a window before its first request, so a restart resumes it rather than re-planning. */
+  addWindow(planId: number, windowStart: string, windowEnd: string): PlanWindow {
+    this.#db.insert(syncCursors).values({ planId, windowStart, windowEnd }).run();
+    return { planId, windowStart, windowEnd, nextPage: null, completedAt: null };
   }
 
   planWindows(planId: number): PlanWindow[] {
@@ -253,12 +159,11 @@ export class MirrorStore {
       .all();
   }
 
-  openWindows(planId: number): PlanWindow[] {
-    return this.planWindows(planId).filter((window) => window.completedAt === null);
-  }
-
   deletePlan(planId: number): void {
-    this.#db.delete(syncPlans).where(eq(syncPlans.id, planId)).run();
+    this.#db.transaction((tx) => {
+      tx.delete(syncCursors).where(eq(syncCursors.planId, planId)).run();
+      tx.delete(syncPlans).where(eq(syncPlans.id, planId)).run();
+    });
   }
 
   /**
@@ -266,46 +171,8 @@ export class MirrorStore {
    * The last page of a window also records each day of the window as complete.
    */
   commitPage(input: CommitPageInput): PageCounts {
-    const now = this.#strictlyLaterStamp(input.now);
-    input = { ...input, now };
-    return this.#db.transaction(() => {
-      let inserted = 0;
-      let updated = 0;
-      for (const threat of input.threats) {
-        const written = this.#upsertThreat.get({ ...threat, now: input.now });
-        if (written) {
-          if (written.firstSeenAt === input.now) inserted += 1;
-          else updated += 1;
-        }
-        this.#linkThreat.run({ organization: input.organization, threatId: threat.id, now: input.now });
-      }
-      for (const record of input.rejected) {
-        this.#insertRejected.run({
-          organization: input.organization,
-          runId: input.runId,
-          raw: JSON.stringify(record.raw) ?? 'undefined',
-          reason: record.reason,
-          now: input.now,
-        });
-      }
-      const windowDone = input.nextPage === null;
-      this.#advanceCursor.run({
-        nextPage: input.nextPage,
-        records: input.threats.length,
-        completedAt: windowDone ? input.now : null,
-        planId: input.window.planId,
-        windowStart: input.window.windowStart,
-      });
-      if (windowDone) {
-        const days = daysBetween(input.window.windowStart, input.window.windowEnd);
-        for (let offset = 0; offset < days; offset += 1) {
-          this.#completeDay.run({ organization: input.organization, day: addDays(input.window.windowStart, offset), now: input.now, runId: input.runId });
-        }
-      }
-      const counts = { inserted, updated, rejected: input.rejected.length };
-      this.#countRunPage.run({ runId: input.runId, retries: input.retries, ...counts });
-      return counts;
-    });
+    const { now, ...page } = input;
+    return this.#pages.write({ ...page, stamp: this.#strictlyLaterStamp(now) });
   }
 
   /**

@@ -61,6 +61,11 @@ export interface Standin {
 }
 
 const UNAUTHORIZED = { message: 'A valid API key is required' };
+/**
+ * A request that arrives this soon after a 429 was delivered may have been sent before the client
+ * read it; only later arrivals before the Retry-After deadline count as early.
+ */
+export const EARLY_REQUEST_GRACE_MS = 50;
 const CACHE_ENTRIES = 64;
 
 export async function startStandin(options: StandinOptions): Promise<Standin> {
@@ -134,7 +139,8 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
   const maxInFlight = new Map<string, number>();
   let totalInFlight = 0;
   let maxTotalInFlight = 0;
-  const retryAfterUntil = new Map<string, number>();
+  /** When a 429 was delivered to each key, and the time it asked the key to wait until. */
+  const retryAfterUntil = new Map<string, { deliveredAt: number; until: number }>();
   const early = new Map<string, number>();
   let arrived = 0;
   const arrivalWaiters: Array<{ count: number; resolve: () => void }> = [];
@@ -143,8 +149,9 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
 
   const arrive = (key: string): void => {
     arrived += 1;
-    const deadline = retryAfterUntil.get(key) ?? 0;
-    if (Date.now() < deadline) early.set(key, (early.get(key) ?? 0) + 1);
+    const pause = retryAfterUntil.get(key);
+    const now = Date.now();
+    if (pause && now > pause.deliveredAt + EARLY_REQUEST_GRACE_MS && now < pause.until) early.set(key, (early.get(key) ?? 0) + 1);
     const current = (inFlight.get(key) ?? 0) + 1;
     inFlight.set(key, current);
     maxInFlight.set(key, Math.max(maxInFlight.get(key) ?? 0, current));
@@ -197,7 +204,13 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
           return finish(fault.status, { message: `injected ${fault.status}` }, 0, 'status');
         case 'rateLimit': {
           const retryAfterMs = retryAfterToMs(fault.retryAfter);
-          if (retryAfterMs > 0) retryAfterUntil.set(key, Date.now() + retryAfterMs);
+          if (retryAfterMs > 0) {
+            response.once('finish', () => {
+              const deliveredAt = Date.now();
+              const until = Math.max(retryAfterUntil.get(key)?.until ?? 0, deliveredAt + retryAfterMs);
+              retryAfterUntil.set(key, { deliveredAt, until });
+            });
+          }
           if (fault.retryAfter !== undefined) response.setHeader('retry-after', fault.retryAfter);
           return finish(429, { message: 'Too many requests' }, 0, 'rateLimit');
         }

@@ -7,7 +7,7 @@ import type { OrganizationConfig } from '../config.js';
 import type { MirrorStore, PageCounts, Plan, PlanWindow, SyncMode } from '../db/mirror-store.js';
 import { errorMessage } from '../errors.js';
 import { addDays, type Clock, dayOf, minDay } from '../days.js';
-import { splitIntoWindows } from './plan-windows.js';
+import { WindowPlanner } from './window-planner.js';
 
 export type SyncRequest = { readonly mode: 'incremental' } | { readonly mode: 'backfill'; readonly from: string; readonly to: string };
 
@@ -72,7 +72,7 @@ export async function syncOrganization(
   let status: RunOutcome = 'succeeded';
   let error: string | undefined;
   try {
-    await walkWindows(deps, organization, runId, store.openWindows(plan.id), totals, log, signal);
+    await walkWindows(deps, organization, runId, plan, totals, log, signal);
     finishPlan(deps, plan);
     if (totals.records === 0 && store.hasNoThreats(organization.name)) {
       log.warn(
@@ -118,25 +118,15 @@ export async function syncOrganization(
 function openPlan(deps: SyncDeps, organization: string, request: SyncRequest, today: string): Plan {
   const { store, settings } = deps;
   const now = deps.clock().toISOString();
-  const maxWindows = settings.concurrency * 2;
   if (request.mode === 'backfill') {
-    const range = { start: request.from, end: request.to };
-    return (
-      store.findOpenPlan(organization, 'backfill', range) ??
-      store.createPlan(organization, 'backfill', range.start, range.end, splitIntoWindows(range.start, range.end, maxWindows), now)
-    );
+    return store.findOpenPlan(organization, 'backfill', { start: request.from, end: request.to }) ?? store.createPlan(organization, 'backfill', request.from, request.to, now);
   }
   const open = store.findOpenPlan(organization, 'incremental');
-  if (open) {
-    // A day has begun since the plan was made: cover the new days too.
-    if (open.rangeEnd >= today) return open;
-    const from = addDays(open.rangeEnd, 1);
-    return store.extendPlan(open, today, splitIntoWindows(from, today, maxWindows));
-  }
+  if (open) return open.rangeEnd >= today ? open : store.extendPlan(open, today);
   const completeThrough = store.completeThrough(organization);
   const rescanFrom = addDays(today, -settings.lookbackDays);
   const from = completeThrough === null ? addDays(today, -(settings.initialDays - 1)) : minDay(addDays(completeThrough, 1), rescanFrom);
-  return store.createPlan(organization, 'incremental', from, today, splitIntoWindows(from, today, maxWindows), now);
+  return store.createPlan(organization, 'incremental', from, today, now);
 }
 
 /** Every window walked: the plan is done, and the checkpoint moves over the closed days it covered. */
@@ -165,31 +155,48 @@ interface Totals {
   records: number;
 }
 
-/** A pool of workers takes windows in order; the first failure stops the others at their next page. */
+/**
+ * A pool of workers: windows a killed run left open come first, then new windows as the planner
+ * cuts them. The first failure stops the others at their next page.
+ */
 async function walkWindows(
   deps: SyncDeps,
   organization: OrganizationConfig,
   runId: number,
-  windows: PlanWindow[],
+  plan: Plan,
   totals: Totals,
   log: Logger,
   outerSignal: AbortSignal,
 ): Promise<void> {
-  const queue = [...windows];
+  const { store } = deps;
+  const windows = store.planWindows(plan.id);
+  const resumed = windows.filter((window) => window.completedAt === null);
+  const covered = windows.reduce((last, window) => (window.windowEnd > last ? window.windowEnd : last), addDays(plan.rangeStart, -1));
+  const workers = deps.settings.concurrency;
+  const planner = new WindowPlanner(plan.rangeStart, plan.rangeEnd, addDays(covered, 1), workers);
   const stop = new AbortController();
   const signal = AbortSignal.any([outerSignal, stop.signal]);
   let failure: { error: unknown } | undefined;
+  const nextWindow = (): PlanWindow | undefined => {
+    const open = resumed.shift();
+    if (open) return open;
+    const range = planner.next();
+    return range ? store.addWindow(plan.id, range[0], range[1]) : undefined;
+  };
   const worker = async (): Promise<void> => {
-    for (let window = queue.shift(); window && !signal.aborted; window = queue.shift()) {
+    while (!signal.aborted) {
+      const window = nextWindow();
+      if (!window) return;
       try {
-        await walkWindow(deps, organization, runId, window, totals, log, signal);
+        const records = await walkWindow(deps, organization, runId, window, totals, log, signal);
+        // Only a window walked from its first page tells how dense its days are.
+        if (window.nextPage === null) planner.windowDone(window.windowStart, window.windowEnd, records);
       } catch (error) {
         failure ??= { error };
         stop.abort(error);
       }
     }
   };
-  const workers = Math.max(1, Math.min(deps.settings.concurrency, queue.length));
   await Promise.all(Array.from({ length: workers }, worker));
   outerSignal.throwIfAborted();
   if (failure) throw failure.error;
@@ -204,7 +211,7 @@ async function walkWindow(
   totals: Totals,
   log: Logger,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<number> {
   const fetchPage = (nextPage: string | null): Promise<ThreatPage> => {
     const pending = fetchThreatPage(deps.api, organization, { startDate: window.windowStart, endDate: window.windowEnd, nextPage }, signal);
     // Awaited below; this only keeps a prefetch abandoned by a failed write from being "unhandled".
@@ -214,6 +221,7 @@ async function walkWindow(
   const seenCursors = new Set<string>();
   let cursor = window.nextPage;
   let emptyPagesInARow = 0;
+  let records = 0;
   let next = fetchPage(cursor);
   for (;;) {
     const page = await next;
@@ -243,13 +251,14 @@ async function walkWindow(
     totals.rejected += counts.rejected;
     totals.retries += page.retries;
     totals.records += page.threats.length;
+    records += page.threats.length + page.rejected.length;
     deps.observer?.pageCommitted?.(organization.name, counts);
     log.debug(
       { window: `${window.windowStart}..${window.windowEnd}`, cursor, records: page.threats.length, ...counts, nextPage: page.nextPage },
       'page committed',
     );
     for (const record of page.rejected) log.warn({ reason: record.reason }, 'record rejected and kept in rejected_records');
-    if (page.nextPage === null) return;
+    if (page.nextPage === null) return records;
     const empty = page.threats.length + page.rejected.length === 0;
     emptyPagesInARow = empty ? emptyPagesInARow + 1 : 0;
     if (emptyPagesInARow >= MAX_EMPTY_PAGES_IN_A_ROW) {

@@ -5,5 +5,5 @@ import { fileURLToPath } from 'node:url';
 
 export default function setup(): void {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
 }

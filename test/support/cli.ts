@@ -27,7 +27,8 @@ export class CliProcess {
   #listeners: Array<() => void> = [];
 
   constructor(args: readonly string[], env: Record<string, string>) {
-    this.child = spawn(process.execPath, [CLI_PATH, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    // Run as users run it: the file itself, so its shebang's V8 flags apply.
+    this.child = spawn(CLI_PATH, [...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
       for (const listener of this.#listeners) listener();

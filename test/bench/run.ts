@@ -1,0 +1,194 @@
+// `npm run bench`: the speed, request-count and memory targets, measured against the stand-in
+// with the built CLI, beside a plain sequential one-day-per-window client in the same run.
+// Not part of `npm test`: numbers, not assertions, though each target's verdict is printed.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { addDays } from '../../src/days.js';
+import { generateThreats, type Standin, startStandin } from '../../src/standin/index.js';
+import { type Measured, measure } from './measure.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const CLI = join(HERE, '..', '..', 'src', 'cli.js');
+const PLAIN = join(HERE, 'plain-client.js');
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const KEY = 'bench-key';
+
+interface Row {
+  scenario: string;
+  client: string;
+  threats: number;
+  seconds: number;
+  threatsPerSecond: number;
+  requests: number;
+  floor: number;
+  peakRssMb: number;
+  note: string;
+}
+
+const rows: Row[] = [];
+const verdicts: string[] = [];
+
+async function withStandin<T>(count: number, days: number, latencyMs: number, use: (standin: Standin, from: string) => Promise<T>): Promise<T> {
+  const from = addDays(TODAY, -(days - 1));
+  const standin = await startStandin({
+    threats: generateThreats({ seed: 99, organizations: ['bench'], count, fromDay: from, toDay: TODAY, hostile: true }),
+    keys: { organizationKeys: { [KEY]: 'bench' }, userKeys: {} },
+    now: () => new Date(NOW),
+    latencyMs,
+  });
+  try {
+    return await use(standin, from);
+  } finally {
+    await standin.close();
+  }
+}
+
+function cliEnv(standin: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { THREAT_MIRROR_API_URL: standin.url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'bench', THREAT_MIRROR_API_KEY: KEY, THREAT_MIRROR_NOW: NOW, ...extra };
+}
+
+async function runMirror(standin: Standin, dir: string, from: string, extra: Record<string, string> = {}): Promise<{ measured: Measured; requests: number; dbPath: string }> {
+  const dbPath = join(dir, 'mirror.db');
+  const before = standin.stats.requests.length;
+  const measured = await measure(CLI, ['--backfill', '--from', from], cliEnv(standin, dbPath, extra));
+  if (measured.code !== 0) throw new Error(`threat-mirror exited ${measured.code}: ${measured.stderr}`);
+  return { measured, requests: standin.stats.requests.length - before, dbPath };
+}
+
+async function runPlain(standin: Standin, dir: string, from: string): Promise<{ measured: Measured; requests: number }> {
+  const before = standin.stats.requests.length;
+  const measured = await measure(PLAIN, [standin.url, KEY, join(dir, 'plain.db'), from, TODAY], {});
+  if (measured.code !== 0) throw new Error(`plain client exited ${measured.code}: ${measured.stderr}`);
+  return { measured, requests: standin.stats.requests.length - before };
+}
+
+function record(scenario: string, client: string, threats: number, measured: Measured, requests: number, note = ''): Row {
+  const row = {
+    scenario,
+    client,
+    threats,
+    seconds: measured.ms / 1000,
+    threatsPerSecond: threats / (measured.ms / 1000),
+    requests,
+    floor: Math.max(1, Math.ceil(threats / 100)),
+    peakRssMb: measured.peakRssMb,
+    note,
+  };
+  rows.push(row);
+  return row;
+}
+
+function verdict(target: string, ok: boolean, detail: string): void {
+  verdicts.push(`${ok ? 'PASS' : 'FAIL'}  ${target}: ${detail}`);
+}
+
+function countRows(dbPath: string): number {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return db.prepare('SELECT count(*) FROM threats').pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+async function compare(scenario: string, count: number, days: number, latencyMs: number): Promise<{ mirror: Row; plain: Row }> {
+  return withStandin(count, days, latencyMs, async (standin, from) => {
+    const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
+    try {
+      const mirror = await runMirror(standin, dir, from);
+      const plain = await runPlain(standin, dir, from);
+      const mirrorRow = record(scenario, 'threat-mirror', count, mirror.measured, mirror.requests);
+      const plainRow = record(scenario, 'plain sequential', count, plain.measured, plain.requests);
+      if (countRows(mirror.dbPath) !== count) throw new Error(`${scenario}: the mirror holds ${countRows(mirror.dbPath)} of ${count} threats`);
+      return { mirror: mirrorRow, plain: plainRow };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+const scenarios: Record<string, () => Promise<void>> = {
+  async latency() {
+    const { mirror, plain } = await compare('20k threats / 200 days / 25 ms', 20_000, 200, 25);
+    const speedup = plain.seconds / mirror.seconds;
+    mirror.note = `${speedup.toFixed(1)}× faster, ${(mirror.requests / mirror.floor).toFixed(2)}× floor`;
+    verdict('≥ 4× the plain client at 25 ms', speedup >= 4, `${speedup.toFixed(2)}×`);
+    verdict('≤ 1.1 × the minimum requests', mirror.requests <= 1.1 * mirror.floor, `${mirror.requests} requests, floor ${mirror.floor}`);
+  },
+  async throughput() {
+    const { mirror, plain } = await compare('200k threats / 100 days / 0 ms', 200_000, 100, 0);
+    const ratio = mirror.threatsPerSecond / plain.threatsPerSecond;
+    mirror.note = `${ratio.toFixed(2)}× the plain client's threats/s`;
+    verdict('≥ 1.2× the plain client at 0 ms', ratio >= 1.2, `${ratio.toFixed(2)}×`);
+  },
+  async memory() {
+    await withStandin(1_000_000, 365, 0, async (standin, from) => {
+      const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
+      try {
+        const mirror = await runMirror(standin, dir, from);
+        const row = record('1M threats / 365 days / 0 ms', 'threat-mirror', 1_000_000, mirror.measured, mirror.requests);
+        verdict('peak RSS < 150 MB at 1M threats', row.peakRssMb < 150, `${row.peakRssMb.toFixed(0)} MB`);
+        if (countRows(mirror.dbPath) !== 1_000_000) throw new Error('memory: incomplete mirror');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  },
+  async incremental() {
+    await withStandin(20_000, 200, 0, async (standin, from) => {
+      const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
+      try {
+        const first = await runMirror(standin, dir, from);
+        const before = standin.stats.requests.length;
+        const measured = await measure(CLI, ['--once'], cliEnv(standin, first.dbPath));
+        const requests = standin.stats.requests.length - before;
+        const rescanFrom = addDays(TODAY, -2);
+        const inRange = standin.threatsVisibleTo(KEY).filter((threat) => threat.blockedAt.slice(0, 10) >= rescanFrom).length;
+        const expected = Math.max(1, Math.ceil(inRange / 100));
+        record('incremental, nothing new (3-day re-scan)', 'threat-mirror', inRange, measured, requests, `expected ${expected} requests`);
+        verdict('incremental with nothing new: one request per 100 threats, at least one', requests === expected, `${requests} requests for ${inRange} threats`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  },
+  async ratelimit() {
+    await withStandin(5_000, 60, 5, async (standin, from) => {
+      const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
+      try {
+        standin.faults.setRandom({ kind: 'rateLimit', retryAfter: '1' }, 0.2);
+        const mirror = await runMirror(standin, dir, from);
+        const rateLimited = standin.stats.requests.filter((request) => request.status === 429).length;
+        const early = standin.stats.earlyRequests(KEY);
+        const complete = countRows(mirror.dbPath) === 5_000;
+        record('5k threats / 60 days, 20% answered 429 (Retry-After 1 s)', 'threat-mirror', 5_000, mirror.measured, mirror.requests, `${rateLimited} × 429, ${early} early`);
+        verdict('20% 429: complete data, no request before its Retry-After', complete && early === 0, `${complete ? 'complete' : 'INCOMPLETE'}, ${early} early requests`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  },
+};
+
+const { values } = parseArgs({ options: { scenario: { type: 'string', multiple: true } }, strict: true });
+const chosen = values.scenario ?? Object.keys(scenarios);
+for (const name of chosen) {
+  const scenario = scenarios[name];
+  if (!scenario) throw new Error(`unknown scenario ${name}; choose from ${Object.keys(scenarios).join(', ')}`);
+  process.stderr.write(`running ${name}…\n`);
+  await scenario();
+}
+
+const header = '| scenario | client | threats | seconds | threats/s | requests | floor | peak RSS MB | note |';
+process.stdout.write(`\n${header}\n|---|---|---:|---:|---:|---:|---:|---:|---|\n`);
+for (const row of rows) {
+  process.stdout.write(
+    `| ${row.scenario} | ${row.client} | ${row.threats} | ${row.seconds.toFixed(2)} | ${Math.round(row.threatsPerSecond)} | ${row.requests} | ${row.floor} | ${row.peakRssMb.toFixed(0)} | ${row.note} |\n`,
+  );
+}
+process.stdout.write(`\n${verdicts.join('\n')}\n`);
