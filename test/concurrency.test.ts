@@ -1,0 +1,103 @@
+// Windows, request budgets and rate limits, seen from the stand-in's side of the wire.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { addDays } from '../src/days.js';
+import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
+import { runCli } from './support/cli.js';
+import { mirroredThreats, withDb } from './support/mirror-db.js';
+import { tempDir } from './support/temp.js';
+
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const SHARED_KEY = 'shared-user-key';
+
+let standin: Standin | undefined;
+afterEach(async () => {
+  await standin?.close();
+  standin = undefined;
+});
+
+async function start(threats: StandinThreat[], keys: Record<string, string[]> = { [SHARED_KEY]: ['acme', 'globex'] }): Promise<Standin> {
+  standin = await startStandin({
+    threats,
+    keys: {
+      organizationKeys: { 'acme-key': 'acme', 'globex-key': 'globex' },
+      userKeys: Object.fromEntries(Object.entries(keys).map(([key, organizations]) => [key, organizations.map((organization) => ({ organization, active: true }))])),
+    },
+    now: () => new Date(NOW),
+  });
+  return standin;
+}
+
+function env(service: Standin, dbPath: string, extra: Record<string, string>): Record<string, string> {
+  return { THREAT_MIRROR_API_URL: service.url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW, THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', ...extra };
+}
+
+/** Threats on every day boundary: the first and last millisecond of each day. */
+function edgeThreats(days: number): StandinThreat[] {
+  const threats: StandinThreat[] = [];
+  let id = 1;
+  for (let offset = days - 1; offset >= 0; offset -= 1) {
+    const day = addDays(TODAY, -offset);
+    for (const time of ['00:00:00.000', '00:00:00.001', '12:00:00.000', '23:59:59.999']) {
+      threats.push({ id: id++, content: `https://edge-${day}-${time}.example`, type: 'URL', blockedAt: `${day}T${time}Z`, organization: 'acme' });
+    }
+  }
+  return threats;
+}
+
+describe('windows', () => {
+  it('cover every day of a long range exactly: no gaps or doubles at window edges, both ends inclusive', async () => {
+    const service = await start([...edgeThreats(90), ...generateThreats({ seed: 3, organizations: ['acme'], count: 3000, fromDay: addDays(TODAY, -89), toDay: TODAY, firstId: 10_000 })]);
+    const dbPath = join(tempDir(), 'mirror.db');
+    const from = addDays(TODAY, -80);
+    const to = addDays(TODAY, -10);
+    const result = await runCli(['--backfill', '--from', from, '--to', to], env(service, dbPath, { THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: 'acme-key' }));
+    expect(result.code).toBe(0);
+    const want = service.threatsVisibleTo('acme-key').filter((threat) => threat.blockedAt.slice(0, 10) >= from && threat.blockedAt.slice(0, 10) <= to);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(want.map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt })));
+    // Several windows were walked, and together they cover the range once.
+    const windows = new Set(service.stats.requests.map((request) => JSON.stringify([(request.body as { startDate: string }).startDate, (request.body as { endDate: string }).endDate])));
+    expect(windows.size).toBeGreaterThan(3);
+    const days = withDb(dbPath, (db) => db.prepare("SELECT day FROM sync_windows WHERE organization = 'acme' ORDER BY day").pluck().all() as string[]);
+    expect(days).toHaveLength(71);
+    expect(days[0]).toBe(from);
+    expect(days.at(-1)).toBe(to);
+  });
+});
+
+describe('request budget', () => {
+  it('keeps requests in flight per key within THREAT_MIRROR_CONCURRENCY, shared by organizations that share a key', async () => {
+    const service = await start(generateThreats({ seed: 5, organizations: ['acme', 'globex'], count: 4000, fromDay: addDays(TODAY, -59), toDay: TODAY }));
+    service.setLatency(15);
+    const dbPath = join(tempDir(), 'mirror.db');
+    const result = await runCli(
+      ['--backfill', '--from', addDays(TODAY, -59)],
+      env(service, dbPath, { THREAT_MIRROR_ORGS: 'acme,globex', THREAT_MIRROR_API_KEY_ACME: SHARED_KEY, THREAT_MIRROR_API_KEY_GLOBEX: SHARED_KEY, THREAT_MIRROR_CONCURRENCY: '3' }),
+    );
+    expect(result.code).toBe(0);
+    expect(service.stats.maxInFlight(SHARED_KEY)).toBeLessThanOrEqual(3);
+    // Both organizations' windows together did use the budget: it is a cap, not a serial queue.
+    expect(service.stats.maxInFlight(SHARED_KEY)).toBeGreaterThanOrEqual(2);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(mirroredThreats(dbPath, 'globex'));
+  });
+
+  it('pauses every request of the key for a Retry-After, not only the one that got it', async () => {
+    const service = await start(generateThreats({ seed: 7, organizations: ['acme'], count: 3000, fromDay: addDays(TODAY, -59), toDay: TODAY }), { [SHARED_KEY]: ['acme'] });
+    service.setLatency(5);
+    // The fifth request is refused with a 1 s Retry-After, while others of the key are in flight.
+    const dbPath = join(tempDir(), 'mirror.db');
+    const waiting = service.waitForRequests(4).then(() => service.faults.enqueue({ kind: 'rateLimit', retryAfter: '1' }, { times: 1 }));
+    const result = await runCli(['--backfill', '--from', addDays(TODAY, -59)], env(service, dbPath, { THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: SHARED_KEY, THREAT_MIRROR_CONCURRENCY: '4' }));
+    await waiting;
+    expect(result.code).toBe(0);
+    const limited = service.stats.requests.find((request) => request.status === 429);
+    expect(limited).toBeDefined();
+    expect(service.stats.earlyRequests(SHARED_KEY)).toBe(0);
+    // Requests that started after the 429 was read waited out the second it asked for.
+    const after = service.stats.requests.filter((request) => request.at > (limited?.at ?? 0) + 100);
+    expect(after.length).toBeGreaterThan(0);
+    expect(Math.min(...after.map((request) => request.at)) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(900);
+    expect(mirroredThreats(dbPath, 'acme')).toHaveLength(3000);
+  });
+});
