@@ -38,6 +38,8 @@ export function openMirror({ config, logger, clock, apiObserver, syncObserver }:
   const store = new MirrorStore(opened);
   const abandoned = store.markAbandonedRuns(clock().toISOString());
   if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
+  const backfilled = store.backfillLookups();
+  if (backfilled > 0) logger.info({ threats: backfilled }, 'derived lookup columns and change_seq for threats written by an earlier version');
   const deps: SyncDeps = {
     store,
     clock,

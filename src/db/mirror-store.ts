@@ -3,7 +3,7 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { RejectedRecord } from '../api/threat-client.js';
 import type { Threat } from '../api/threat-record.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
-import { type PageCounts, PageWriter } from './page-writer.js';
+import { type PageResult, PageWriter } from './page-writer.js';
 import {
   mirrorSettings,
   organizationThreats,
@@ -17,9 +17,9 @@ import {
   threats,
 } from './schema.js';
 
-export type { PageCounts } from './page-writer.js';
+export type { PageCounts, PageResult } from './page-writer.js';
 
-export type SyncMode = 'incremental' | 'backfill';
+export type SyncMode = 'incremental' | 'backfill' | 'verify';
 
 export interface PlanWindow {
   readonly planId: number;
@@ -46,6 +46,8 @@ export interface CommitPageInput {
   readonly nextPage: string | null;
   readonly retries: number;
   readonly now: string;
+  readonly windowSeenIds: ReadonlySet<number> | null;
+  readonly windowPages: number;
 }
 
 export class MirrorStore {
@@ -66,6 +68,11 @@ export class MirrorStore {
 
   get db(): MirrorDatabase {
     return this.#db;
+  }
+
+  /** See PageWriter.backfillLookups: once, for rows from before the lookup columns existed. */
+  backfillLookups(): number {
+    return this.#pages.backfillLookups();
   }
 
   /** A run still marked running when the writer starts belonged to a process that died. */
@@ -170,7 +177,7 @@ export class MirrorStore {
    * One page and the checkpoint after it, in one transaction: a crash keeps both or neither.
    * The last page of a window also records each day of the window as complete.
    */
-  commitPage(input: CommitPageInput): PageCounts {
+  commitPage(input: CommitPageInput): PageResult {
     const { now, ...page } = input;
     return this.#pages.write({ ...page, stamp: this.#strictlyLaterStamp(now) });
   }

@@ -8,6 +8,8 @@ import type Database from 'better-sqlite3';
 import type { RejectedRecord } from '../api/threat-client.js';
 import type { Threat } from '../api/threat-record.js';
 import { addDays, daysBetween } from '../days.js';
+import { deriveLookupFields } from '../lookup-fields.js';
+import { addToDigest, type DayDigest, digestHex, emptyDigest } from './content-hash.js';
 
 export interface PageCounts {
   readonly inserted: number;
@@ -25,6 +27,19 @@ export interface PageInput {
   readonly retries: number;
   /** This page's write stamp; strictly later than the previous page's. */
   readonly stamp: string;
+  /**
+   * On a window's last page: every id the walk returned, when it was walked from its first page in
+   * one go. Threats of the window's days not among them are marked removed. Null for a window
+   * resumed mid-way: its earlier pages' ids are gone, so nothing may be concluded from absence.
+   */
+  readonly windowSeenIds: ReadonlySet<number> | null;
+  /** Pages of the window so far, this one included (recorded in the ledger). */
+  readonly windowPages: number;
+}
+
+export interface PageResult extends PageCounts {
+  /** Threats marked removed for this organization when the window completed. */
+  readonly removed: number;
 }
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -37,7 +52,12 @@ export class PageWriter {
   readonly #advanceCursor: Statement;
   readonly #completeDay: Statement;
   readonly #countRunPage: Statement;
-  readonly #write: (input: PageInput) => PageCounts;
+  readonly #windowThreats: Statement;
+  readonly #markRemoved: Statement;
+  readonly #bumpChangeSeq: Statement;
+  readonly #write: (input: PageInput) => PageResult;
+  /** The last change_seq handed out; one writer per file, so a counter in memory is exact. */
+  #changeSeq: number;
 
   constructor(sqlite: Database.Database) {
     this.#sqlite = sqlite;
@@ -46,21 +66,55 @@ export class PageWriter {
       'UPDATE sync_cursors SET next_page = ?, pages = pages + 1, records = records + ?, completed_at = ? WHERE plan_id = ? AND window_start = ?',
     );
     this.#completeDay = sqlite.prepare(
-      `INSERT INTO sync_windows (organization, day, completed_at, run_id) VALUES (?, ?, ?, ?)
-       ON CONFLICT (organization, day) DO UPDATE SET completed_at = excluded.completed_at, run_id = excluded.run_id`,
+      `INSERT INTO sync_windows (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (organization, day) DO UPDATE SET completed_at = excluded.completed_at, run_id = excluded.run_id,
+         window_start = excluded.window_start, window_end = excluded.window_end, pages = excluded.pages,
+         records = excluded.records, content_hash = excluded.content_hash`,
     );
+    this.#windowThreats = sqlite.prepare(
+      `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt
+         FROM threats t JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
+        WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL`,
+    );
+    this.#markRemoved = sqlite.prepare('UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ?');
+    this.#bumpChangeSeq = sqlite.prepare('UPDATE threats SET change_seq = ? WHERE id = ?');
+    this.#changeSeq = sqlite.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
     this.#countRunPage = sqlite.prepare(
       `UPDATE sync_runs SET pages = pages + 1, retries = retries + ?, threats_inserted = threats_inserted + ?,
-              threats_updated = threats_updated + ?, threats_rejected = threats_rejected + ? WHERE id = ?`,
+              threats_updated = threats_updated + ?, threats_rejected = threats_rejected + ?, threats_removed = threats_removed + ? WHERE id = ?`,
     );
     this.#write = sqlite.transaction((input: PageInput) => this.#writePage(input));
   }
 
-  write(input: PageInput): PageCounts {
+  write(input: PageInput): PageResult {
     return this.#write(input);
   }
 
-  #writePage(input: PageInput): PageCounts {
+  /**
+   * Rows written before the lookup columns and the change feed existed (change_seq 0): derive
+   * their columns and give each a place in the feed, a batch per transaction.
+   */
+  backfillLookups(): number {
+    const pending = this.#sqlite.prepare('SELECT id, type, content FROM threats WHERE change_seq = 0 LIMIT 1000');
+    const update = this.#sqlite.prepare(
+      `UPDATE threats SET change_seq = ?, host = ?, registrable_domain = ?, address_namespace = ?, address_chain = ?,
+              address = ?, email = ?, email_domain = ? WHERE id = ?`,
+    );
+    const batch = this.#sqlite.transaction(() => {
+      const rows = pending.all() as Array<{ id: number; type: string; content: string }>;
+      for (const row of rows) {
+        const fields = deriveLookupFields(row.type, row.content);
+        update.run(++this.#changeSeq, fields.host, fields.registrableDomain, fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, row.id);
+      }
+      return rows.length;
+    });
+    let total = 0;
+    for (let done = batch(); done > 0; done = batch()) total += done;
+    return total;
+  }
+
+  #writePage(input: PageInput): PageResult {
     const { stamp } = input;
     // One statement may not upsert the same row twice; a page that repeats an id keeps the last.
     const threats = uniqueById(input.threats);
@@ -68,41 +122,90 @@ export class PageWriter {
     let updated = 0;
     for (const chunk of chunks(threats)) {
       const values: unknown[] = [];
-      for (const threat of chunk) values.push(threat.id, threat.content, threat.type, threat.blockedAt, stamp, stamp);
+      for (const threat of chunk) {
+        const fields = deriveLookupFields(threat.type, threat.content);
+        // Each row is offered the next change_seq; it keeps it only if it is written, so the
+        // feed may skip numbers but never repeats or goes back.
+        this.#changeSeq += 1;
+        values.push(
+          threat.id, threat.content, threat.type, threat.blockedAt, stamp, stamp, this.#changeSeq,
+          fields.host, fields.registrableDomain, fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain,
+        );
+      }
       // A row is returned only when written: first_seen_at equal to this page's stamp means inserted.
-      const written = this.#upsertStatement(chunk.length).all(values) as Array<{ first_seen_at: string }>;
+      const written = this.#upsertStatement(chunk.length).all(values) as Array<{ id: number; first_seen_at: string }>;
+      const writtenIds = new Set<number>();
       for (const row of written) {
+        writtenIds.add(row.id);
         if (row.first_seen_at === stamp) inserted += 1;
         else updated += 1;
       }
       const links: unknown[] = [];
       for (const threat of chunk) links.push(input.organization, threat.id, stamp);
-      this.#linkStatement(chunk.length).run(links);
+      // A new or restored link changes what a reader of this organization sees: it moves the feed too.
+      const linked = this.#linkStatement(chunk.length).all(links) as Array<{ threat_id: number }>;
+      for (const { threat_id: id } of linked) {
+        if (!writtenIds.has(id)) this.#bumpChangeSeq.run(++this.#changeSeq, id);
+      }
     }
     for (const record of input.rejected) {
       this.#insertRejected.run(input.organization, input.runId, JSON.stringify(record.raw) ?? 'undefined', record.reason, stamp);
     }
     const windowDone = input.nextPage === null;
     this.#advanceCursor.run(input.nextPage, input.threats.length, windowDone ? stamp : null, input.window.planId, input.window.windowStart);
-    if (windowDone) {
-      const days = daysBetween(input.window.windowStart, input.window.windowEnd);
-      for (let offset = 0; offset < days; offset += 1) {
-        this.#completeDay.run(input.organization, addDays(input.window.windowStart, offset), stamp, input.runId);
-      }
-    }
+    const removed = windowDone ? this.#completeWindow(input) : 0;
     const counts = { inserted, updated, rejected: input.rejected.length };
-    this.#countRunPage.run(input.retries, inserted, updated, counts.rejected, input.runId);
-    return counts;
+    this.#countRunPage.run(input.retries, inserted, updated, counts.rejected, removed, input.runId);
+    return { ...counts, removed };
+  }
+
+  /** Marks what the service no longer returns, and records each day of the window in the ledger. */
+  #completeWindow(input: PageInput): number {
+    const { organization, window, stamp, windowSeenIds } = input;
+    const digests = new Map<string, DayDigest>();
+    const removedIds: number[] = [];
+    const rows = this.#windowThreats.iterate(organization, window.windowStart, addDays(window.windowEnd, 1)) as Iterable<{
+      id: number;
+      content: string;
+      type: string;
+      blockedAt: string;
+    }>;
+    for (const row of rows) {
+      if (windowSeenIds !== null && !windowSeenIds.has(row.id)) {
+        removedIds.push(row.id);
+        continue;
+      }
+      const day = row.blockedAt.slice(0, 10);
+      let digest = digests.get(day);
+      if (!digest) digests.set(day, (digest = emptyDigest()));
+      addToDigest(digest, row.id, row.content, row.type, row.blockedAt);
+    }
+    for (const id of removedIds) {
+      this.#markRemoved.run(stamp, organization, id);
+      this.#bumpChangeSeq.run(++this.#changeSeq, id);
+    }
+    const days = daysBetween(window.windowStart, window.windowEnd);
+    for (let offset = 0; offset < days; offset += 1) {
+      const day = addDays(window.windowStart, offset);
+      const digest = digests.get(day) ?? emptyDigest();
+      this.#completeDay.run(organization, day, stamp, input.runId, window.windowStart, window.windowEnd, input.windowPages, digest.records, digestHex(digest));
+    }
+    return removedIds.length;
   }
 
   #upsertStatement(rows: number): Statement {
     let statement = this.#upserts.get(rows);
     if (!statement) {
       statement = this.#sqlite.prepare(
-        `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at) VALUES ${placeholders(rows, 6)}
-         ON CONFLICT (id) DO UPDATE SET content = excluded.content, type = excluded.type, blocked_at = excluded.blocked_at, updated_at = excluded.updated_at
+        `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq,
+                              host, registrable_domain, address_namespace, address_chain, address, email, email_domain)
+         VALUES ${placeholders(rows, 14)}
+         ON CONFLICT (id) DO UPDATE SET content = excluded.content, type = excluded.type, blocked_at = excluded.blocked_at,
+           updated_at = excluded.updated_at, change_seq = excluded.change_seq, host = excluded.host,
+           registrable_domain = excluded.registrable_domain, address_namespace = excluded.address_namespace,
+           address_chain = excluded.address_chain, address = excluded.address, email = excluded.email, email_domain = excluded.email_domain
          WHERE threats.content IS NOT excluded.content OR threats.type IS NOT excluded.type OR threats.blocked_at IS NOT excluded.blocked_at
-         RETURNING first_seen_at`,
+         RETURNING id, first_seen_at`,
       );
       this.#upserts.set(rows, statement);
     }
@@ -113,7 +216,9 @@ export class PageWriter {
     let statement = this.#links.get(rows);
     if (!statement) {
       statement = this.#sqlite.prepare(
-        `INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES ${placeholders(rows, 3)} ON CONFLICT DO NOTHING`,
+        `INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES ${placeholders(rows, 3)}
+         ON CONFLICT DO UPDATE SET removed_at = NULL WHERE removed_at IS NOT NULL
+         RETURNING threat_id`,
       );
       this.#links.set(rows, statement);
     }

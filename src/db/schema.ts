@@ -1,6 +1,7 @@
 // The tables readers query (threats, organization_threats, sync_*) and the mirror's own bookkeeping.
 // Timestamps of the mirror's own are ISO 8601 UTC strings; days are 'YYYY-MM-DD' (UTC).
-import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /** One row per threat id: the id is unique across the service. */
 export const threats = sqliteTable(
@@ -14,8 +15,31 @@ export const threats = sqliteTable(
     firstSeenAt: text('first_seen_at').notNull(),
     /** When a field last changed (equals first_seen_at until then). */
     updatedAt: text('updated_at').notNull(),
+    /**
+     * The change feed: takes the next value on every insert, every real change, and whenever an
+     * organization's link to it is marked removed or restored. Readers keep the last one they saw.
+     */
+    changeSeq: integer('change_seq').notNull().default(0),
+    // Lookup columns derived from content when the row is written (src/lookup-fields.ts).
+    host: text('host'),
+    registrableDomain: text('registrable_domain'),
+    addressNamespace: text('address_namespace'),
+    addressChain: text('address_chain'),
+    address: text('address'),
+    email: text('email'),
+    emailDomain: text('email_domain'),
   },
-  (table) => [index('threats_blocked_at').on(table.blockedAt)],
+  // Partial indexes: a lookup column is NULL for other types, and NULLs need no index entries.
+  (table) => [
+    index('threats_blocked_at').on(table.blockedAt),
+    index('threats_content').on(table.content),
+    uniqueIndex('threats_change_seq').on(table.changeSeq).where(sql`change_seq > 0`),
+    index('threats_host').on(table.host).where(sql`host IS NOT NULL`),
+    index('threats_registrable_domain').on(table.registrableDomain).where(sql`registrable_domain IS NOT NULL`),
+    index('threats_address').on(table.address).where(sql`address IS NOT NULL`),
+    index('threats_email').on(table.email).where(sql`email IS NOT NULL`),
+    index('threats_email_domain').on(table.emailDomain).where(sql`email_domain IS NOT NULL`),
+  ],
 );
 
 /** Which configured organization(s) a threat was seen through: one threat can be visible to several keys. */
@@ -27,6 +51,11 @@ export const organizationThreats = sqliteTable(
       .notNull()
       .references(() => threats.id),
     firstSeenAt: text('first_seen_at').notNull(),
+    /**
+     * Set when a fully re-scanned day no longer returned the threat for this organization (the
+     * service has no state field: an unblocked threat simply stops appearing); cleared if it returns.
+     */
+    removedAt: text('removed_at'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.threatId] }), index('organization_threats_threat').on(table.threatId)],
 );
@@ -45,7 +74,7 @@ export const syncPlans = sqliteTable(
   {
     id: integer('id').primaryKey({ autoIncrement: true }),
     organization: text('organization').notNull(),
-    mode: text('mode', { enum: ['incremental', 'backfill'] }).notNull(),
+    mode: text('mode', { enum: ['incremental', 'backfill', 'verify'] }).notNull(),
     rangeStart: text('range_start').notNull(),
     rangeEnd: text('range_end').notNull(),
     createdAt: text('created_at').notNull(),
@@ -71,7 +100,11 @@ export const syncCursors = sqliteTable(
   (table) => [primaryKey({ columns: [table.planId, table.windowStart] })],
 );
 
-/** The per-day ledger: a row means every page of a window covering that day was walked to its end. */
+/**
+ * The per-day ledger: a row means every page of a window covering that day was walked to its end.
+ * records and content_hash describe the organization's threats of that day after the walk; the
+ * hash is order-independent over (id, content, type, blocked_at), so `verify` can compare days.
+ */
 export const syncWindows = sqliteTable(
   'sync_windows',
   {
@@ -79,6 +112,12 @@ export const syncWindows = sqliteTable(
     day: text('day').notNull(),
     completedAt: text('completed_at').notNull(),
     runId: integer('run_id').notNull(),
+    windowStart: text('window_start'),
+    windowEnd: text('window_end'),
+    /** Pages of the window that covered the day (a window may span several days). */
+    pages: integer('pages'),
+    records: integer('records'),
+    contentHash: text('content_hash'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.day] })],
 );
@@ -92,7 +131,7 @@ export const syncRuns = sqliteTable(
   {
     id: integer('id').primaryKey({ autoIncrement: true }),
     organization: text('organization').notNull(),
-    mode: text('mode', { enum: ['incremental', 'backfill'] }).notNull(),
+    mode: text('mode', { enum: ['incremental', 'backfill', 'verify'] }).notNull(),
     status: text('status', { enum: RUN_STATUSES }).notNull(),
     rangeStart: text('range_start').notNull(),
     rangeEnd: text('range_end').notNull(),
@@ -103,6 +142,7 @@ export const syncRuns = sqliteTable(
     threatsInserted: integer('threats_inserted').notNull().default(0),
     threatsUpdated: integer('threats_updated').notNull().default(0),
     threatsRejected: integer('threats_rejected').notNull().default(0),
+    threatsRemoved: integer('threats_removed').notNull().default(0),
     error: text('error'),
   },
   (table) => [index('sync_runs_organization').on(table.organization, table.id)],

@@ -45,6 +45,8 @@ export interface RunSummary {
   readonly inserted: number;
   readonly updated: number;
   readonly rejected: number;
+  /** Threats marked removed: no longer returned for a day walked from start to end. */
+  readonly removed: number;
   readonly retries: number;
   readonly finishedAt: string;
   readonly durationMs: number;
@@ -68,7 +70,7 @@ export async function syncOrganization(
   const log = logger.child({ organization: organization.name });
   const plan = openPlan(deps, organization.name, request, dayOf(started));
   const runId = store.startRun(organization.name, plan.mode, plan.rangeStart, plan.rangeEnd, started.toISOString());
-  const totals = { pages: 0, inserted: 0, updated: 0, rejected: 0, retries: 0, records: 0 };
+  const totals = { pages: 0, inserted: 0, updated: 0, rejected: 0, removed: 0, retries: 0, records: 0 };
   let status: RunOutcome = 'succeeded';
   let error: string | undefined;
   try {
@@ -102,6 +104,7 @@ export async function syncOrganization(
     inserted: totals.inserted,
     updated: totals.updated,
     rejected: totals.rejected,
+    removed: totals.removed,
     retries: totals.retries,
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
@@ -147,6 +150,7 @@ function finishPlan(deps: SyncDeps, plan: Plan): void {
 }
 
 interface Totals {
+  removed: number;
   pages: number;
   inserted: number;
   updated: number;
@@ -219,6 +223,9 @@ async function walkWindow(
     return pending;
   };
   const seenCursors = new Set<string>();
+  // Removals can only be concluded from a walk that saw every page of the window.
+  const seenIds: Set<number> | null = window.nextPage === null ? new Set() : null;
+  let pages = 0;
   let cursor = window.nextPage;
   let emptyPagesInARow = 0;
   let records = 0;
@@ -235,6 +242,8 @@ async function walkWindow(
       next = fetchPage(page.nextPage);
     }
     reportUnknownTypes(page, log);
+    if (seenIds) for (const threat of page.threats) seenIds.add(threat.id);
+    pages += 1;
     const counts = deps.store.commitPage({
       organization: organization.name,
       runId,
@@ -244,11 +253,14 @@ async function walkWindow(
       nextPage: page.nextPage,
       retries: page.retries,
       now: deps.clock().toISOString(),
+      windowSeenIds: page.nextPage === null ? seenIds : null,
+      windowPages: pages,
     });
     totals.pages += 1;
     totals.inserted += counts.inserted;
     totals.updated += counts.updated;
     totals.rejected += counts.rejected;
+    totals.removed += counts.removed;
     totals.retries += page.retries;
     totals.records += page.threats.length;
     records += page.threats.length + page.rejected.length;

@@ -1,0 +1,24 @@
+// An order-independent digest of a day's threats: the ledger and `verify` compare days with it.
+import { createHash } from 'node:crypto';
+
+export interface DayDigest {
+  records: number;
+  /** Two 32-bit sums of per-record hashes: adding is order-independent, and cheap. */
+  high: number;
+  low: number;
+}
+
+export function emptyDigest(): DayDigest {
+  return { records: 0, high: 0, low: 0 };
+}
+
+export function addToDigest(digest: DayDigest, id: number, content: string, type: string, blockedAt: string): void {
+  const hash = createHash('sha1').update(`${id}\u0000${type}\u0000${blockedAt}\u0000${content}`).digest();
+  digest.records += 1;
+  digest.high = (digest.high + hash.readUInt32BE(0)) >>> 0;
+  digest.low = (digest.low + hash.readUInt32BE(4)) >>> 0;
+}
+
+export function digestHex(digest: DayDigest): string {
+  return digest.high.toString(16).padStart(8, '0') + digest.low.toString(16).padStart(8, '0');
+}
