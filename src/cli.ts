@@ -5,21 +5,24 @@
 // ~125 MB at no cost in speed (measured, see README). Run this file itself, not `node cli.js`.
 import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
 import { type Command, parseCommandLine } from './cli-args.js';
 import { type Config, type Environment, loadConfig, loadDatabasePath, type OrganizationConfig } from './config.js';
 import { runDaemon } from './daemon.js';
 import { openDatabaseReadOnly } from './db/open-database.js';
 import { WriterLockError } from './db/writer-lock.js';
+import { addDays, type Clock, dayOf } from './days.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { helpText } from './help.js';
 import { createLogger } from './logger.js';
-import { clockFor, openMirror } from './mirror.js';
+import { formatLookup, lookupThreats } from './lookup.js';
+import { createMetrics, type MirrorMetrics } from './metrics.js';
+import { clockFor, type Mirror, openMirror } from './mirror.js';
 import { packageVersion } from './package-root.js';
-import { readStatus, formatStatus } from './status.js';
-import { createMetrics } from './metrics.js';
-import { dayOf } from './days.js';
+import { formatStatus, readStatus } from './status.js';
 import { syncOrganizations } from './sync/sync-all.js';
 import type { RunSummary, SyncRequest } from './sync/sync-organization.js';
+import { formatDrift, verifyOrganization } from './verify.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -52,6 +55,7 @@ export async function main(argv: readonly string[], env: Environment, io: Io = p
       return EXIT_OK;
     }
     if (command.kind === 'status') return showStatus(command, loadDatabasePath(env), io);
+    if (command.kind === 'lookup') return runLookup(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);
   } catch (error) {
@@ -61,15 +65,8 @@ export async function main(argv: readonly string[], env: Environment, io: Io = p
     }
     throw error;
   }
-  switch (command.kind) {
-    case 'once':
-    case 'backfill':
-    case 'daemon':
-      return runSync(command, config, io);
-    default:
-      io.stderr(`threat-mirror: the ${command.kind} command is not available in this version\n`);
-      return EXIT_USAGE;
-  }
+  if (command.kind === 'verify') return runVerify(command, config, io);
+  return runSync(command, config, io);
 }
 
 function assertCommandFitsConfig(command: Command, config: Config): void {
@@ -79,20 +76,67 @@ function assertCommandFitsConfig(command: Command, config: Config): void {
       throw new ConfigError(`--org: "${command.organization}" is not a configured organization (configured: ${names.join(', ')})`);
     }
   }
+  const today = dayOf(clockFor(config)());
   if (command.kind === 'backfill') {
-    const today = dayOf(clockFor(config)());
     if (command.from > today) throw new ConfigError(`--from ${command.from} is after today (${today}, UTC)`);
     if (command.to !== undefined && command.to > today) throw new ConfigError(`--to ${command.to} is after today (${today}, UTC)`);
   }
+  if (command.kind === 'verify') {
+    const range = verifyRange(command, config, today);
+    if (range.to >= today) throw new ConfigError(`--to ${range.to}: verify checks closed days only, the last is ${addDays(today, -1)} (UTC)`);
+    if (range.from > range.to) throw new ConfigError(`--from ${range.from} is after --to ${range.to}`);
+  }
 }
 
-async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | 'daemon' }>, config: Config, io: Io): Promise<number> {
+/** Default: the last THREAT_MIRROR_INITIAL_DAYS closed days. */
+function verifyRange(command: Extract<Command, { kind: 'verify' }>, config: Config, today: string): { from: string; to: string } {
+  const to = command.to ?? addDays(today, -1);
+  return { from: command.from ?? addDays(to, -(config.initialDays - 1)), to };
+}
+
+function runLookup(command: Extract<Command, { kind: 'lookup' }>, dbPath: string, io: Io): number {
+  if (!existsSync(dbPath)) {
+    io.stderr(`threat-mirror: THREAT_MIRROR_DB: no database at ${dbPath}; run a sync first or point THREAT_MIRROR_DB at the mirror\n`);
+    return EXIT_USAGE;
+  }
+  const opened = openDatabaseReadOnly(dbPath);
+  try {
+    const results = lookupThreats(opened.sqlite, command.values, command.organization);
+    io.stdout(command.json ? `${JSON.stringify(results, null, 2)}\n` : formatLookup(results));
+    return results.some((result) => result.matches.length > 0) ? EXIT_OK : EXIT_FAILED;
+  } finally {
+    opened.sqlite.close();
+  }
+}
+
+async function runVerify(command: Extract<Command, { kind: 'verify' }>, config: Config, io: Io): Promise<number> {
+  const clock = clockFor(config);
+  const { from, to } = verifyRange(command, config, dayOf(clock()));
+  return withWriter(config, io, async (mirror, organizations, signal) => {
+    const results = await Promise.all(organizations(command.organization).map((organization) => verifyOrganization(mirror.deps, organization, from, to, signal)));
+    io.stdout(formatDrift(results));
+    const failed = results.some((result) => result.summary.status === 'failed' || result.drift.some((drift) => !drift.repaired));
+    return failed ? EXIT_FAILED : EXIT_OK;
+  });
+}
+
+type Organizations = (only: string | undefined) => readonly OrganizationConfig[];
+
+/**
+ * Runs `work` as the database's one writer: logger, signal handling, writer lock, store; closes
+ * them in reverse order whatever happens. Exit 1 when another process holds the database.
+ */
+async function withWriter(
+  config: Config,
+  io: Io,
+  work: (mirror: Mirror, organizations: Organizations, signal: AbortSignal, context: { logger: Logger; clock: Clock; metrics: MirrorMetrics }) => Promise<number>,
+): Promise<number> {
   const { logger, flush } = createLogger(config.logLevel);
   const clock = clockFor(config);
   const shutdown = new AbortController();
   const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
   const metrics = createMetrics();
-  let mirror;
+  let mirror: Mirror;
   try {
     mirror = openMirror({ config, logger, clock, apiObserver: metrics, syncObserver: metrics });
   } catch (error) {
@@ -103,23 +147,31 @@ async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | '
     io.stderr(`threat-mirror: ${message}\n`);
     return EXIT_FAILED;
   }
-  const organizations = selectOrganizations(config, 'organization' in command ? command.organization : undefined);
+  const organizations: Organizations = (only) =>
+    only === undefined ? config.organizations : config.organizations.filter((organization) => organization.name === only);
   try {
-    if (command.kind === 'daemon') {
-      await runDaemon({ config, mirror, metrics, organizations, logger, clock, signal: shutdown.signal });
-      return EXIT_OK;
-    }
-    const request: SyncRequest =
-      command.kind === 'backfill' ? { mode: 'backfill', from: command.from, to: command.to ?? dayOf(clock()) } : { mode: 'incremental' };
-    const summaries = await syncOrganizations(mirror.deps, organizations, request, shutdown.signal);
-    reportFailures(summaries, io);
-    return summaries.some((summary) => summary.status === 'failed') ? EXIT_FAILED : EXIT_OK;
+    return await work(mirror, organizations, shutdown.signal, { logger, clock, metrics });
   } finally {
     mirror.close();
     removeSignalHandlers();
     logger.info('stopped');
     flush();
   }
+}
+
+function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | 'daemon' }>, config: Config, io: Io): Promise<number> {
+  return withWriter(config, io, async (mirror, organizations, signal, { logger, clock, metrics }) => {
+    const selected = organizations('organization' in command ? command.organization : undefined);
+    if (command.kind === 'daemon') {
+      await runDaemon({ config, mirror, metrics, organizations: selected, logger, clock, signal });
+      return EXIT_OK;
+    }
+    const request: SyncRequest =
+      command.kind === 'backfill' ? { mode: 'backfill', from: command.from, to: command.to ?? dayOf(clock()) } : { mode: 'incremental' };
+    const summaries = await syncOrganizations(mirror.deps, selected, request, signal);
+    reportFailures(summaries, io);
+    return summaries.some((summary) => summary.status === 'failed') ? EXIT_FAILED : EXIT_OK;
+  });
 }
 
 function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath: string, io: Io): number {
@@ -135,10 +187,6 @@ function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath: strin
   } finally {
     opened.sqlite.close();
   }
-}
-
-function selectOrganizations(config: Config, only: string | undefined): readonly OrganizationConfig[] {
-  return only === undefined ? config.organizations : config.organizations.filter((organization) => organization.name === only);
 }
 
 /** Logs already carry each failure; stderr repeats them briefly for a person at a terminal. */

@@ -30,7 +30,8 @@ const NONE: LookupFields = Object.freeze({
 // CAIP-10 account ids: namespace [-a-z0-9]{3,8}, reference [-_a-zA-Z0-9]{1,32}, address [-.%a-zA-Z0-9]{1,128}.
 const CHAIN_QUALIFIED = /^([-a-z0-9]{3,8}):([-_a-zA-Z0-9]{1,32}):([-.%a-zA-Z0-9]{1,128})$/;
 const HEX_ADDRESS = /^0x[0-9a-fA-F]+$/;
-const EMAIL = /^[^\s@]{1,64}@([^\s@]{1,253})$/;
+// The local part in RFC 5321's ASCII atom characters and dots: no spaces, quotes or bidi controls.
+const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@([^\s@]{1,253})$/;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{1,63}$/;
 /** Longer content is no URL or address anyone looks up; skip parsing it. */
 const MAX_PARSED_LENGTH = 4096;

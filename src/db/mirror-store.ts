@@ -2,6 +2,8 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { RejectedRecord } from '../api/threat-client.js';
 import type { Threat } from '../api/threat-record.js';
+import { addDays } from '../days.js';
+import { addToDigest, type DayDigest, emptyDigest } from './content-hash.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
 import { type PageResult, PageWriter } from './page-writer.js';
 import {
@@ -166,6 +168,12 @@ export class MirrorStore {
       .all();
   }
 
+  deleteOpenPlans(organization: string, mode: SyncMode): void {
+    for (const plan of this.#db.select({ id: syncPlans.id }).from(syncPlans).where(and(eq(syncPlans.organization, organization), eq(syncPlans.mode, mode))).all()) {
+      this.deletePlan(plan.id);
+    }
+  }
+
   deletePlan(planId: number): void {
     this.#db.transaction((tx) => {
       tx.delete(syncCursors).where(eq(syncCursors.planId, planId)).run();
@@ -210,6 +218,34 @@ export class MirrorStore {
     } catch {
       // a reader is busy; the next idle moment will do
     }
+  }
+
+  /** Per day, the digest of the organization's current threats (not removed) between two days. */
+  dayDigests(organization: string, from: string, to: string): Map<string, DayDigest> {
+    const digests = new Map<string, DayDigest>();
+    const rows = this.#opened.sqlite
+      .prepare(
+        `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt FROM organization_threats o JOIN threats t ON t.id = o.threat_id
+          WHERE o.organization = ? AND o.removed_at IS NULL AND t.blocked_at >= ? AND t.blocked_at < ?`,
+      )
+      .iterate(organization, from, addDays(to, 1)) as Iterable<{ id: number; content: string; type: string; blockedAt: string }>;
+    for (const row of rows) {
+      const day = row.blockedAt.slice(0, 10);
+      let digest = digests.get(day);
+      if (!digest) digests.set(day, (digest = emptyDigest()));
+      addToDigest(digest, row.id, row.content, row.type, row.blockedAt);
+    }
+    return digests;
+  }
+
+  /** The ledger's days between two days: records and content hash recorded when each was walked. */
+  ledgerDays(organization: string, from: string, to: string): Map<string, { records: number | null; contentHash: string | null }> {
+    const rows = this.#db
+      .select({ day: syncWindows.day, records: syncWindows.records, contentHash: syncWindows.contentHash })
+      .from(syncWindows)
+      .where(and(eq(syncWindows.organization, organization), sql`${syncWindows.day} BETWEEN ${from} AND ${to}`))
+      .all();
+    return new Map(rows.map((row) => [row.day, { records: row.records, contentHash: row.contentHash }]));
   }
 
   /** True when the organization has no threats at all in the file. */

@@ -1,7 +1,7 @@
 // The tables readers query (threats, organization_threats, sync_*) and the mirror's own bookkeeping.
 // Timestamps of the mirror's own are ISO 8601 UTC strings; days are 'YYYY-MM-DD' (UTC).
 import { sql } from 'drizzle-orm';
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /** One row per threat id: the id is unique across the service. */
 export const threats = sqliteTable(
@@ -33,7 +33,8 @@ export const threats = sqliteTable(
   (table) => [
     index('threats_blocked_at').on(table.blockedAt),
     index('threats_content').on(table.content),
-    uniqueIndex('threats_change_seq').on(table.changeSeq).where(sql`change_seq > 0`),
+    // Not partial: SQLite cannot tell that `change_seq > ?` implies a partial index's condition.
+    index('threats_change_seq').on(table.changeSeq),
     index('threats_host').on(table.host).where(sql`host IS NOT NULL`),
     index('threats_registrable_domain').on(table.registrableDomain).where(sql`registrable_domain IS NOT NULL`),
     index('threats_address').on(table.address).where(sql`address IS NOT NULL`),

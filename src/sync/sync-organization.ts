@@ -2,14 +2,18 @@
 import type { Logger } from 'pino';
 import { type ApiClientOptions, fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
 import { ProtocolError } from '../api/errors.js';
-import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
+import { DOCUMENTED_ASSET_TYPES, type Threat } from '../api/threat-record.js';
 import type { OrganizationConfig } from '../config.js';
 import type { MirrorStore, PageCounts, Plan, PlanWindow, SyncMode } from '../db/mirror-store.js';
 import { errorMessage } from '../errors.js';
 import { addDays, type Clock, dayOf, minDay } from '../days.js';
 import { WindowPlanner } from './window-planner.js';
 
-export type SyncRequest = { readonly mode: 'incremental' } | { readonly mode: 'backfill'; readonly from: string; readonly to: string };
+export type SyncRequest =
+  | { readonly mode: 'incremental' }
+  | { readonly mode: 'backfill'; readonly from: string; readonly to: string }
+  /** A fresh walk of closed days that shows each page's records to `onPage` before writing it. */
+  | { readonly mode: 'verify'; readonly from: string; readonly to: string; readonly onPage: (threats: readonly Threat[]) => void };
 
 export interface SyncSettings {
   readonly initialDays: number;
@@ -74,7 +78,8 @@ export async function syncOrganization(
   let status: RunOutcome = 'succeeded';
   let error: string | undefined;
   try {
-    await walkWindows(deps, organization, runId, plan, totals, log, signal);
+    const onPage = request.mode === 'verify' ? request.onPage : undefined;
+    await walkWindows(deps, organization, runId, plan, totals, log, signal, onPage);
     finishPlan(deps, plan);
     if (totals.records === 0 && store.hasNoThreats(organization.name)) {
       log.warn(
@@ -121,6 +126,11 @@ export async function syncOrganization(
 function openPlan(deps: SyncDeps, organization: string, request: SyncRequest, today: string): Plan {
   const { store, settings } = deps;
   const now = deps.clock().toISOString();
+  if (request.mode === 'verify') {
+    // A verify must see every page itself: a half-done one from a killed process is started over.
+    store.deleteOpenPlans(organization, 'verify');
+    return store.createPlan(organization, 'verify', request.from, request.to, now);
+  }
   if (request.mode === 'backfill') {
     return store.findOpenPlan(organization, 'backfill', { start: request.from, end: request.to }) ?? store.createPlan(organization, 'backfill', request.from, request.to, now);
   }
@@ -140,6 +150,10 @@ function finishPlan(deps: SyncDeps, plan: Plan): void {
   // The plan's last day was "today" when planned, so only the days before it were closed.
   const closedEnd = minDay(plan.mode === 'incremental' ? addDays(plan.rangeEnd, -1) : plan.rangeEnd, yesterday);
   const completeThrough = store.completeThrough(plan.organization);
+  if (plan.mode === 'verify') {
+    store.deletePlan(plan.id);
+    return;
+  }
   const reachesCheckpoint =
     plan.mode === 'incremental' ||
     (completeThrough === null ? plan.rangeEnd >= yesterday : plan.rangeStart <= addDays(completeThrough, 1));
@@ -171,6 +185,7 @@ async function walkWindows(
   totals: Totals,
   log: Logger,
   outerSignal: AbortSignal,
+  onPage: ((threats: readonly Threat[]) => void) | undefined,
 ): Promise<void> {
   const { store } = deps;
   const windows = store.planWindows(plan.id);
@@ -192,7 +207,7 @@ async function walkWindows(
       const window = nextWindow();
       if (!window) return;
       try {
-        const records = await walkWindow(deps, organization, runId, window, totals, log, signal);
+        const records = await walkWindow(deps, organization, runId, window, totals, log, signal, onPage);
         // Only a window walked from its first page tells how dense its days are.
         if (window.nextPage === null) planner.windowDone(window.windowStart, window.windowEnd, records);
       } catch (error) {
@@ -215,6 +230,7 @@ async function walkWindow(
   totals: Totals,
   log: Logger,
   signal: AbortSignal,
+  onPage: ((threats: readonly Threat[]) => void) | undefined,
 ): Promise<number> {
   const fetchPage = (nextPage: string | null): Promise<ThreatPage> => {
     const pending = fetchThreatPage(deps.api, organization, { startDate: window.windowStart, endDate: window.windowEnd, nextPage }, signal);
@@ -242,6 +258,7 @@ async function walkWindow(
       next = fetchPage(page.nextPage);
     }
     reportUnknownTypes(page, log);
+    onPage?.(page.threats);
     if (seenIds) for (const threat of page.threats) seenIds.add(threat.id);
     pages += 1;
     const counts = deps.store.commitPage({

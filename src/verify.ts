@@ -1,0 +1,97 @@
+// `threat-mirror verify`: re-fetch closed days, compare them with the ledger and the rows, report
+// the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
+// marks what the service no longer returns).
+import type { OrganizationConfig } from './config.js';
+import { addToDigest, type DayDigest, digestHex, emptyDigest } from './db/content-hash.js';
+import { addDays, daysBetween } from './days.js';
+import { type RunSummary, type SyncDeps, syncOrganization } from './sync/sync-organization.js';
+
+export interface Side {
+  readonly records: number | null;
+  readonly hash: string | null;
+}
+
+export interface DayDrift {
+  readonly organization: string;
+  readonly day: string;
+  readonly service: Side;
+  /** The mirror's rows before the repair. */
+  readonly mirror: Side;
+  /** The ledger's record of the day before the repair; nulls when the day was never completed. */
+  readonly ledger: Side;
+  /** The mirror's rows after the repair equal the service's. */
+  readonly repaired: boolean;
+}
+
+export interface VerifyResult {
+  readonly summary: RunSummary;
+  readonly days: number;
+  readonly drift: readonly DayDrift[];
+}
+
+export async function verifyOrganization(deps: SyncDeps, organization: OrganizationConfig, from: string, to: string, signal: AbortSignal): Promise<VerifyResult> {
+  const { store } = deps;
+  const name = organization.name;
+  const ledger = store.ledgerDays(name, from, to);
+  const before = store.dayDigests(name, from, to);
+  const service = new Map<string, DayDigest>();
+  const summary = await syncOrganization(
+    deps,
+    organization,
+    {
+      mode: 'verify',
+      from,
+      to,
+      onPage: (threats) => {
+        for (const threat of threats) {
+          const day = threat.blockedAt.slice(0, 10);
+          if (day < from || day > to) continue;
+          let digest = service.get(day);
+          if (!digest) service.set(day, (digest = emptyDigest()));
+          addToDigest(digest, threat.id, threat.content, threat.type, threat.blockedAt);
+        }
+      },
+    },
+    signal,
+  );
+  const days = daysBetween(from, to);
+  if (summary.status !== 'succeeded') return { summary, days, drift: [] };
+  const after = store.dayDigests(name, from, to);
+  const drift: DayDrift[] = [];
+  for (let offset = 0; offset < days; offset += 1) {
+    const day = addDays(from, offset);
+    const want = side(service.get(day));
+    const had = side(before.get(day));
+    const recorded = ledger.get(day);
+    const ledgerSide: Side = { records: recorded?.records ?? null, hash: recorded?.contentHash ?? null };
+    if (want.hash === had.hash && want.hash === ledgerSide.hash && want.records === ledgerSide.records) continue;
+    drift.push({ organization: name, day, service: want, mirror: had, ledger: ledgerSide, repaired: side(after.get(day)).hash === want.hash });
+  }
+  return { summary, days, drift };
+}
+
+function side(digest: DayDigest | undefined): { records: number; hash: string } {
+  const value = digest ?? emptyDigest();
+  return { records: value.records, hash: digestHex(value) };
+}
+
+export function formatDrift(results: readonly VerifyResult[]): string {
+  const lines: string[] = [];
+  const cell = (value: Side): string => (value.records === null ? '(none)' : `${value.records} ${value.hash?.slice(0, 8) ?? ''}`);
+  for (const result of results) {
+    const { summary } = result;
+    if (summary.status !== 'succeeded') {
+      lines.push(`${summary.organization}: verify ${summary.status}: ${summary.error ?? ''}`);
+      continue;
+    }
+    lines.push(`${summary.organization}: ${result.days} days ${summary.rangeStart}..${summary.rangeEnd} checked, ${result.drift.length} drifted, ${summary.pages} pages fetched`);
+    if (result.drift.length === 0) continue;
+    const header = ['day', 'service', 'mirror', 'ledger', 'now'];
+    const rows = result.drift.map((drift) => [drift.day, cell(drift.service), cell(drift.mirror), cell(drift.ledger), drift.repaired ? 'repaired' : 'STILL DIFFERS']);
+    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+    const format = (row: string[]): string => `  ${row.map((value, column) => value.padEnd(widths[column] ?? 0)).join('  ')}`.trimEnd();
+    lines.push(format(header));
+    for (const row of rows) lines.push(format(row));
+  }
+  return `${lines.join('\n')}\n`;
+}

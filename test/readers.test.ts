@@ -1,0 +1,231 @@
+// What readers rely on: lookup columns, the change feed, removals, full-text search, lookup, verify.
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { addDays } from '../src/days.js';
+import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
+import { runCli } from './support/cli.js';
+import { mirroredThreats, scalar, withDb } from './support/mirror-db.js';
+import { tempDir } from './support/temp.js';
+
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const KEY = 'acme-key';
+
+let standin: Standin | undefined;
+afterEach(async () => {
+  await standin?.close();
+  standin = undefined;
+});
+
+async function start(threats: StandinThreat[]): Promise<Standin> {
+  standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+  return standin;
+}
+
+function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    THREAT_MIRROR_API_URL: service.url,
+    THREAT_MIRROR_DB: dbPath,
+    THREAT_MIRROR_ORG: 'acme',
+    THREAT_MIRROR_API_KEY: KEY,
+    THREAT_MIRROR_NOW: NOW,
+    THREAT_MIRROR_INITIAL_DAYS: '10',
+    THREAT_MIRROR_LOOKBACK_DAYS: '2',
+    ...extra,
+  };
+}
+
+const threat = (id: number, content: string, type: string, day: string, time = '10:00:00.000'): StandinThreat => ({ id, content, type, blockedAt: `${day}T${time}Z`, organization: 'acme' });
+
+/** A reader of the change feed: remembers the last change_seq it saw. */
+function feedReader(dbPath: string): () => number[] {
+  let last = 0;
+  return () =>
+    withDb(dbPath, (db) => {
+      const rows = db.prepare('SELECT id, change_seq FROM threats WHERE change_seq > ? ORDER BY change_seq').all(last) as Array<{ id: number; change_seq: number }>;
+      if (rows.length > 0) last = rows.at(-1)?.change_seq ?? last;
+      return rows.map((row) => row.id);
+    });
+}
+
+describe('lookup columns and text search', () => {
+  it('are derived on write, indexed, and kept in step on update', async () => {
+    const service = await start([
+      threat(1, 'https://Login.Wallet-Verify.Example-Phish.co.uk/connect', 'URL', TODAY),
+      threat(2, 'eip155:1:0xAbCdEf0123456789abcdef0123456789ABCDEF01', 'ADDRESS', TODAY),
+      threat(3, 'eip155:137:0xabcdef0123456789abcdef0123456789abcdef01', 'ADDRESS', TODAY),
+      threat(4, 'Support@Example-Phish.co.uk', 'EMAIL', TODAY),
+      threat(5, 'not a url at all', 'URL', TODAY),
+      threat(6, "zebrawallet'; DROP TABLE threats; --", 'PLATFORM_02', TODAY),
+    ]);
+    const dbPath = join(tempDir(), 'mirror.db');
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    const rows = withDb(dbPath, (db) => db.prepare('SELECT id, host, registrable_domain, address_namespace, address_chain, address, email, email_domain FROM threats ORDER BY id').all());
+    expect(rows).toEqual([
+      { id: 1, host: 'login.wallet-verify.example-phish.co.uk', registrable_domain: 'example-phish.co.uk', address_namespace: null, address_chain: null, address: null, email: null, email_domain: null },
+      { id: 2, host: null, registrable_domain: null, address_namespace: 'eip155', address_chain: '1', address: '0xabcdef0123456789abcdef0123456789abcdef01', email: null, email_domain: null },
+      { id: 3, host: null, registrable_domain: null, address_namespace: 'eip155', address_chain: '137', address: '0xabcdef0123456789abcdef0123456789abcdef01', email: null, email_domain: null },
+      { id: 4, host: null, registrable_domain: null, address_namespace: null, address_chain: null, address: null, email: 'support@example-phish.co.uk', email_domain: 'example-phish.co.uk' },
+      { id: 5, host: null, registrable_domain: null, address_namespace: null, address_chain: null, address: null, email: null, email_domain: null },
+      { id: 6, host: null, registrable_domain: null, address_namespace: null, address_chain: null, address: null, email: null, email_domain: null },
+    ]);
+    withDb(dbPath, (db) => {
+      const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((row) => row.detail).join(' ');
+      expect(plan("SELECT id FROM threats WHERE content = 'x'")).toMatch(/USING (COVERING )?INDEX threats_content/);
+      expect(plan("SELECT id FROM threats WHERE host = 'x'")).toMatch(/USING (COVERING )?INDEX threats_host/);
+      expect(plan("SELECT id FROM threats WHERE address = 'x'")).toMatch(/USING (COVERING )?INDEX threats_address/);
+      expect(plan('SELECT id FROM threats WHERE change_seq > 5')).toMatch(/USING (COVERING )?INDEX threats_change_seq/);
+      const match = (query: string) => db.prepare('SELECT rowid FROM threats_fts WHERE threats_fts MATCH ? ORDER BY rowid').pluck().all(query);
+      expect(match('wallet')).toEqual([1]);
+      expect(match('zebrawallet')).toEqual([6]);
+    });
+    service.updateThreat(6, { content: 'nothing to see' });
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    withDb(dbPath, (db) => {
+      expect(db.prepare("SELECT rowid FROM threats_fts WHERE threats_fts MATCH 'zebrawallet'").all()).toEqual([]);
+      expect(db.prepare("SELECT rowid FROM threats_fts WHERE threats_fts MATCH 'nothing'").pluck().all()).toEqual([6]);
+    });
+  });
+});
+
+describe('change feed and removals', () => {
+  it('give a reader exactly what is new, changed, removed or restored after each of many syncs', async () => {
+    const base = generateThreats({ seed: 8, organizations: ['acme'], count: 600, fromDay: addDays(TODAY, -9), toDay: TODAY });
+    const service = await start(base);
+    const dbPath = join(tempDir(), 'mirror.db');
+    const read = feedReader(dbPath);
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    const first = read();
+    expect(new Set(first)).toEqual(new Set(base.map((t) => t.id)));
+    expect(first).toHaveLength(base.length);
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    expect(read()).toEqual([]);
+
+    const recent = (offset: number) => base.filter((t) => t.blockedAt.slice(0, 10) === addDays(TODAY, -offset));
+    let nextId = 1_000_000;
+    const seen = new Set<number>(first);
+    const rounds = 6;
+    for (let round = 0; round < rounds; round += 1) {
+      const added = [threat(nextId++, `https://round-${round}.example`, 'URL', TODAY), threat(nextId++, `late-${round}@example.com`, 'EMAIL', addDays(TODAY, -1))];
+      service.addThreats(added);
+      const changed = recent(round % 3)[round];
+      if (changed) service.updateThreat(changed.id, { content: `${changed.content}#r${round}` });
+      const removed = recent(2)[round + 10];
+      if (removed) service.removeThreats([removed.id]);
+      const restored = round > 0 ? recent(2)[round + 9] : undefined;
+      if (restored) service.addThreats([restored]);
+      expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+      const delta = read();
+      expect(new Set(delta).size).toBe(delta.length);
+      const expectedIds = new Set([...added.map((t) => t.id), ...(changed ? [changed.id] : []), ...(removed ? [removed.id] : []), ...(restored ? [restored.id] : [])]);
+      expect(new Set(delta)).toEqual(expectedIds);
+      for (const id of delta) seen.add(id);
+    }
+    // Every row the reader holds came through the feed.
+    const all = withDb(dbPath, (db) => db.prepare('SELECT id FROM threats').pluck().all() as number[]);
+    for (const id of all) expect(seen.has(id)).toBe(true);
+    // After the last round the mirror's current view equals the service, removals included.
+    const current = withDb(dbPath, (db) => db.prepare("SELECT id FROM current_threats WHERE organization = 'acme' ORDER BY id").pluck().all());
+    const want = service.threatsVisibleTo(KEY).filter((t) => t.blockedAt.slice(0, 10) >= addDays(TODAY, -9)).map((t) => t.id);
+    expect(current).toEqual(want);
+  });
+
+  it('marks a threat removed only where its day was fully re-scanned, and clears the mark when it returns', async () => {
+    const inRange = threat(10, 'https://in-range.example', 'URL', addDays(TODAY, -1));
+    const outOfRange = threat(11, 'https://out-of-range.example', 'URL', addDays(TODAY, -6));
+    const service = await start([inRange, outOfRange, threat(12, 'https://stays.example', 'URL', addDays(TODAY, -1))]);
+    const dbPath = join(tempDir(), 'mirror.db');
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    service.removeThreats([10, 11]);
+    const result = await runCli(['--once'], env(service, dbPath));
+    expect(result.code).toBe(0);
+    const removedAt = (id: number) => scalar<string | null>(dbPath, "SELECT removed_at FROM organization_threats WHERE organization = 'acme' AND threat_id = ?", id);
+    expect(removedAt(10)).not.toBeNull();
+    expect(removedAt(11)).toBeNull();
+    expect(removedAt(12)).toBeNull();
+    expect(result.logs.find((line) => line.msg === 'sync of organization "acme" succeeded')).toMatchObject({ removed: 1 });
+    // Never deleted: the row stays, out of current_threats.
+    expect(mirroredThreats(dbPath, 'acme').map((row) => row.id)).toEqual([10, 11, 12]);
+    expect(scalar(dbPath, 'SELECT count(*) FROM current_threats WHERE id = 10')).toBe(0);
+    service.addThreats([inRange]);
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    expect(removedAt(10)).toBeNull();
+  });
+});
+
+describe('lookup command', () => {
+  it('finds threats by content, URL host, domain, address and e-mail, with exit 0 on a match and 1 on none', async () => {
+    const service = await start([
+      threat(1, 'https://login.evil-phish.example/connect', 'URL', TODAY),
+      threat(2, 'eip155:1:0xAbCdEf0123456789abcdef0123456789ABCDEF01', 'ADDRESS', TODAY),
+      threat(3, 'Support@Evil-Phish.example', 'EMAIL', TODAY),
+    ]);
+    const dbPath = join(tempDir(), 'mirror.db');
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    const reader = { THREAT_MIRROR_DB: dbPath };
+    const json = async (...values: string[]) => {
+      const result = await runCli(['lookup', '--json', ...values], reader);
+      return { code: result.code, results: JSON.parse(result.stdout) as Array<{ value: string; matches: Array<{ id: number; matchedBy: string }> }> };
+    };
+    const byUrl = await json('https://LOGIN.evil-phish.example/other-path');
+    expect(byUrl.code).toBe(0);
+    expect(byUrl.results[0]?.matches).toMatchObject([{ id: 1, matchedBy: 'host' }]);
+    const byDomain = await json('evil-phish.example');
+    expect(byDomain.results[0]?.matches.map((match) => [match.id, match.matchedBy])).toEqual([
+      [1, 'registrable_domain'],
+      [3, 'email_domain'],
+    ]);
+    expect((await json('0xABCDEF0123456789ABCDEF0123456789ABCDEF01')).results[0]?.matches).toMatchObject([{ id: 2, matchedBy: 'address' }]);
+    expect((await json('eip155:137:0xabcdef0123456789abcdef0123456789abcdef01')).results[0]?.matches).toEqual([]);
+    expect((await json('SUPPORT@evil-phish.example')).results[0]?.matches).toMatchObject([{ id: 3, matchedBy: 'email' }]);
+    const none = await runCli(['lookup', 'https://innocent.example/'], reader);
+    expect(none.code).toBe(1);
+    expect(none.stdout).toMatch(/not blocked/);
+    const text = await runCli(['lookup', 'https://login.evil-phish.example/connect', 'innocent.example'], reader);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^https:\/\/login\.evil-phish\.example\/connect: blocked \(1 match\)/);
+    expect((await runCli(['lookup'], reader)).code).toBe(2);
+    expect((await runCli(['lookup', 'x'], { THREAT_MIRROR_DB: join(tempDir(), 'missing.db') })).code).toBe(2);
+  });
+});
+
+describe('verify', () => {
+  it('finds drift injected into closed days, reports it as a table, and repairs it', async () => {
+    const service = await start(generateThreats({ seed: 12, organizations: ['acme'], count: 800, fromDay: addDays(TODAY, -9), toDay: TODAY }));
+    const dbPath = join(tempDir(), 'mirror.db');
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    const dayOf = (offset: number) => addDays(TODAY, -offset);
+    const onDay = (offset: number) => service.threatsVisibleTo(KEY).filter((t) => t.blockedAt.slice(0, 10) === dayOf(offset));
+    // Closed days older than the re-scan (3 and more days back) that hold threats.
+    const offsets = [9, 8, 7, 6, 5, 4, 3].filter((offset) => onDay(offset).length > 0);
+    expect(offsets.length).toBeGreaterThanOrEqual(4);
+    const [deletedDay, alteredDay, goneDay, ledgerDay] = offsets as [number, number, number, number];
+    const [deleted] = onDay(deletedDay);
+    const [altered] = onDay(alteredDay);
+    const [gone] = onDay(goneDay);
+    // Drift by hand in the file, and an unblocking at the service on a day the re-scan no longer reaches.
+    const db = new Database(dbPath);
+    db.prepare('DELETE FROM organization_threats WHERE threat_id = ?').run(deleted?.id);
+    db.prepare('DELETE FROM threats WHERE id = ?').run(deleted?.id);
+    db.prepare("UPDATE threats SET content = 'tampered' WHERE id = ?").run(altered?.id);
+    db.prepare("UPDATE sync_windows SET content_hash = '0000000000000000' WHERE day = ?").run(dayOf(ledgerDay));
+    db.close();
+    service.removeThreats([gone?.id ?? 0]);
+
+    const result = await runCli(['verify', '--from', dayOf(9), '--to', dayOf(1)], env(service, dbPath));
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/acme: 9 days .* checked, 4 drifted/);
+    for (const offset of [deletedDay, alteredDay, goneDay, ledgerDay]) expect(result.stdout).toMatch(new RegExp(`${dayOf(offset)} .* repaired`));
+    const want = service.threatsVisibleTo(KEY).filter((t) => t.blockedAt.slice(0, 10) >= dayOf(9) && t.blockedAt.slice(0, 10) <= dayOf(1)).map((t) => t.id);
+    const current = withDb(dbPath, (reader) =>
+      reader.prepare("SELECT id FROM current_threats WHERE organization = 'acme' AND blocked_at < ? ORDER BY id").pluck().all(`${TODAY}`),
+    );
+    expect(current).toEqual(want);
+    const again = await runCli(['verify', '--from', dayOf(9), '--to', dayOf(1)], env(service, dbPath));
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/9 days .* checked, 0 drifted/);
+    expect((await runCli(['verify', '--to', TODAY], env(service, dbPath))).code).toBe(2);
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { deriveLookupFields, normalizeLookup } from '../../src/lookup-fields.js';
+
+describe('deriveLookupFields', () => {
+  it('derives host and registrable domain from URLs and pages', () => {
+    expect(deriveLookupFields('URL', 'https://Login.Secure.Example-Bank.co.uk:8443/verify?x=1')).toMatchObject({
+      host: 'login.secure.example-bank.co.uk',
+      registrableDomain: 'example-bank.co.uk',
+    });
+    expect(deriveLookupFields('PAGE', 'http://victim.github.io/phish.html')).toMatchObject({ host: 'victim.github.io', registrableDomain: 'victim.github.io' });
+    const idn = deriveLookupFields('URL', 'https://путь.example/x');
+    expect(idn.host).toMatch(/^xn--[a-z0-9-]+\.example$/);
+    expect(idn.registrableDomain).toBe(idn.host);
+    expect(deriveLookupFields('URL', 'http://192.168.0.1/login')).toMatchObject({ host: '192.168.0.1', registrableDomain: null });
+    expect(deriveLookupFields('URL', 'https://evil.example./')).toMatchObject({ host: 'evil.example' });
+  });
+
+  it('splits chain-qualified addresses, lower-casing hex ones only', () => {
+    expect(deriveLookupFields('ADDRESS', 'eip155:1:0xAbCdEf0123456789abcdef0123456789ABCDEF01')).toMatchObject({
+      addressNamespace: 'eip155',
+      addressChain: '1',
+      address: '0xabcdef0123456789abcdef0123456789abcdef01',
+    });
+    expect(deriveLookupFields('ADDRESS', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp:7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV')).toMatchObject({
+      addressNamespace: 'solana',
+      address: '7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV',
+    });
+    expect(deriveLookupFields('ADDRESS', '0xAbC123')).toMatchObject({ addressNamespace: null, address: '0xabc123' });
+  });
+
+  it('lower-cases e-mail addresses and keeps their domain', () => {
+    expect(deriveLookupFields('EMAIL', 'Support.Team@Example-Bank.COM')).toMatchObject({ email: 'support.team@example-bank.com', emailDomain: 'example-bank.com' });
+  });
+
+  it('keeps NULL for content that does not parse, hostile content included, and never throws', () => {
+    const none = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null };
+    const hostile = [
+      'evil.example/login',
+      'https://',
+      'http://[::1',
+      "https://evil.example/'; DROP TABLE threats; --".replace('https://', ''),
+      'nul\u0000inside',
+      `https://long.example/${'a'.repeat(20_000)}`,
+      'eip155:1',
+      'eip155::0xabc',
+      'EIP155:1:0xabc',
+      'not-an-email@',
+      '@nobody.example',
+      'a@b',
+      '\u202Eevil\u202C@example.com',
+      '',
+    ];
+    for (const content of hostile) {
+      for (const type of ['URL', 'PAGE', 'ADDRESS', 'EMAIL']) {
+        const fields = deriveLookupFields(type, content);
+        if (type === 'URL' || type === 'PAGE') expect(fields.host, content).toBeNull();
+        if (type === 'EMAIL') expect(fields.email, content).toBeNull();
+        if (type === 'ADDRESS') expect(fields.addressChain, content).toBeNull();
+      }
+    }
+    expect(deriveLookupFields('PLATFORM_03', 'https://social.example.com/@x')).toEqual(none);
+  });
+});
+
+describe('normalizeLookup', () => {
+  it('reads URLs, bare domains, addresses and e-mails like the derived columns', () => {
+    expect(normalizeLookup(' https://EVIL.example/a ')).toMatchObject({ content: 'https://EVIL.example/a', host: 'evil.example', domain: null });
+    expect(normalizeLookup('Evil.Example')).toMatchObject({ host: null, domain: 'evil.example' });
+    expect(normalizeLookup('0xABC')).toMatchObject({ address: '0xabc', addressChain: null });
+    expect(normalizeLookup('eip155:137:0xABC')).toMatchObject({ address: '0xabc', addressNamespace: 'eip155', addressChain: '137' });
+    expect(normalizeLookup('X@Example.com')).toMatchObject({ email: 'x@example.com', domain: null });
+    expect(normalizeLookup('just words')).toMatchObject({ host: null, domain: null, address: null, email: null });
+  });
+});
