@@ -225,7 +225,8 @@ export class MirrorStore {
     const digests = new Map<string, DayDigest>();
     const rows = this.#opened.sqlite
       .prepare(
-        `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt FROM organization_threats o JOIN threats t ON t.id = o.threat_id
+        // threats first, by blocked_at: see the same query in PageWriter.
+        `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id
           WHERE o.organization = ? AND o.removed_at IS NULL AND t.blocked_at >= ? AND t.blocked_at < ?`,
       )
       .iterate(organization, from, addDays(to, 1)) as Iterable<{ id: number; content: string; type: string; blockedAt: string }>;

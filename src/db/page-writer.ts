@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type { RejectedRecord } from '../api/threat-client.js';
 import type { Threat } from '../api/threat-record.js';
 import { addDays, daysBetween } from '../days.js';
-import { deriveLookupFields } from '../lookup-fields.js';
+import { deriveLookupFields, type LookupFields } from '../lookup-fields.js';
 import { addToDigest, type DayDigest, digestHex, emptyDigest } from './content-hash.js';
 
 export interface PageCounts {
@@ -59,8 +59,12 @@ export class PageWriter {
   /** The last change_seq handed out; one writer per file, so a counter in memory is exact. */
   #changeSeq: number;
 
-  constructor(sqlite: Database.Database) {
+  readonly #derive: (type: string, content: string) => LookupFields;
+
+  /** `derive` is replaceable so the benchmark can measure what the lookup columns cost. */
+  constructor(sqlite: Database.Database, derive: (type: string, content: string) => LookupFields = deriveLookupFields) {
     this.#sqlite = sqlite;
+    this.#derive = derive;
     this.#insertRejected = sqlite.prepare('INSERT INTO rejected_records (organization, run_id, raw, reason, seen_at) VALUES (?, ?, ?, ?, ?)');
     this.#advanceCursor = sqlite.prepare(
       'UPDATE sync_cursors SET next_page = ?, pages = pages + 1, records = records + ?, completed_at = ? WHERE plan_id = ? AND window_start = ?',
@@ -73,8 +77,10 @@ export class PageWriter {
          records = excluded.records, content_hash = excluded.content_hash`,
     );
     this.#windowThreats = sqlite.prepare(
+      // CROSS JOIN keeps SQLite from driving this from the organization's links: that reads every
+      // link of the organization at each window's end (quadratic over a backfill; measured).
       `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt
-         FROM threats t JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
+         FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
         WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL`,
     );
     this.#markRemoved = sqlite.prepare('UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ?');
@@ -104,7 +110,7 @@ export class PageWriter {
     const batch = this.#sqlite.transaction(() => {
       const rows = pending.all() as Array<{ id: number; type: string; content: string }>;
       for (const row of rows) {
-        const fields = deriveLookupFields(row.type, row.content);
+        const fields = this.#derive(row.type, row.content);
         update.run(++this.#changeSeq, fields.host, fields.registrableDomain, fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, row.id);
       }
       return rows.length;
@@ -123,7 +129,7 @@ export class PageWriter {
     for (const chunk of chunks(threats)) {
       const values: unknown[] = [];
       for (const threat of chunk) {
-        const fields = deriveLookupFields(threat.type, threat.content);
+        const fields = this.#derive(threat.type, threat.content);
         // Each row is offered the next change_seq; it keeps it only if it is written, so the
         // feed may skip numbers but never repeats or goes back.
         this.#changeSeq += 1;

@@ -40,6 +40,7 @@ const TYPES = ['URL', 'URL', 'URL', 'PAGE', 'ADDRESS', 'ADDRESS', 'EMAIL', 'IPFS
 const WORDS = ['login', 'secure', 'verify', 'wallet', 'account', 'support', 'claim', 'airdrop', 'update', 'bonus'];
 const BRANDS = ['example-bank', 'paypa1-example', 'metamask-example', 'coinbase-example', 'ledger-example'];
 const HEX = '0123456789abcdefABCDEF';
+const BASE36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
 const HOSTILE: ReadonlyArray<(random: () => number) => string> = [
@@ -66,7 +67,8 @@ function chars(alphabet: string, length: number, random: () => number): string {
 export function contentFor(type: string, random: () => number): string {
   switch (type) {
     case 'URL':
-      return `https://${pick(WORDS, random)}-${pick(WORDS, random)}.${pick(BRANDS, random)}.com/${pick(WORDS, random)}?id=${Math.floor(random() * 1e6)}`;
+      // Phishing hosts are mostly throwaway: a random label keeps hosts about as distinct as URLs.
+      return `https://${pick(WORDS, random)}-${chars(BASE36, 6, random)}.${pick(BRANDS, random)}.com/${pick(WORDS, random)}?id=${Math.floor(random() * 1e6)}`;
     case 'PAGE':
       return `https://sites.example-host.com/${pick(BRANDS, random)}/${pick(WORDS, random)}-${Math.floor(random() * 1e4)}.html`;
     case 'ADDRESS': {

@@ -1,0 +1,104 @@
+// `npm run bench:readers`: with 1,000,000 threats in the file, how fast readers' exact lookups
+// answer, and what the lookup columns, their indexes and the full-text triggers cost the writer.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { openDatabase } from '../../src/db/open-database.js';
+import { PageWriter } from '../../src/db/page-writer.js';
+import { generateThreats, type StandinThreat } from '../../src/standin/index.js';
+import type { LookupFields } from '../../src/lookup-fields.js';
+
+const COUNT = Number(process.env.BENCH_THREATS ?? 1_000_000);
+const NO_LOOKUPS: LookupFields = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null };
+
+function writeAll(sqlite: Database.Database, writer: PageWriter, threats: readonly StandinThreat[]): number {
+  const plan = sqlite.prepare("INSERT INTO sync_plans (organization, mode, range_start, range_end, created_at) VALUES ('bench', 'backfill', '2000-01-01', '2000-01-01', 'x') RETURNING id").get() as { id: number };
+  sqlite.prepare("INSERT INTO sync_cursors (plan_id, window_start, window_end) VALUES (?, '2000-01-01', '2000-01-01')").run(plan.id);
+  const run = sqlite.prepare("INSERT INTO sync_runs (organization, mode, status, range_start, range_end, started_at) VALUES ('bench', 'backfill', 'running', 'x', 'x', 'x') RETURNING id").get() as { id: number };
+  const started = performance.now();
+  for (let offset = 0; offset < threats.length; offset += 100) {
+    writer.write({
+      organization: 'bench',
+      runId: run.id,
+      window: { planId: plan.id, windowStart: '2000-01-01', windowEnd: '2000-01-01' },
+      threats: threats.slice(offset, offset + 100),
+      rejected: [],
+      nextPage: String(offset / 100 + 2),
+      retries: 0,
+      stamp: new Date(1_700_000_000_000 + offset).toISOString(),
+      windowSeenIds: null,
+      windowPages: offset / 100 + 1,
+    });
+  }
+  return threats.length / ((performance.now() - started) / 1000);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+}
+
+function timeLookups(sqlite: Database.Database, sql: string, values: readonly string[]): { medianUs: number; p99Us: number; found: number } {
+  const statement = sqlite.prepare(sql);
+  const times: number[] = [];
+  let found = 0;
+  for (const value of values) {
+    const started = process.hrtime.bigint();
+    const rows = statement.all(value);
+    times.push(Number(process.hrtime.bigint() - started) / 1000);
+    if (rows.length > 0) found += 1;
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  return { medianUs: median(times), p99Us: sorted[Math.floor(sorted.length * 0.99)] ?? NaN, found };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'tm-bench-readers-'));
+try {
+  process.stderr.write(`generating ${COUNT} threats…\n`);
+  const threats = generateThreats({ seed: 5, organizations: ['bench'], count: COUNT, fromDay: '2025-01-01', toDay: '2025-12-31' });
+
+  process.stderr.write('writing without lookup columns, their indexes and the FTS triggers…\n');
+  const bare = openDatabase(join(dir, 'bare.db'));
+  bare.sqlite.exec(`DROP TRIGGER threats_fts_insert; DROP TRIGGER threats_fts_update; DROP TRIGGER threats_fts_delete;
+    DROP INDEX threats_content; DROP INDEX threats_host; DROP INDEX threats_registrable_domain; DROP INDEX threats_address;
+    DROP INDEX threats_email; DROP INDEX threats_email_domain;`);
+  const bareRate = writeAll(bare.sqlite, new PageWriter(bare.sqlite, () => NO_LOOKUPS), threats);
+  bare.close();
+
+  process.stderr.write('writing with everything…\n');
+  const full = openDatabase(join(dir, 'full.db'));
+  const fullRate = writeAll(full.sqlite, new PageWriter(full.sqlite), threats);
+
+  const sample = (pick: (threat: StandinThreat) => string | null): string[] => {
+    const values: string[] = [];
+    for (let index = 0; values.length < 10_000 && index < threats.length; index += 97) {
+      const value = pick(threats[index] as StandinThreat);
+      if (value !== null) values.push(value);
+    }
+    return values;
+  };
+  const hostOf = (threat: StandinThreat) => (threat.type === 'URL' ? (full.sqlite.prepare('SELECT host FROM threats WHERE id = ?').pluck().get(threat.id) as string | null) : null);
+  const addressOf = (threat: StandinThreat) => (threat.type === 'ADDRESS' ? (full.sqlite.prepare('SELECT address FROM threats WHERE id = ?').pluck().get(threat.id) as string | null) : null);
+  const results = {
+    content: timeLookups(full.sqlite, 'SELECT id, type, blocked_at FROM threats WHERE content = ?', sample((threat) => threat.content)),
+    host: timeLookups(full.sqlite, 'SELECT id, content FROM threats WHERE host = ?', sample(hostOf)),
+    address: timeLookups(full.sqlite, 'SELECT id, content FROM threats WHERE address = ?', sample(addressOf)),
+    'change feed (100 after a seq)': timeLookups(full.sqlite, 'SELECT id FROM threats WHERE change_seq > ? ORDER BY change_seq LIMIT 100', sample((threat) => String(threat.id % 900_000))),
+  };
+  full.close();
+
+  const cost = 1 - fullRate / bareRate;
+  process.stdout.write(`\n| ${COUNT} threats | value |\n|---|---:|\n`);
+  process.stdout.write(`| upsert rows/s without lookup columns, their indexes, FTS triggers | ${Math.round(bareRate)} |\n`);
+  process.stdout.write(`| upsert rows/s with all of them | ${Math.round(fullRate)} |\n`);
+  process.stdout.write(`| throughput cost | ${(cost * 100).toFixed(0)}% |\n`);
+  for (const [name, result] of Object.entries(results)) {
+    process.stdout.write(`| exact lookup by ${name}: median / p99 µs (${result.found} found) | ${result.medianUs.toFixed(1)} / ${result.p99Us.toFixed(1)} |\n`);
+  }
+  const lookupsOk = ['content', 'host', 'address'].every((name) => (results[name as keyof typeof results]?.medianUs ?? Infinity) < 50);
+  process.stdout.write(`\n${lookupsOk ? 'PASS' : 'FAIL'}  exact lookups by content, host, address under 50 µs at the median\n`);
+  process.stdout.write(`${cost <= 0.3 ? 'PASS' : 'FAIL'}  lookup columns and triggers cost at most 30% of upsert throughput: ${(cost * 100).toFixed(0)}%\n`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
