@@ -34,6 +34,7 @@ export interface Config {
   readonly httpPort: number | undefined;
   readonly httpHost: string;
   readonly reports: boolean;
+  readonly reportsRecentDays: number;
   /** A fixed "now" for tests and replays; undefined means the system clock. */
   readonly fixedNow: Date | undefined;
 }
@@ -58,7 +59,8 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_JITTER_SECONDS', default: '0', meaning: 'Random delay before each scheduled run, so a fleet does not hit the service at once' },
   { name: 'THREAT_MIRROR_HTTP_PORT', default: '(off)', meaning: 'Serve /healthz, /readyz and /metrics on this port' },
   { name: 'THREAT_MIRROR_HTTP_HOST', default: '127.0.0.1', meaning: 'Address the HTTP endpoints bind to' },
-  { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports' },
+  { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports and their proposals' },
+  { name: 'THREAT_MIRROR_REPORTS_RECENT_DAYS', default: '30', meaning: 'Days of reports every incremental run re-reads (their statuses change after filing)' },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
@@ -118,6 +120,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     httpPort: httpPortText === undefined ? undefined : integer(env, 'THREAT_MIRROR_HTTP_PORT', 0, 0, 65_535),
     httpHost: value(env, 'THREAT_MIRROR_HTTP_HOST') ?? '127.0.0.1',
     reports: boolean(env, 'THREAT_MIRROR_REPORTS', false),
+    reportsRecentDays: integer(env, 'THREAT_MIRROR_REPORTS_RECENT_DAYS', 30, 1, 3_650),
     fixedNow,
   });
 }

@@ -12,7 +12,7 @@ export interface MirrorMetrics extends ApiObserver, SyncObserver {
 export function createMetrics(): MirrorMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'threat_mirror_' });
-  const runs = new Counter({ name: 'threat_mirror_runs_total', help: 'Runs by organization and outcome', labelNames: ['organization', 'outcome'], registers: [registry] });
+  const runs = new Counter({ name: 'threat_mirror_runs_total', help: 'Runs by organization, stream (threats, reports) and outcome', labelNames: ['organization', 'stream', 'outcome'], registers: [registry] });
   const pages = new Counter({ name: 'threat_mirror_pages_total', help: 'Pages committed', labelNames: ['organization'], registers: [registry] });
   const threats = new Counter({ name: 'threat_mirror_threats_total', help: 'Threat records by what the write did: inserted, updated or rejected', labelNames: ['organization', 'result'], registers: [registry] });
   const requests = new Counter({ name: 'threat_mirror_requests_total', help: 'HTTP requests to the service by outcome (ok, status_NNN, network, timeout, ...)', labelNames: ['organization', 'outcome'], registers: [registry] });
@@ -38,7 +38,8 @@ export function createMetrics(): MirrorMetrics {
       threats.inc({ organization, result: 'rejected' }, counts.rejected);
     },
     runFinished: (summary: RunSummary) => {
-      runs.inc({ organization: summary.organization, outcome: summary.status });
+      runs.inc({ organization: summary.organization, stream: summary.stream, outcome: summary.status });
+      if (summary.stream !== 'threats') return;
       duration.observe({ organization: summary.organization }, summary.durationMs / 1000);
       if (summary.status === 'succeeded') lastSuccess.set({ organization: summary.organization }, Date.parse(summary.finishedAt) / 1000);
     },

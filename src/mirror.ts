@@ -38,6 +38,8 @@ export function openMirror({ config, logger, clock, apiObserver, syncObserver }:
   const store = new MirrorStore(opened);
   const abandoned = store.markAbandonedRuns(clock().toISOString());
   if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
+  // Readers see in sync_status how far back each run re-scans: only those days can show removals.
+  store.recordSetting('lookback_days', String(config.lookbackDays), clock().toISOString());
   const backfilled = store.backfillLookups();
   if (backfilled > 0) logger.info({ threats: backfilled }, 'derived lookup columns and change_seq for threats written by an earlier version');
   const deps: SyncDeps = {
@@ -45,7 +47,13 @@ export function openMirror({ config, logger, clock, apiObserver, syncObserver }:
     clock,
     logger,
     observer: syncObserver,
-    settings: { initialDays: config.initialDays, lookbackDays: config.lookbackDays, concurrency: config.concurrency },
+    settings: {
+      initialDays: config.initialDays,
+      lookbackDays: config.lookbackDays,
+      concurrency: config.concurrency,
+      reports: config.reports,
+      reportsRecentDays: config.reportsRecentDays,
+    },
     api: {
       apiUrl: config.apiUrl,
       timeoutMs: config.requestTimeoutMs,

@@ -77,7 +77,7 @@ describe('daemon', () => {
     const samples = parsePrometheus(metrics);
     const stored = scalar<number>(dbPath, "SELECT count(*) FROM organization_threats WHERE organization = 'acme'");
     expect(samples.get('threat_mirror_threats_total{organization="acme",result="inserted"}')).toBe(stored);
-    expect(samples.get('threat_mirror_runs_total{organization="acme",outcome="succeeded"}')).toBeGreaterThanOrEqual(2);
+    expect(samples.get('threat_mirror_runs_total{organization="acme",stream="threats",outcome="succeeded"}')).toBeGreaterThanOrEqual(2);
     expect(samples.get('threat_mirror_requests_total{organization="acme",outcome="ok"}')).toBeGreaterThanOrEqual(2);
     expect(samples.get('threat_mirror_last_success_timestamp_seconds{organization="acme"}')).toBeGreaterThan(0);
     expect(mirroredThreats(dbPath, 'acme')).toEqual(expected(service));

@@ -6,6 +6,7 @@ import { addDays } from '../days.js';
 import { addToDigest, type DayDigest, emptyDigest } from './content-hash.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
 import { type PageResult, PageWriter } from './page-writer.js';
+import { ReportWriter } from './report-writer.js';
 import {
   mirrorSettings,
   organizationThreats,
@@ -62,7 +63,11 @@ export class MirrorStore {
     this.#opened = opened;
     this.#db = opened.db;
     this.#pages = new PageWriter(opened.sqlite);
+    this.reports = new ReportWriter(opened.sqlite);
   }
+
+  /** The reports stream's writes (GET /organization/reports). */
+  readonly reports: ReportWriter;
 
   get sqlite(): OpenedDatabase['sqlite'] {
     return this.#opened.sqlite;
@@ -86,10 +91,10 @@ export class MirrorStore {
       .run().changes;
   }
 
-  startRun(organization: string, mode: SyncMode, rangeStart: string, rangeEnd: string, now: string): number {
+  startRun(organization: string, mode: SyncMode, rangeStart: string, rangeEnd: string, now: string, stream: 'threats' | 'reports' = 'threats'): number {
     const row = this.#db
       .insert(syncRuns)
-      .values({ organization, mode, status: 'running', rangeStart, rangeEnd, startedAt: now })
+      .values({ organization, stream, mode, status: 'running', rangeStart, rangeEnd, startedAt: now })
       .returning({ id: syncRuns.id })
       .get();
     return row.id;
@@ -187,14 +192,14 @@ export class MirrorStore {
    */
   commitPage(input: CommitPageInput): PageResult {
     const { now, ...page } = input;
-    return this.#pages.write({ ...page, stamp: this.#strictlyLaterStamp(now) });
+    return this.#pages.write({ ...page, stamp: this.strictlyLaterStamp(now) });
   }
 
   /**
    * Each page gets a stamp later than the one before, so `first_seen_at = stamp` marks exactly
    * the rows this page inserted, even when two pages commit within one millisecond.
    */
-  #strictlyLaterStamp(now: string): string {
+  strictlyLaterStamp(now: string): string {
     const ms = Math.max(Date.parse(now), this.#lastStampMs + 1);
     this.#lastStampMs = ms;
     return new Date(ms).toISOString();
@@ -247,6 +252,10 @@ export class MirrorStore {
       .where(and(eq(syncWindows.organization, organization), sql`${syncWindows.day} BETWEEN ${from} AND ${to}`))
       .all();
     return new Map(rows.map((row) => [row.day, { records: row.records, contentHash: row.contentHash }]));
+  }
+
+  hasNoReports(organization: string): boolean {
+    return this.#opened.sqlite.prepare('SELECT 1 FROM reports WHERE organization = ? LIMIT 1').get(organization) === undefined;
   }
 
   /** True when the organization has no threats at all in the file. */

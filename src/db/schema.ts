@@ -123,7 +123,8 @@ export const syncWindows = sqliteTable(
   (table) => [primaryKey({ columns: [table.organization, table.day] })],
 );
 
-export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'interrupted'] as const;
+/** skipped: the stream is not served by this deployment (reports answered 404). */
+export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'interrupted', 'skipped'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** One row per run of one organization; a run killed mid-way is marked interrupted at the next start. */
@@ -132,6 +133,8 @@ export const syncRuns = sqliteTable(
   {
     id: integer('id').primaryKey({ autoIncrement: true }),
     organization: text('organization').notNull(),
+    /** What the run mirrored: threats, or reports and their proposals. */
+    stream: text('stream', { enum: ['threats', 'reports'] }).notNull().default('threats'),
     mode: text('mode', { enum: ['incremental', 'backfill', 'verify'] }).notNull(),
     status: text('status', { enum: RUN_STATUSES }).notNull(),
     rangeStart: text('range_start').notNull(),
@@ -167,5 +170,60 @@ export const rejectedRecords = sqliteTable(
 export const mirrorSettings = sqliteTable('mirror_settings', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+/**
+ * Reports the organization filed (GET /organization/reports). `raw` is the report exactly as
+ * received, so nothing the service sends is lost before the project knows what it means.
+ */
+export const reports = sqliteTable(
+  'reports',
+  {
+    organization: text('organization').notNull(),
+    /** The service's id as text: the documentation shows it both as a number and as a string. */
+    id: text('id').notNull(),
+    createdAt: text('created_at'),
+    status: text('status'),
+    raw: text('raw').notNull(),
+    firstSeenAt: text('first_seen_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.organization, table.id] }), index('reports_created_at').on(table.organization, table.createdAt)],
+);
+
+/** The proposals of each report, replaced whenever the report changes. */
+export const reportProposals = sqliteTable(
+  'report_proposals',
+  {
+    organization: text('organization').notNull(),
+    reportId: text('report_id').notNull(),
+    id: text('id').notNull(),
+    reviewStatus: text('review_status'),
+    assetId: text('asset_id'),
+    assetType: text('asset_type'),
+    assetContent: text('asset_content'),
+    assetStatus: text('asset_status'),
+    /** The mirrored threat whose content equals the asset's, when there is one. */
+    threatId: integer('threat_id'),
+  },
+  (table) => [
+    primaryKey({ columns: [table.organization, table.reportId, table.id] }),
+    index('report_proposals_threat').on(table.threatId),
+    index('report_proposals_asset_content').on(table.assetContent),
+  ],
+);
+
+/** Per organization: where an unfinished reports walk resumes, and whether the endpoint exists. */
+export const reportSyncState = sqliteTable('report_sync_state', {
+  organization: text('organization').primaryKey(),
+  /** The walk in progress: its mode, date range (backfill) and the cursor of its next page. */
+  mode: text('mode'),
+  rangeStart: text('range_start'),
+  rangeEnd: text('range_end'),
+  nextCursor: text('next_cursor'),
+  /** Set when the deployment answered 404: the stream is skipped until `disabledUntil`. */
+  disabledReason: text('disabled_reason'),
+  disabledUntil: text('disabled_until'),
   updatedAt: text('updated_at').notNull(),
 });

@@ -2,3 +2,4 @@
 export { contentFor, type GenerateOptions, generateThreats, seededRandom, type StandinThreat } from './data.js';
 export { type Fault, FaultController } from './faults.js';
 export { type RequestRecord, type Standin, type StandinKeys, type StandinOptions, type StandinStats, startStandin } from './server.js';
+export { generateReports, type ReportsVariant, type StandinProposal, type StandinReport } from './reports.js';

@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import { addDays, daysBetween } from '../days.js';
 import type { StandinThreat } from './data.js';
 import { type Fault, FaultController } from './faults.js';
+import { parseReportsQuery, ReportsBadRequest, reportsPage, type ReportsVariant, type StandinReport } from './reports.js';
 import { BadRequest, compareBy, matches, parseThreatQuery, type ThreatQuery } from './threat-query.js';
 
 export interface StandinKeys {
@@ -24,6 +25,11 @@ export interface StandinOptions {
   readonly now?: () => Date;
   readonly latencyMs?: number;
   readonly seed?: number;
+  readonly reports?: readonly StandinReport[];
+  /** Which of the documented response shapes GET /organization/reports answers with. */
+  readonly reportsVariant?: ReportsVariant;
+  /** false: a deployment without GET /organization/reports (404). */
+  readonly reportsEnabled?: boolean;
 }
 
 export interface RequestRecord {
@@ -55,6 +61,12 @@ export interface Standin {
   /** Everything a key may see, all dates, by id: what a complete mirror holds. */
   threatsVisibleTo(key: string): StandinThreat[];
   setLatency(ms: number): void;
+  /** Reports of an organization's key, newest first, as stored (not in a response shape). */
+  reportsOf(organization: string): StandinReport[];
+  updateReport(id: number, change: (report: StandinReport) => void): void;
+  addReports(reports: readonly StandinReport[]): void;
+  setReportsVariant(variant: ReportsVariant): void;
+  setReportsEnabled(enabled: boolean): void;
   /** Resolves once `count` requests have arrived in all. */
   waitForRequests(count: number): Promise<void>;
   close(): Promise<void>;
@@ -77,6 +89,9 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
   let version = 0;
   const cache = new Map<string, { version: number; list: StandinThreat[] }>();
   let latencyMs = options.latencyMs ?? 0;
+  const reports: StandinReport[] = [...(options.reports ?? [])];
+  let reportsVariant: ReportsVariant = options.reportsVariant ?? 'cursor';
+  let reportsEnabled = options.reportsEnabled ?? true;
 
   const index = (threat: StandinThreat): void => {
     let days = byDay.get(threat.organization);
@@ -181,6 +196,7 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     const text = await readBody(request);
     if (path.startsWith('/__standin/')) return handleAdmin(path, request.method ?? 'GET', text, response);
+    if (path === '/organization/reports' && reportsEnabled) return handleReports(request, response);
     if (path !== '/threats/list') return sendJson(response, 404, { message: `no route for ${path}` });
     if (request.method !== 'POST') return sendJson(response, 405, { message: 'use POST' });
     const key = headerValue(request.headers['x-api-key']);
@@ -265,6 +281,36 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
     finish(200, payload, page.length, fault?.kind);
   }
 
+  async function handleReports(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (request.method !== 'GET') return sendJson(response, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: 'use GET' } });
+    const key = headerValue(request.headers['x-api-key']);
+    const path = '/organization/reports';
+    arrive(key);
+    const params = new URL(request.url ?? '/', 'http://standin').searchParams;
+    const finish = (status: number, payload: unknown, count = 0, fault?: Fault['kind']): void => {
+      requests.push({ at: Date.now(), key, path, body: Object.fromEntries(params), status, threats: count, ...(fault ? { fault } : {}) });
+      depart(key);
+      sendJson(response, status, payload);
+    };
+    if (latencyMs > 0) await delay(latencyMs);
+    const fault = faults.take(key, path);
+    if (fault?.kind === 'status') return finish(fault.status, { error: { code: 'INJECTED', message: `injected ${fault.status}` } }, 0, 'status');
+    if (fault?.kind === 'rateLimit') {
+      if (fault.retryAfter !== undefined) response.setHeader('retry-after', fault.retryAfter);
+      return finish(429, { error: { code: 'TOO_MANY_REQUESTS', message: 'Too many requests' } }, 0, 'rateLimit');
+    }
+    // The organization is the key's own: a user key has none to list.
+    const organization = options.keys.organizationKeys[key];
+    if (organization === undefined) return finish(401, { error: { code: 'UNAUTHORIZED', message: 'A valid organization API key is required' } });
+    try {
+      const page = reportsPage(reports, organization, parseReportsQuery(params), reportsVariant);
+      return finish(200, page, (page.reports as unknown[]).length);
+    } catch (error) {
+      if (error instanceof ReportsBadRequest) return finish(400, { error: { code: 'BAD_REQUEST', message: error.message } });
+      throw error;
+    }
+  }
+
   function handleAdmin(path: string, method: string, text: string, response: ServerResponse): void {
     if (path === '/__standin/stats' && method === 'GET') {
       const byStatus: Record<string, number> = {};
@@ -340,6 +386,21 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
     },
     setLatency: (ms) => {
       latencyMs = ms;
+    },
+    reportsOf: (organization) => reports.filter((report) => report.organization === organization),
+    updateReport: (id, change) => {
+      const report = reports.find((candidate) => candidate.id === id);
+      if (!report) throw new Error(`no report ${id}`);
+      change(report);
+    },
+    addReports: (added) => {
+      reports.push(...added);
+    },
+    setReportsVariant: (variant) => {
+      reportsVariant = variant;
+    },
+    setReportsEnabled: (enabled) => {
+      reportsEnabled = enabled;
     },
     waitForRequests: (count) =>
       arrived >= count ? Promise.resolve() : new Promise<void>((resolve) => arrivalWaiters.push({ count, resolve })),

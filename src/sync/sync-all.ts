@@ -1,6 +1,8 @@
-// Runs every configured organization at once; one failing never stops the others.
+// Runs every configured organization at once (threats, then reports when enabled); one failing
+// never stops the others.
 import type { OrganizationConfig } from '../config.js';
 import { type RunSummary, type SyncDeps, type SyncRequest, syncOrganization } from './sync-organization.js';
+import { syncReports } from './sync-reports.js';
 
 export async function syncOrganizations(
   deps: SyncDeps,
@@ -10,5 +12,13 @@ export async function syncOrganizations(
 ): Promise<RunSummary[]> {
   // Concurrent, not one after another: each key has its own request budget, and organizations
   // that share a key share it, so running them together never exceeds what the service allows.
-  return Promise.all(organizations.map((organization) => syncOrganization(deps, organization, request, signal)));
+  const runs = await Promise.all(
+    organizations.map(async (organization) => {
+      const threats = await syncOrganization(deps, organization, request, signal);
+      // Reports are a stream of their own: they run after the threats, never instead of them.
+      if (!deps.settings.reports || request.mode === 'verify' || signal.aborted) return [threats];
+      return [threats, await syncReports(deps, organization, request, signal)];
+    }),
+  );
+  return runs.flat();
 }

@@ -19,6 +19,10 @@ export interface SyncSettings {
   readonly initialDays: number;
   readonly lookbackDays: number;
   readonly concurrency: number;
+  /** Mirror GET /organization/reports too. */
+  readonly reports: boolean;
+  /** Days of reports an incremental run re-reads, since their statuses change after filing. */
+  readonly reportsRecentDays: number;
 }
 
 /** Hooks for metrics and health; the engine knows nothing of how they are exported. */
@@ -36,10 +40,13 @@ export interface SyncDeps {
   readonly observer?: SyncObserver | undefined;
 }
 
-export type RunOutcome = 'succeeded' | 'failed' | 'interrupted';
+/** skipped: the stream is not served by this deployment (reports answered 404); not a failure. */
+export type RunOutcome = 'succeeded' | 'failed' | 'interrupted' | 'skipped';
 
 export interface RunSummary {
   readonly organization: string;
+  /** threats, or reports (whose counts are of reports). */
+  readonly stream: 'threats' | 'reports';
   readonly mode: SyncMode;
   readonly runId: number;
   readonly status: RunOutcome;
@@ -100,6 +107,7 @@ export async function syncOrganization(
   store.finishRun(runId, status, error ?? null, finished.toISOString());
   const summary: RunSummary = {
     organization: organization.name,
+    stream: 'threats',
     mode: plan.mode,
     runId,
     status,

@@ -1,0 +1,125 @@
+// GET /organization/reports: one page per call, read tolerantly where the service's documentation
+// disagrees with itself, strictly where a report would make no sense without it.
+import { RetryableApiError } from './errors.js';
+import { requestJson } from './http.js';
+import { withRetry } from './retry.js';
+import type { ApiCaller, ApiClientOptions, RejectedRecord } from './threat-client.js';
+
+export const REPORTS_PAGE_SIZE = 100;
+
+export interface ProposalRecord {
+  readonly id: string;
+  readonly reviewStatus: string | null;
+  readonly assetId: string | null;
+  readonly assetType: string | null;
+  readonly assetContent: string | null;
+  readonly assetStatus: string | null;
+}
+
+export interface ReportRecord {
+  /** Text, whether the service sent a number or a string. */
+  readonly id: string;
+  readonly createdAt: string | null;
+  readonly status: string | null;
+  readonly proposals: readonly ProposalRecord[];
+  /** The report exactly as received. */
+  readonly raw: unknown;
+}
+
+export interface ReportPageRequest {
+  readonly cursor: string | null;
+  /** ISO 8601 date-times, sent together or not at all. */
+  readonly startDate?: string;
+  readonly endDate?: string;
+}
+
+export interface ReportPage {
+  readonly reports: ReportRecord[];
+  readonly rejected: RejectedRecord[];
+  readonly nextCursor: string | null;
+  readonly retries: number;
+}
+
+export async function fetchReportPage(options: ApiClientOptions, caller: ApiCaller, request: ReportPageRequest, signal?: AbortSignal): Promise<ReportPage> {
+  const label = `organization "${caller.name}" reports`;
+  const query = new URLSearchParams({ limit: String(REPORTS_PAGE_SIZE) });
+  if (request.cursor !== null) query.set('cursor', request.cursor);
+  if (request.startDate !== undefined && request.endDate !== undefined) {
+    query.set('startDate', request.startDate);
+    query.set('endDate', request.endDate);
+  }
+  const { value, retries } = await withRetry(
+    { organization: caller.name, budget: options.budgets.forKey(caller.apiKey.reveal()), policy: options.retry, logger: options.logger, observer: options.observer, signal },
+    async () => {
+      const response = await requestJson({
+        method: 'GET',
+        url: `${options.apiUrl}/organization/reports?${query.toString()}`,
+        headers: { accept: 'application/json', 'x-api-key': caller.apiKey.reveal() },
+        timeoutMs: options.timeoutMs,
+        maxResponseBytes: options.maxResponseBytes,
+        signal,
+        label,
+      });
+      return parseReportPage(response.json, label);
+    },
+  );
+  return { ...value, retries };
+}
+
+export function parseReportPage(json: unknown, label: string): Omit<ReportPage, 'retries'> {
+  if (typeof json !== 'object' || json === null || !Array.isArray((json as { reports?: unknown }).reports)) {
+    throw new RetryableApiError(`${label}: response has no "reports" array`, 'bad_body');
+  }
+  const envelope = json as { reports: unknown[]; cursor?: unknown; nextCursor?: unknown };
+  const reports: ReportRecord[] = [];
+  const rejected: RejectedRecord[] = [];
+  for (const raw of envelope.reports) {
+    const parsed = parseReport(raw);
+    if (typeof parsed === 'string') rejected.push({ raw, reason: `report: ${parsed}` });
+    else reports.push(parsed);
+  }
+  // The documentation names the next cursor `cursor` in one place and `nextCursor` (a number) in another.
+  return { reports, rejected, nextCursor: cursorOf(envelope.nextCursor) ?? cursorOf(envelope.cursor) };
+}
+
+/** A report, or the reason it cannot be one: it needs an id and a proposals array. */
+function parseReport(raw: unknown): ReportRecord | string {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'not a JSON object';
+  const record = raw as Record<string, unknown>;
+  const id = idOf(record.id);
+  if (id === null) return `id must be a non-empty string or a number, got ${JSON.stringify(record.id) ?? 'nothing'}`;
+  if (!Array.isArray(record.proposals)) return `proposals must be an array, got ${JSON.stringify(record.proposals) ?? 'nothing'}`;
+  const proposals: ProposalRecord[] = [];
+  for (const [index, item] of record.proposals.entries()) {
+    if (typeof item !== 'object' || item === null) return `proposal ${index} is not a JSON object`;
+    const proposal = item as Record<string, unknown>;
+    const proposalId = idOf(proposal.id);
+    if (proposalId === null) return `proposal ${index} has no id`;
+    const asset = typeof proposal.asset === 'object' && proposal.asset !== null ? (proposal.asset as Record<string, unknown>) : {};
+    proposals.push({
+      id: proposalId,
+      reviewStatus: textOf(proposal.reviewStatus),
+      assetId: idOf(asset.id),
+      assetType: textOf(asset.type),
+      assetContent: textOf(asset.content),
+      assetStatus: textOf(asset.status),
+    });
+  }
+  return { id, createdAt: textOf(record.createdAt), status: textOf(record.status), proposals, raw };
+}
+
+function idOf(value: unknown): string | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string' && value !== '') return value;
+  return null;
+}
+
+function textOf(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function cursorOf(value: unknown): string | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string' && value !== '') return value;
+  return null;
+}

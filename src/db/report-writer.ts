@@ -1,0 +1,134 @@
+// Reports and their proposals: one page and the walk's next cursor in one transaction.
+import type Database from 'better-sqlite3';
+import type { ReportRecord } from '../api/report-client.js';
+import type { RejectedRecord } from '../api/threat-client.js';
+
+export interface ReportWalk {
+  readonly mode: 'incremental' | 'backfill';
+  readonly rangeStart: string | null;
+  readonly rangeEnd: string | null;
+  readonly nextCursor: string | null;
+}
+
+export interface ReportState extends Partial<ReportWalk> {
+  readonly disabledReason: string | null;
+  readonly disabledUntil: string | null;
+}
+
+export interface ReportPageInput {
+  readonly organization: string;
+  readonly runId: number;
+  readonly reports: readonly ReportRecord[];
+  readonly rejected: readonly RejectedRecord[];
+  /** Where the walk resumes; null when this page ends it. */
+  readonly walk: ReportWalk | null;
+  readonly retries: number;
+  readonly stamp: string;
+}
+
+export interface ReportPageResult {
+  readonly inserted: number;
+  readonly updated: number;
+  readonly rejected: number;
+  /** Ids of reports already held exactly as received. */
+  readonly unchanged: ReadonlySet<string>;
+}
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+export class ReportWriter {
+  readonly #upsertReport: Statement;
+  readonly #deleteProposals: Statement;
+  readonly #insertProposal: Statement;
+  readonly #insertRejected: Statement;
+  readonly #saveState: Statement;
+  readonly #readState: Statement;
+  readonly #countRun: Statement;
+  readonly #linkThreats: Statement;
+  readonly #write: (input: ReportPageInput) => ReportPageResult;
+
+  constructor(sqlite: Database.Database) {
+    // A report is rewritten only when what the service sent changed (its raw JSON).
+    this.#upsertReport = sqlite.prepare(
+      `INSERT INTO reports (organization, id, created_at, status, raw, first_seen_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (organization, id) DO UPDATE SET created_at = excluded.created_at, status = excluded.status, raw = excluded.raw,
+         updated_at = excluded.updated_at
+       WHERE reports.raw IS NOT excluded.raw
+       RETURNING first_seen_at`,
+    );
+    this.#deleteProposals = sqlite.prepare('DELETE FROM report_proposals WHERE organization = ? AND report_id = ?');
+    this.#insertProposal = sqlite.prepare(
+      `INSERT INTO report_proposals (organization, report_id, id, review_status, asset_id, asset_type, asset_content, asset_status, threat_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM threats WHERE content = ? LIMIT 1))
+       ON CONFLICT DO NOTHING`,
+    );
+    this.#insertRejected = sqlite.prepare('INSERT INTO rejected_records (organization, run_id, raw, reason, seen_at) VALUES (?, ?, ?, ?, ?)');
+    this.#saveState = sqlite.prepare(
+      `INSERT INTO report_sync_state (organization, mode, range_start, range_end, next_cursor, disabled_reason, disabled_until, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (organization) DO UPDATE SET mode = excluded.mode, range_start = excluded.range_start, range_end = excluded.range_end,
+         next_cursor = excluded.next_cursor, disabled_reason = excluded.disabled_reason, disabled_until = excluded.disabled_until,
+         updated_at = excluded.updated_at`,
+    );
+    this.#readState = sqlite.prepare(
+      `SELECT mode, range_start AS rangeStart, range_end AS rangeEnd, next_cursor AS nextCursor, disabled_reason AS disabledReason,
+              disabled_until AS disabledUntil FROM report_sync_state WHERE organization = ?`,
+    );
+    this.#countRun = sqlite.prepare(
+      `UPDATE sync_runs SET pages = pages + 1, retries = retries + ?, threats_inserted = threats_inserted + ?,
+              threats_updated = threats_updated + ?, threats_rejected = threats_rejected + ? WHERE id = ?`,
+    );
+    this.#linkThreats = sqlite.prepare(
+      `UPDATE report_proposals SET threat_id = (SELECT id FROM threats WHERE content = report_proposals.asset_content LIMIT 1)
+        WHERE organization = ? AND threat_id IS NULL AND asset_content IS NOT NULL`,
+    );
+    this.#write = sqlite.transaction((input: ReportPageInput) => this.#writePage(input));
+  }
+
+  state(organization: string): ReportState | undefined {
+    return this.#readState.get(organization) as ReportState | undefined;
+  }
+
+  saveState(organization: string, walk: ReportWalk | null, disabled: { reason: string; until: string } | null, stamp: string): void {
+    this.#saveState.run(organization, walk?.mode ?? null, walk?.rangeStart ?? null, walk?.rangeEnd ?? null, walk?.nextCursor ?? null, disabled?.reason ?? null, disabled?.until ?? null, stamp);
+  }
+
+  write(input: ReportPageInput): ReportPageResult {
+    return this.#write(input);
+  }
+
+  /** Proposals whose asset was not a mirrored threat when written may be one now. */
+  linkThreats(organization: string): number {
+    return this.#linkThreats.run(organization).changes;
+  }
+
+  #writePage(input: ReportPageInput): ReportPageResult {
+    let inserted = 0;
+    let updated = 0;
+    const unchanged = new Set<string>();
+    for (const report of input.reports) {
+      const written = this.#upsertReport.get(input.organization, report.id, report.createdAt, report.status, JSON.stringify(report.raw), input.stamp, input.stamp) as
+        | { first_seen_at: string }
+        | undefined;
+      if (!written) {
+        unchanged.add(report.id);
+        continue;
+      }
+      if (written.first_seen_at === input.stamp) inserted += 1;
+      else updated += 1;
+      this.#deleteProposals.run(input.organization, report.id);
+      for (const proposal of report.proposals) {
+        this.#insertProposal.run(
+          input.organization, report.id, proposal.id, proposal.reviewStatus, proposal.assetId, proposal.assetType, proposal.assetContent, proposal.assetStatus,
+          proposal.assetContent,
+        );
+      }
+    }
+    for (const record of input.rejected) {
+      this.#insertRejected.run(input.organization, input.runId, JSON.stringify(record.raw) ?? 'undefined', record.reason, input.stamp);
+    }
+    this.saveState(input.organization, input.walk, null, input.stamp);
+    this.#countRun.run(input.retries, inserted, updated, input.rejected.length, input.runId);
+    return { inserted, updated, rejected: input.rejected.length, unchanged };
+  }
+}
