@@ -138,7 +138,7 @@ async function withWriter(
   const metrics = createMetrics();
   let mirror: Mirror;
   try {
-    mirror = openMirror({ config, logger, clock, apiObserver: metrics, syncObserver: metrics });
+    mirror = await openMirror({ config, logger, clock, apiObserver: metrics, syncObserver: metrics });
   } catch (error) {
     removeSignalHandlers();
     const message = error instanceof WriterLockError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;
@@ -152,7 +152,7 @@ async function withWriter(
   try {
     return await work(mirror, organizations, shutdown.signal, { logger, clock, metrics });
   } finally {
-    mirror.close();
+    await mirror.close();
     removeSignalHandlers();
     logger.info('stopped');
     flush();

@@ -7,13 +7,16 @@ import type { ApiObserver } from './api/retry.js';
 import type { Config } from './config.js';
 import { MirrorStore } from './db/mirror-store.js';
 import { openDatabase } from './db/open-database.js';
+import { PageWriter } from './db/page-writer.js';
+import { type PageSink, PageWriterWorker } from './db/page-writer-worker.js';
 import { acquireWriterLock } from './db/writer-lock.js';
 import type { Clock } from './days.js';
 import type { SyncDeps, SyncObserver } from './sync/sync-organization.js';
 
 export interface Mirror {
   readonly deps: SyncDeps;
-  close(): void;
+  /** Waits for the page being written, then closes the writer thread, the database and the lock. */
+  close(): Promise<void>;
 }
 
 export interface MirrorOptions {
@@ -25,53 +28,63 @@ export interface MirrorOptions {
 }
 
 /** Takes the writer lock before touching the file, so a second writer never migrates or writes. */
-export function openMirror({ config, logger, clock, apiObserver, syncObserver }: MirrorOptions): Mirror {
+export async function openMirror({ config, logger, clock, apiObserver, syncObserver }: MirrorOptions): Promise<Mirror> {
   mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
   const lock = acquireWriterLock(config.dbPath);
-  let opened;
+  // Released in reverse order of acquisition, also when a later step fails.
+  const releasers: Array<() => Promise<void> | void> = [() => lock.release()];
+  const release = async (): Promise<void> => {
+    for (const releaser of releasers.splice(0).reverse()) await releaser();
+  };
   try {
-    opened = openDatabase(config.dbPath);
+    const opened = openDatabase(config.dbPath);
+    releasers.push(() => opened.close());
+    // Rows from before the lookup columns existed get theirs now, before the writer thread starts
+    // (it continues the change feed from the highest change_seq it finds).
+    const backfilled = new PageWriter(opened.sqlite).backfillLookups();
+    if (backfilled > 0) logger.info({ threats: backfilled }, 'derived lookup columns and change_seq for threats written by an earlier version');
+    const abandoned = new MirrorStore(opened, noPages).markAbandonedRuns(clock().toISOString());
+    if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
+    const pages = new PageWriterWorker(config.dbPath);
+    releasers.push(() => pages.close());
+    await pages.ready;
+    const store = new MirrorStore(opened, pages);
+    // Readers see in sync_status how far back each run re-scans: only those days can show removals.
+    store.recordSetting('lookback_days', String(config.lookbackDays), clock().toISOString());
+    const deps: SyncDeps = {
+      store,
+      clock,
+      logger,
+      observer: syncObserver,
+      settings: {
+        initialDays: config.initialDays,
+        lookbackDays: config.lookbackDays,
+        concurrency: config.concurrency,
+        reports: config.reports,
+        reportsRecentDays: config.reportsRecentDays,
+      },
+      api: {
+        apiUrl: config.apiUrl,
+        timeoutMs: config.requestTimeoutMs,
+        maxResponseBytes: config.maxResponseBytes,
+        retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs },
+        budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
+        logger,
+        observer: apiObserver,
+      },
+    };
+    return { deps, close: release };
   } catch (error) {
-    lock.release();
+    await release();
     throw error;
   }
-  const store = new MirrorStore(opened);
-  const abandoned = store.markAbandonedRuns(clock().toISOString());
-  if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
-  // Readers see in sync_status how far back each run re-scans: only those days can show removals.
-  store.recordSetting('lookback_days', String(config.lookbackDays), clock().toISOString());
-  const backfilled = store.backfillLookups();
-  if (backfilled > 0) logger.info({ threats: backfilled }, 'derived lookup columns and change_seq for threats written by an earlier version');
-  const deps: SyncDeps = {
-    store,
-    clock,
-    logger,
-    observer: syncObserver,
-    settings: {
-      initialDays: config.initialDays,
-      lookbackDays: config.lookbackDays,
-      concurrency: config.concurrency,
-      reports: config.reports,
-      reportsRecentDays: config.reportsRecentDays,
-    },
-    api: {
-      apiUrl: config.apiUrl,
-      timeoutMs: config.requestTimeoutMs,
-      maxResponseBytes: config.maxResponseBytes,
-      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs },
-      budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
-      logger,
-      observer: apiObserver,
-    },
-  };
-  return {
-    deps,
-    close: () => {
-      opened.close();
-      lock.release();
-    },
-  };
 }
+
+/** For the start-up bookkeeping that runs before the writer thread exists: it writes no pages. */
+const noPages: PageSink = {
+  write: () => Promise.reject(new Error('no page writer yet')),
+  close: () => Promise.resolve(),
+};
 
 /** The clock the config asks for: THREAT_MIRROR_NOW fixes where time starts, and it still moves. */
 export function clockFor(config: Pick<Config, 'fixedNow'>): Clock {

@@ -5,7 +5,8 @@ import type { Threat } from '../api/threat-record.js';
 import { addDays } from '../days.js';
 import { addToDigest, type DayDigest, emptyDigest } from './content-hash.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
-import { type PageResult, PageWriter } from './page-writer.js';
+import type { PageResult } from './page-writer.js';
+import type { PageSink } from './page-writer-worker.js';
 import { ReportWriter } from './report-writer.js';
 import {
   mirrorSettings,
@@ -56,18 +57,28 @@ export interface CommitPageInput {
 export class MirrorStore {
   readonly #db: MirrorDatabase;
   readonly #opened: OpenedDatabase;
-  readonly #pages: PageWriter;
+  readonly #pages: PageSink;
   #lastStampMs = 0;
 
-  constructor(opened: OpenedDatabase) {
+  /** `pages` writes the pages of threats (a thread of its own in production). */
+  constructor(opened: OpenedDatabase, pages: PageSink) {
     this.#opened = opened;
     this.#db = opened.db;
-    this.#pages = new PageWriter(opened.sqlite);
+    this.#pages = pages;
     this.reports = new ReportWriter(opened.sqlite);
   }
 
   /** The reports stream's writes (GET /organization/reports). */
   readonly reports: ReportWriter;
+
+  /**
+   * Writes on this connection take the write lock up front (BEGIN IMMEDIATE): the page-writer
+   * thread writes on a connection of its own, and a deferred transaction that meets its commit
+   * fails with SQLITE_BUSY at once instead of waiting its turn.
+   */
+  #immediately<T>(write: () => T): T {
+    return this.#opened.sqlite.transaction(write).immediate();
+  }
 
   get sqlite(): OpenedDatabase['sqlite'] {
     return this.#opened.sqlite;
@@ -77,31 +88,31 @@ export class MirrorStore {
     return this.#db;
   }
 
-  /** See PageWriter.backfillLookups: once, for rows from before the lookup columns existed. */
-  backfillLookups(): number {
-    return this.#pages.backfillLookups();
-  }
-
   /** A run still marked running when the writer starts belonged to a process that died. */
   markAbandonedRuns(now: string): number {
-    return this.#db
-      .update(syncRuns)
-      .set({ status: 'interrupted', finishedAt: now, error: 'the process stopped before the run finished' })
-      .where(eq(syncRuns.status, 'running'))
-      .run().changes;
+    return this.#immediately(
+      () =>
+        this.#db
+          .update(syncRuns)
+          .set({ status: 'interrupted', finishedAt: now, error: 'the process stopped before the run finished' })
+          .where(eq(syncRuns.status, 'running'))
+          .run().changes,
+    );
   }
 
   startRun(organization: string, mode: SyncMode, rangeStart: string, rangeEnd: string, now: string, stream: 'threats' | 'reports' = 'threats'): number {
-    const row = this.#db
-      .insert(syncRuns)
-      .values({ organization, stream, mode, status: 'running', rangeStart, rangeEnd, startedAt: now })
-      .returning({ id: syncRuns.id })
-      .get();
-    return row.id;
+    return this.#immediately(
+      () =>
+        this.#db
+          .insert(syncRuns)
+          .values({ organization, stream, mode, status: 'running', rangeStart, rangeEnd, startedAt: now })
+          .returning({ id: syncRuns.id })
+          .get().id,
+    );
   }
 
   finishRun(runId: number, status: Exclude<RunStatus, 'running'>, error: string | null, now: string): void {
-    this.#db.update(syncRuns).set({ status, error, finishedAt: now }).where(eq(syncRuns.id, runId)).run();
+    this.#immediately(() => this.#db.update(syncRuns).set({ status, error, finishedAt: now }).where(eq(syncRuns.id, runId)).run());
   }
 
   completeThrough(organization: string): string | null {
@@ -115,15 +126,17 @@ export class MirrorStore {
 
   /** Moves the checkpoint to `day` unless it is already there or later: it never goes back. */
   advanceCompleteThrough(organization: string, day: string, now: string): void {
-    this.#db
-      .insert(syncCheckpoints)
-      .values({ organization, completeThrough: day, updatedAt: now })
-      .onConflictDoUpdate({
-        target: syncCheckpoints.organization,
-        set: { completeThrough: sql`excluded.complete_through`, updatedAt: sql`excluded.updated_at` },
-        setWhere: sql`${syncCheckpoints.completeThrough} IS NULL OR ${syncCheckpoints.completeThrough} < excluded.complete_through`,
-      })
-      .run();
+    this.#immediately(() =>
+      this.#db
+        .insert(syncCheckpoints)
+        .values({ organization, completeThrough: day, updatedAt: now })
+        .onConflictDoUpdate({
+          target: syncCheckpoints.organization,
+          set: { completeThrough: sql`excluded.complete_through`, updatedAt: sql`excluded.updated_at` },
+          setWhere: sql`${syncCheckpoints.completeThrough} IS NULL OR ${syncCheckpoints.completeThrough} < excluded.complete_through`,
+        })
+        .run(),
+    );
   }
 
   /** The unfinished plan of this organization and mode (for a backfill: of exactly this range). */
@@ -139,22 +152,24 @@ export class MirrorStore {
   }
 
   createPlan(organization: string, mode: SyncMode, rangeStart: string, rangeEnd: string, now: string): Plan {
-    return this.#db
-      .insert(syncPlans)
-      .values({ organization, mode, rangeStart, rangeEnd, createdAt: now })
-      .returning({ id: syncPlans.id, organization: syncPlans.organization, mode: syncPlans.mode, rangeStart: syncPlans.rangeStart, rangeEnd: syncPlans.rangeEnd })
-      .get();
+    return this.#immediately(() =>
+      this.#db
+        .insert(syncPlans)
+        .values({ organization, mode, rangeStart, rangeEnd, createdAt: now })
+        .returning({ id: syncPlans.id, organization: syncPlans.organization, mode: syncPlans.mode, rangeStart: syncPlans.rangeStart, rangeEnd: syncPlans.rangeEnd })
+        .get(),
+    );
   }
 
   /** A day has begun since the plan was made: it now reaches the new day too. */
   extendPlan(plan: Plan, rangeEnd: string): Plan {
-    this.#db.update(syncPlans).set({ rangeEnd }).where(eq(syncPlans.id, plan.id)).run();
+    this.#immediately(() => this.#db.update(syncPlans).set({ rangeEnd }).where(eq(syncPlans.id, plan.id)).run());
     return { ...plan, rangeEnd };
   }
 
   /** Records a window before its first request, so a restart resumes it rather than re-planning. */
   addWindow(planId: number, windowStart: string, windowEnd: string): PlanWindow {
-    this.#db.insert(syncCursors).values({ planId, windowStart, windowEnd }).run();
+    this.#immediately(() => this.#db.insert(syncCursors).values({ planId, windowStart, windowEnd }).run());
     return { planId, windowStart, windowEnd, nextPage: null, completedAt: null };
   }
 
@@ -180,9 +195,9 @@ export class MirrorStore {
   }
 
   deletePlan(planId: number): void {
-    this.#db.transaction((tx) => {
-      tx.delete(syncCursors).where(eq(syncCursors.planId, planId)).run();
-      tx.delete(syncPlans).where(eq(syncPlans.id, planId)).run();
+    this.#immediately(() => {
+      this.#db.delete(syncCursors).where(eq(syncCursors.planId, planId)).run();
+      this.#db.delete(syncPlans).where(eq(syncPlans.id, planId)).run();
     });
   }
 
@@ -190,7 +205,7 @@ export class MirrorStore {
    * One page and the checkpoint after it, in one transaction: a crash keeps both or neither.
    * The last page of a window also records each day of the window as complete.
    */
-  commitPage(input: CommitPageInput): PageResult {
+  commitPage(input: CommitPageInput): Promise<PageResult> {
     const { now, ...page } = input;
     return this.#pages.write({ ...page, stamp: this.strictlyLaterStamp(now) });
   }
@@ -206,11 +221,13 @@ export class MirrorStore {
   }
 
   recordSetting(key: string, value: string, now: string): void {
-    this.#db
-      .insert(mirrorSettings)
-      .values({ key, value, updatedAt: now })
-      .onConflictDoUpdate({ target: mirrorSettings.key, set: { value, updatedAt: now } })
-      .run();
+    this.#immediately(() =>
+      this.#db
+        .insert(mirrorSettings)
+        .values({ key, value, updatedAt: now })
+        .onConflictDoUpdate({ target: mirrorSettings.key, set: { value, updatedAt: now } })
+        .run(),
+    );
   }
 
   /**

@@ -16,12 +16,25 @@ export interface OpenedDatabase {
 
 /** For the writer (its folder exists): creates the file, sets WAL, migrates. */
 export function openDatabase(path: string): OpenedDatabase {
+  const opened = connectDatabase(path);
+  try {
+    migrate(opened.db, { migrationsFolder: migrationsFolder() });
+    return opened;
+  } catch (error) {
+    opened.sqlite.close();
+    throw error;
+  }
+}
+
+/** A writing connection with the writer's pragmas, to a file already migrated (the page-writer thread). */
+export function connectDatabase(path: string): OpenedDatabase {
   const sqlite = new Database(path);
   try {
+    // First: every later statement, these pragmas included, may meet the other connection's lock.
+    sqlite.pragma('busy_timeout = 5000');
     // WAL lets readers in other processes read while a page commits, never seeing it half-written.
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('busy_timeout = 5000');
     // Foreign keys document the schema but are not enforced: the one writer inserts parents
     // first, and the per-row check cost a fifth of write throughput (measured, 200,000 threats).
     sqlite.pragma('foreign_keys = OFF');
@@ -30,9 +43,7 @@ export function openDatabase(path: string): OpenedDatabase {
     // also after a long-lived reader held checkpoints back.
     sqlite.pragma('wal_autocheckpoint = 10000');
     sqlite.pragma('journal_size_limit = 67108864');
-    const db = drizzle(sqlite, { schema });
-    migrate(db, { migrationsFolder: migrationsFolder() });
-    return { sqlite, db, close: () => closeQuietly(sqlite) };
+    return { sqlite, db: drizzle(sqlite, { schema }), close: () => closeQuietly(sqlite) };
   } catch (error) {
     sqlite.close();
     throw error;

@@ -45,7 +45,7 @@ export class ReportWriter {
   readonly #readState: Statement;
   readonly #countRun: Statement;
   readonly #linkThreats: Statement;
-  readonly #write: (input: ReportPageInput) => ReportPageResult;
+  readonly #write: Database.Transaction<(input: ReportPageInput) => ReportPageResult>;
 
   constructor(sqlite: Database.Database) {
     // A report is rewritten only when what the service sent changed (its raw JSON).
@@ -90,11 +90,13 @@ export class ReportWriter {
   }
 
   saveState(organization: string, walk: ReportWalk | null, disabled: { reason: string; until: string } | null, stamp: string): void {
+    // Autocommit statements wait on the busy timeout; this one is also called inside write().
     this.#saveState.run(organization, walk?.mode ?? null, walk?.rangeStart ?? null, walk?.rangeEnd ?? null, walk?.nextCursor ?? null, disabled?.reason ?? null, disabled?.until ?? null, stamp);
   }
 
+  /** BEGIN IMMEDIATE, like every write beside the page-writer thread's (see MirrorStore). */
   write(input: ReportPageInput): ReportPageResult {
-    return this.#write(input);
+    return this.#write.immediate(input);
   }
 
   /** Proposals whose asset was not a mirrored threat when written may be one now. */

@@ -269,7 +269,7 @@ async function walkWindow(
     onPage?.(page.threats);
     if (seenIds) for (const threat of page.threats) seenIds.add(threat.id);
     pages += 1;
-    const counts = deps.store.commitPage({
+    const counts = await deps.store.commitPage({
       organization: organization.name,
       runId,
       window,

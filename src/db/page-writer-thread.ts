@@ -1,0 +1,54 @@
+// The page-writer thread: writes pages on its own connection, so the main thread goes on fetching
+// and parsing while SQLite works (each threat costs several B-tree writes; see PageWriter).
+import { parentPort, workerData } from 'node:worker_threads';
+import { connectDatabase } from './open-database.js';
+import { type PageInput, PageWriter } from './page-writer.js';
+
+export type WriterRequest = { readonly id: number; readonly input: PageInput } | { readonly id: number; readonly close: true };
+export type WriterResponse = { readonly id: number; readonly result?: unknown; readonly error?: { message: string; code?: string } };
+
+/** id 0 answers the start: ready, or why the thread could not open the database. */
+const port = parentPort;
+if (port) {
+  let opened: ReturnType<typeof connectDatabase>;
+  let writer: PageWriter;
+  try {
+    opened = connectDatabase((workerData as { dbPath: string }).dbPath);
+    writer = new PageWriter(opened.sqlite);
+    port.postMessage({ id: 0, result: 'ready' } satisfies WriterResponse);
+  } catch (error) {
+    port.postMessage({ id: 0, error: { message: (error as Error).message } } satisfies WriterResponse);
+    throw error;
+  }
+  // Pages that arrive while a batch is being written wait together and go in the next one.
+  const queued: Array<{ id: number; input: PageInput }> = [];
+  let flushing = false;
+  const flush = (): void => {
+    flushing = false;
+    const batch = queued.splice(0);
+    if (batch.length === 0) return;
+    try {
+      const results = writer.writeMany(batch.map((entry) => entry.input));
+      batch.forEach((entry, index) => port.postMessage({ id: entry.id, result: results[index] } satisfies WriterResponse));
+    } catch (error) {
+      const failure = error as { message?: string; code?: string };
+      for (const entry of batch) {
+        port.postMessage({ id: entry.id, error: { message: failure.message ?? String(error), ...(failure.code ? { code: failure.code } : {}) } } satisfies WriterResponse);
+      }
+    }
+  };
+  port.on('message', (request: WriterRequest) => {
+    if ('close' in request) {
+      flush();
+      opened.close();
+      port.postMessage({ id: request.id } satisfies WriterResponse);
+      port.close();
+      return;
+    }
+    queued.push(request);
+    if (!flushing) {
+      flushing = true;
+      setImmediate(flush);
+    }
+  });
+}

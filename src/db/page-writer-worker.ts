@@ -1,0 +1,60 @@
+// The main thread's handle on the page-writer thread: write() resolves when the page is committed.
+import { Worker } from 'node:worker_threads';
+import type { PageInput, PageResult } from './page-writer.js';
+import type { WriterRequest, WriterResponse } from './page-writer-thread.js';
+
+export interface PageSink {
+  write(input: PageInput): Promise<PageResult>;
+  close(): Promise<void>;
+}
+
+export class PageWriterWorker implements PageSink {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  #nextId = 1;
+  #failure: Error | undefined;
+  /** Resolves once the thread has opened its connection; rejects with why it could not. */
+  readonly ready: Promise<void>;
+
+  constructor(dbPath: string) {
+    this.ready = new Promise((resolve, reject) => this.#pending.set(0, { resolve: () => resolve(), reject }));
+    this.#worker = new Worker(new URL('./page-writer-thread.js', import.meta.url), {
+      workerData: { dbPath },
+      // The thread holds at most a few pages: keep its heap as small as the main thread's.
+      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 6 },
+    });
+    this.#worker.on('message', (response: WriterResponse) => {
+      const pending = this.#pending.get(response.id);
+      if (!pending) return;
+      this.#pending.delete(response.id);
+      if (response.error) pending.reject(Object.assign(new Error(response.error.message), { code: response.error.code }));
+      else pending.resolve(response.result);
+    });
+    const fail = (error: Error): void => {
+      this.#failure ??= error;
+      for (const pending of this.#pending.values()) pending.reject(error);
+      this.#pending.clear();
+    };
+    this.#worker.on('error', fail);
+    this.#worker.on('exit', (code) => fail(new Error(`the page-writer thread exited (code ${code})`)));
+  }
+
+  write(input: PageInput): Promise<PageResult> {
+    return this.#send({ id: this.#nextId++, input }) as Promise<PageResult>;
+  }
+
+  /** Lets the page being written commit, closes the thread's connection, and ends the thread. */
+  async close(): Promise<void> {
+    if (this.#failure) return;
+    await this.#send({ id: this.#nextId++, close: true }).catch(() => undefined);
+    await this.#worker.terminate();
+  }
+
+  #send(request: WriterRequest): Promise<unknown> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    return new Promise((resolve, reject) => {
+      this.#pending.set(request.id, { resolve, reject });
+      this.#worker.postMessage(request);
+    });
+  }
+}
