@@ -1,24 +1,20 @@
 // Every write the sync makes, each a single synchronous transaction with statements built once.
 import { and, asc, eq, sql } from 'drizzle-orm';
-import type { RejectedRecord } from '../api/threat-client.js';
-import type { Threat } from '../api/threat-record.js';
 import { addDays } from '../days.js';
 import { addToDigest, type DayDigest, emptyDigest } from './content-hash.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
-import type { PageResult } from './page-writer.js';
+import type { PageInput, PageResult } from './page-writer.js';
 import type { PageSink } from './page-writer-worker.js';
 import { ReportWriter } from './report-writer.js';
 import {
   mirrorSettings,
   organizationThreats,
-  rejectedRecords,
   type RunStatus,
   syncCheckpoints,
   syncCursors,
   syncPlans,
   syncRuns,
   syncWindows,
-  threats,
 } from './schema.js';
 
 export type { PageCounts, PageResult } from './page-writer.js';
@@ -41,18 +37,8 @@ export interface Plan {
   readonly rangeEnd: string;
 }
 
-export interface CommitPageInput {
-  readonly organization: string;
-  readonly runId: number;
-  readonly window: Pick<PlanWindow, 'planId' | 'windowStart' | 'windowEnd'>;
-  readonly threats: readonly Threat[];
-  readonly rejected: readonly RejectedRecord[];
-  readonly nextPage: string | null;
-  readonly retries: number;
-  readonly now: string;
-  readonly windowSeenIds: ReadonlySet<number> | null;
-  readonly windowPages: number;
-}
+/** A page as the sync hands it over: the store gives it its write stamp. */
+export type CommitPageInput = Omit<PageInput, 'stamp'> & { readonly now: string };
 
 export class MirrorStore {
   readonly #db: MirrorDatabase;

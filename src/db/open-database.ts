@@ -5,6 +5,7 @@ import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { packageRoot } from '../package-root.js';
 import * as schema from './schema.js';
+import { applyWriterPragmas } from './writer-pragmas.js';
 
 export type MirrorDatabase = BetterSQLite3Database<typeof schema>;
 
@@ -26,23 +27,11 @@ export function openDatabase(path: string): OpenedDatabase {
   }
 }
 
-/** A writing connection with the writer's pragmas, to a file already migrated (the page-writer thread). */
+/** A writing connection with the writer's pragmas, to a file already migrated. */
 export function connectDatabase(path: string): OpenedDatabase {
   const sqlite = new Database(path);
   try {
-    // First: every later statement, these pragmas included, may meet the other connection's lock.
-    sqlite.pragma('busy_timeout = 5000');
-    // WAL lets readers in other processes read while a page commits, never seeing it half-written.
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    // Foreign keys document the schema but are not enforced: the one writer inserts parents
-    // first, and the per-row check cost a fifth of write throughput (measured, 200,000 threats).
-    sqlite.pragma('foreign_keys = OFF');
-    // Checkpoint every ~40 MB of WAL rather than 4 MB: fewer, larger copies back into the file
-    // (+35% write throughput measured); the size limit trims the WAL once a checkpoint is done,
-    // also after a long-lived reader held checkpoints back.
-    sqlite.pragma('wal_autocheckpoint = 10000');
-    sqlite.pragma('journal_size_limit = 67108864');
+    applyWriterPragmas(sqlite);
     return { sqlite, db: drizzle(sqlite, { schema }), close: () => closeQuietly(sqlite) };
   } catch (error) {
     sqlite.close();

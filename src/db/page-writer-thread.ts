@@ -1,8 +1,9 @@
 // The page-writer thread: writes pages on its own connection, so the main thread goes on fetching
 // and parsing while SQLite works (each threat costs several B-tree writes; see PageWriter).
 import { parentPort, workerData } from 'node:worker_threads';
-import { connectDatabase } from './open-database.js';
+import Database from 'better-sqlite3';
 import { type PageInput, PageWriter } from './page-writer.js';
+import { applyWriterPragmas } from './writer-pragmas.js';
 
 export type WriterRequest = { readonly id: number; readonly input: PageInput } | { readonly id: number; readonly close: true };
 export type WriterResponse = { readonly id: number; readonly result?: unknown; readonly error?: { message: string; code?: string } };
@@ -10,11 +11,13 @@ export type WriterResponse = { readonly id: number; readonly result?: unknown; r
 /** id 0 answers the start: ready, or why the thread could not open the database. */
 const port = parentPort;
 if (port) {
-  let opened: ReturnType<typeof connectDatabase>;
+  // Plain better-sqlite3, no drizzle: this thread's isolate loads only what writing pages needs.
+  let sqlite: Database.Database;
   let writer: PageWriter;
   try {
-    opened = connectDatabase((workerData as { dbPath: string }).dbPath);
-    writer = new PageWriter(opened.sqlite);
+    sqlite = new Database((workerData as { dbPath: string }).dbPath);
+    applyWriterPragmas(sqlite);
+    writer = new PageWriter(sqlite);
     port.postMessage({ id: 0, result: 'ready' } satisfies WriterResponse);
   } catch (error) {
     port.postMessage({ id: 0, error: { message: (error as Error).message } } satisfies WriterResponse);
@@ -40,7 +43,7 @@ if (port) {
   port.on('message', (request: WriterRequest) => {
     if ('close' in request) {
       flush();
-      opened.close();
+      sqlite.close();
       port.postMessage({ id: request.id } satisfies WriterResponse);
       port.close();
       return;

@@ -21,7 +21,7 @@ export class PageWriterWorker implements PageSink {
     this.#worker = new Worker(new URL('./page-writer-thread.js', import.meta.url), {
       workerData: { dbPath },
       // The thread holds at most a few pages: keep its heap as small as the main thread's.
-      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 6 },
+      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
     });
     this.#worker.on('message', (response: WriterResponse) => {
       const pending = this.#pending.get(response.id);

@@ -103,9 +103,7 @@ export async function syncOrganization(
       error = errorMessage(caught);
     }
   }
-  const finished = clock();
-  store.finishRun(runId, status, error ?? null, finished.toISOString());
-  const summary: RunSummary = {
+  return finishRunSummary(deps, log, {
     organization: organization.name,
     stream: 'threats',
     mode: plan.mode,
@@ -113,6 +111,35 @@ export async function syncOrganization(
     status,
     rangeStart: plan.rangeStart,
     rangeEnd: plan.rangeEnd,
+    started,
+    totals,
+    error,
+    message: `sync of organization "${organization.name}"`,
+  });
+}
+
+/**
+ * The end of a run of either stream: records the outcome, builds the summary, logs it (one line
+ * per organization run, at info, or error for a failure) and tells the observer.
+ */
+export function finishRunSummary(
+  deps: SyncDeps,
+  log: Logger,
+  run: Pick<RunSummary, 'organization' | 'stream' | 'mode' | 'runId' | 'status' | 'rangeStart' | 'rangeEnd'> & {
+    started: Date;
+    totals: Pick<RunSummary, 'pages' | 'inserted' | 'updated' | 'rejected' | 'removed' | 'retries'>;
+    error: string | undefined;
+    /** The log line's subject, e.g. `sync of organization "acme"`. */
+    message: string;
+    /** Skipped runs are logged by the caller, once, as a warning. */
+    quiet?: boolean;
+  },
+): RunSummary {
+  const finished = deps.clock();
+  deps.store.finishRun(run.runId, run.status, run.error ?? null, finished.toISOString());
+  const { started, totals, error, message, quiet, ...identity } = run;
+  const summary: RunSummary = {
+    ...identity,
     pages: totals.pages,
     inserted: totals.inserted,
     updated: totals.updated,
@@ -124,8 +151,8 @@ export async function syncOrganization(
     ...(error === undefined ? {} : { error }),
   };
   const { organization: _name, ...fields } = summary;
-  if (status === 'failed') log.error(fields, `sync of organization "${organization.name}" failed: ${error}`);
-  else log.info(fields, `sync of organization "${organization.name}" ${status}`);
+  if (summary.status === 'failed') log.error(fields, `${message} failed: ${error}`);
+  else if (!quiet) log.info(fields, `${message} ${summary.status}`);
   deps.observer?.runFinished?.(summary);
   return summary;
 }

@@ -10,7 +10,7 @@ import type { OrganizationConfig } from '../config.js';
 import type { ReportWalk } from '../db/report-writer.js';
 import { addDays, dayOf } from '../days.js';
 import { errorMessage } from '../errors.js';
-import type { RunOutcome, RunSummary, SyncDeps, SyncRequest } from './sync-organization.js';
+import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type SyncRequest } from './sync-organization.js';
 
 /** How long a deployment that answered 404 is left alone before the stream is tried again. */
 const DISABLED_FOR_MS = 24 * 3_600_000;
@@ -51,9 +51,7 @@ export async function syncReports(deps: SyncDeps, organization: OrganizationConf
       }
     }
   }
-  const finished = clock();
-  store.finishRun(runId, status, error ?? null, finished.toISOString());
-  const summary: RunSummary = {
+  return finishRunSummary(deps, log, {
     organization: organization.name,
     stream: 'reports',
     mode,
@@ -61,21 +59,12 @@ export async function syncReports(deps: SyncDeps, organization: OrganizationConf
     status,
     rangeStart: range.start,
     rangeEnd: range.end,
-    pages: totals.pages,
-    inserted: totals.inserted,
-    updated: totals.updated,
-    rejected: totals.rejected,
-    removed: 0,
-    retries: totals.retries,
-    finishedAt: finished.toISOString(),
-    durationMs: finished.getTime() - started.getTime(),
-    ...(error === undefined ? {} : { error }),
-  };
-  const { organization: _name, ...fields } = summary;
-  if (status === 'failed') log.error(fields, `reports of organization "${organization.name}" failed: ${error}`);
-  else if (status !== 'skipped') log.info(fields, `reports of organization "${organization.name}" ${status}`);
-  deps.observer?.runFinished?.(summary);
-  return summary;
+    started,
+    totals: { ...totals, removed: 0 },
+    error,
+    message: `reports of organization "${organization.name}"`,
+    quiet: status === 'skipped',
+  });
 }
 
 /** The walk a killed run left, when this run asks for the same; otherwise a new one. */
