@@ -17,6 +17,8 @@ export function acquireWriterLock(dbPath: string): WriterLock {
   const lock = new Database(lockPath);
   try {
     lock.pragma('busy_timeout = 0');
+    // Nothing is ever written to the lock file: a journal on disk would only be litter after a crash.
+    lock.pragma('journal_mode = MEMORY');
     lock.pragma('locking_mode = EXCLUSIVE');
     lock.exec('BEGIN EXCLUSIVE');
   } catch (error) {
