@@ -15,6 +15,7 @@ export interface OrganizationStatus {
   }>;
   readonly recentRuns: ReadonlyArray<{
     id: number;
+    stream: string;
     mode: string;
     status: string;
     rangeStart: string;
@@ -46,7 +47,7 @@ export function readStatus(sqlite: Database.Database, only?: string): Organizati
     'SELECT window_start AS windowStart, window_end AS windowEnd, next_page AS nextPage, pages, records, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? ORDER BY window_start',
   );
   const runs = sqlite.prepare(
-    `SELECT id, mode, status, range_start AS rangeStart, range_end AS rangeEnd, started_at AS startedAt, finished_at AS finishedAt, pages,
+    `SELECT id, stream, mode, status, range_start AS rangeStart, range_end AS rangeEnd, started_at AS startedAt, finished_at AS finishedAt, pages,
             threats_inserted AS threatsInserted, threats_updated AS threatsUpdated, threats_rejected AS threatsRejected, error
        FROM sync_runs WHERE organization = ? ORDER BY id DESC LIMIT ${RECENT_RUNS}`,
   );
@@ -82,7 +83,7 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
     if (status.recentRuns.length === 0) lines.push('    (none)');
     for (const run of status.recentRuns) {
       const counts = `${run.pages} pages, +${run.threatsInserted} new, ${run.threatsUpdated} changed, ${run.threatsRejected} rejected`;
-      lines.push(`    #${run.id} ${run.mode} ${run.rangeStart}..${run.rangeEnd} ${run.status} at ${run.finishedAt ?? run.startedAt}: ${counts}${run.error ? `; ${run.error}` : ''}`);
+      lines.push(`    #${run.id} ${run.stream} ${run.mode} ${run.rangeStart}..${run.rangeEnd} ${run.status} at ${run.finishedAt ?? run.startedAt}: ${counts}${run.error ? `; ${run.error}` : ''}`);
     }
   }
   return `${lines.join('\n')}\n`;

@@ -1,0 +1,50 @@
+// `threat-mirror status`: what a person or a script checks, read without writing.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { addDays } from '../src/days.js';
+import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { runCli } from './support/cli.js';
+import { tempDir } from './support/temp.js';
+
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+
+let standin: Standin | undefined;
+afterEach(async () => {
+  await standin?.close();
+});
+
+it('shows checkpoints, open work, recent runs and counts, and leaves the file untouched', async () => {
+  standin = await startStandin({
+    threats: generateThreats({ seed: 51, organizations: ['acme'], count: 400, fromDay: addDays(TODAY, -9), toDay: TODAY }),
+    keys: { organizationKeys: { 'acme-key': 'acme' }, userKeys: {} },
+    now: () => new Date(NOW),
+  });
+  const dbPath = join(tempDir(), 'mirror.db');
+  const env = { THREAT_MIRROR_API_URL: standin.url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: 'acme-key', THREAT_MIRROR_NOW: NOW };
+  expect((await runCli(['--once'], env)).code).toBe(0);
+  const before = readFileSync(dbPath);
+  // A reader needs only the file: no service URL, no key.
+  const json = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath });
+  expect(json.code).toBe(0);
+  const status = JSON.parse(json.stdout) as { organizations: Array<Record<string, unknown>> };
+  expect(status.organizations).toMatchObject([
+    {
+      organization: 'acme',
+      completeThrough: addDays(TODAY, -1),
+      threats: standin.threatsVisibleTo('acme-key').filter((threat) => threat.blockedAt.slice(0, 10) >= addDays(TODAY, -29)).length,
+      rejectedRecords: 0,
+      openPlans: [],
+      recentRuns: [{ stream: 'threats', mode: 'incremental', status: 'succeeded' }],
+    },
+  ]);
+  const text = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
+  expect(text.code).toBe(0);
+  expect(text.stdout).toMatch(new RegExp(`^acme\\n  complete through  ${addDays(TODAY, -1)}\\n  threats           \\d+`));
+  expect(text.stdout).toMatch(/#1 threats incremental .* succeeded/);
+  expect(readFileSync(dbPath).equals(before)).toBe(true);
+  const missing = await runCli(['status'], { THREAT_MIRROR_DB: join(tempDir(), 'none.db') });
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toMatch(/no database at .*none\.db/);
+});
