@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
+import { errorMessage } from './errors.js';
 
 export interface SchedulerOptions {
   readonly schedule: string;
@@ -37,9 +38,13 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
         await sleep(jitterMs, undefined, { signal }).catch(() => undefined);
       }
       if (!signal.aborted) await options.run(signal);
-    })().finally(() => {
-      inProgress = undefined;
-    });
+    })()
+      // A run reports its own failures; this catches what escapes it (the database failing, say),
+      // so the daemon logs it and tries again at the next tick instead of dying.
+      .catch((error: unknown) => logger.error({ err: error }, `run failed unexpectedly: ${errorMessage(error)}; next attempt at the next tick`))
+      .finally(() => {
+        inProgress = undefined;
+      });
   };
 
   const task: ScheduledTask = cron.schedule(options.schedule, () => tick('schedule'), { timezone: 'Etc/UTC', name: 'threat-mirror-sync' });

@@ -180,6 +180,14 @@ export class MirrorStore {
     }
   }
 
+  /** Deletes a finished plan and moves the checkpoint in one transaction: a crash keeps both or neither. */
+  finishPlan(planId: number, advance: { organization: string; day: string } | null, now: string): void {
+    this.#immediately(() => {
+      this.deletePlan(planId);
+      if (advance) this.advanceCompleteThrough(advance.organization, advance.day, now);
+    });
+  }
+
   deletePlan(planId: number): void {
     this.#immediately(() => {
       this.#db.delete(syncCursors).where(eq(syncCursors.planId, planId)).run();

@@ -181,21 +181,18 @@ function openPlan(deps: SyncDeps, organization: string, request: SyncRequest, to
 function finishPlan(deps: SyncDeps, plan: Plan): void {
   const { store } = deps;
   const now = deps.clock();
+  if (plan.mode === 'verify') {
+    store.finishPlan(plan.id, null, now.toISOString());
+    return;
+  }
   const yesterday = addDays(dayOf(now), -1);
   // The plan's last day was "today" when planned, so only the days before it were closed.
   const closedEnd = minDay(plan.mode === 'incremental' ? addDays(plan.rangeEnd, -1) : plan.rangeEnd, yesterday);
   const completeThrough = store.completeThrough(plan.organization);
-  if (plan.mode === 'verify') {
-    store.deletePlan(plan.id);
-    return;
-  }
   const reachesCheckpoint =
     plan.mode === 'incremental' ||
     (completeThrough === null ? plan.rangeEnd >= yesterday : plan.rangeStart <= addDays(completeThrough, 1));
-  store.deletePlan(plan.id);
-  if (reachesCheckpoint && closedEnd >= plan.rangeStart) {
-    store.advanceCompleteThrough(plan.organization, closedEnd, now.toISOString());
-  }
+  store.finishPlan(plan.id, reachesCheckpoint && closedEnd >= plan.rangeStart ? { organization: plan.organization, day: closedEnd } : null, now.toISOString());
 }
 
 interface Totals {
