@@ -93,11 +93,10 @@ describe('request budget', () => {
     expect(result.code).toBe(0);
     const limited = service.stats.requests.find((request) => request.status === 429);
     expect(limited).toBeDefined();
+    // No request of the key, whichever window sent it, arrived between the 429 reaching the client
+    // and the end of the second it asked for; and the run went on after it.
     expect(service.stats.earlyRequests(SHARED_KEY)).toBe(0);
-    // Requests that started after the 429 was read waited out the second it asked for.
-    const after = service.stats.requests.filter((request) => request.at > (limited?.at ?? 0) + 100);
-    expect(after.length).toBeGreaterThan(0);
-    expect(Math.min(...after.map((request) => request.at)) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(900);
+    expect(service.stats.requests.filter((request) => request.at >= (limited?.at ?? 0) + 1000).length).toBeGreaterThan(0);
     expect(mirroredThreats(dbPath, 'acme')).toHaveLength(3000);
   });
 });

@@ -77,7 +77,7 @@ const UNAUTHORIZED = { message: 'A valid API key is required' };
  * A request that arrives this soon after a 429 was delivered may have been sent before the client
  * read it; only later arrivals before the Retry-After deadline count as early.
  */
-export const EARLY_REQUEST_GRACE_MS = 50;
+export const EARLY_REQUEST_GRACE_MS = 100;
 const CACHE_ENTRIES = 64;
 
 export async function startStandin(options: StandinOptions): Promise<Standin> {
