@@ -33,10 +33,13 @@ it('the demo mirrors two organizations, prints SQL answers, exits 0 and leaves n
     output += chunk;
   });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  expect(output).toMatch(/acme\s+succeeded .* new/);
-  expect(output).toMatch(/globex\s+succeeded .* new/);
+  expect(output).toMatch(/acme\s+threats\s+succeeded .* new/);
+  expect(output).toMatch(/globex\s+threats\s+succeeded .* new/);
+  expect(output).toMatch(/acme\s+reports\s+succeeded .* new/);
   expect(output).toMatch(/1 new/);
   expect(output).toMatch(/"type":"URL"/);
+  expect(output).toMatch(/rejected_proposals/);
+  expect(output).toMatch(/other-page: blocked \(1 match\)[\s\S]*innocent\.example: not blocked\n {2}\(exit 0\)/);
   expect(code).toBe(0);
   expect(existsSync(join(cwd, 'data', 'demo', 'threat-mirror.db'))).toBe(true);
   expect(processesIn(cwd)).toEqual([]);

@@ -3,14 +3,16 @@
 import { parseArgs } from 'node:util';
 import { addDays, dayOf } from '../days.js';
 import { generateThreats } from './data.js';
+import { generateReports } from './reports.js';
 import { startStandin } from './server.js';
 
 const USAGE = `threat-mirror-standin: a local stand-in of the threat service (POST /threats/list) over generated data.
 
 Usage: threat-mirror-standin [--host 127.0.0.1] [--port 8787] [--orgs acme,globex] [--threats 5000]
-                             [--days 30] [--seed 1] [--latency-ms 0] [--rate-limit-share 0]
+                             [--days 30] [--seed 1] [--latency-ms 0] [--rate-limit-share 0] [--reports 200]
 
-Prints one JSON line when listening: {"url", "keys": {org: key}, "userKey", "threats"}.
+Prints one JSON line when listening: {"url", "keys": {org: key}, "userKey", "threats", "reports"}.
+Also serves GET /organization/reports (--reports of them, with proposals naming some threats).
 Organization keys are standin-<org>-key; the user key is an active member of every organization.
 Admin routes (no key): POST /__standin/threats [threats], POST /__standin/faults {"fault":{...},"times":N}
 or {"fault":{...},"probability":P} or {"clear":true}, GET /__standin/stats. Stops on SIGTERM or SIGINT.
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
         seed: { type: 'string', default: '1' },
         'latency-ms': { type: 'string', default: '0' },
         'rate-limit-share': { type: 'string', default: '0' },
+        reports: { type: 'string', default: '200' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -60,11 +63,13 @@ async function main(): Promise<void> {
   if (share > 1) fail('--rate-limit-share: must be between 0 and 1');
   const today = dayOf(new Date());
   const threats = generateThreats({ seed: positiveNumber('seed', values.seed, true), organizations, count, fromDay: addDays(today, -(days - 1)), toDay: today });
+  const reports = generateReports({ seed: 7, organizations, count: positiveNumber('reports', values.reports, true), fromDay: addDays(today, -(days - 1)), toDay: today, threats });
   const keys = Object.fromEntries(organizations.map((organization) => [organization, `standin-${organization}-key`]));
   const standin = await startStandin({
     host: values.host,
     port,
     threats,
+    reports,
     latencyMs: positiveNumber('latency-ms', values['latency-ms'], true),
     keys: {
       organizationKeys: Object.fromEntries(organizations.map((organization) => [keys[organization] as string, organization])),
@@ -72,7 +77,7 @@ async function main(): Promise<void> {
     },
   });
   if (share > 0) standin.faults.setRandom({ kind: 'rateLimit', retryAfter: '1' }, share);
-  process.stdout.write(`${JSON.stringify({ url: standin.url, keys, userKey: 'standin-user-key', threats: threats.length })}\n`);
+  process.stdout.write(`${JSON.stringify({ url: standin.url, keys, userKey: 'standin-user-key', threats: threats.length, reports: reports.length })}\n`);
   const stop = (): void => {
     void standin.close().then(() => process.exit(0));
   };
