@@ -142,6 +142,23 @@ describe('reports', () => {
     expect(mixed.length).toBeGreaterThan(0);
   });
 
+  it('--backfill reads the reports of its date range only, whole', async () => {
+    const service = await start();
+    const dbPath = join(tempDir(), 'mirror.db');
+    const from = addDays(TODAY, -12);
+    const to = addDays(TODAY, -6);
+    expect((await runCli(['--backfill', '--from', from, '--to', to], env(service, dbPath))).code).toBe(0);
+    const want = service
+      .reportsOf('acme')
+      .filter((report) => report.createdAt >= `${from}T00:00:00.000Z` && report.createdAt <= `${to}T23:59:59.999Z`)
+      .map((report) => String(report.id))
+      .sort();
+    expect(want.length).toBeGreaterThan(50);
+    expect(withDb(dbPath, (db) => db.prepare("SELECT id FROM reports WHERE organization = 'acme' ORDER BY id").pluck().all())).toEqual(want);
+    const asked = service.stats.requests.filter((request) => request.path === '/organization/reports');
+    expect(asked.every((request) => (request.body as { startDate?: string }).startDate === `${from}T00:00:00.000Z`)).toBe(true);
+  });
+
   it('a deployment without the endpoint (404) leaves threats syncing and says why reports are skipped', async () => {
     const service = await start({ enabled: false });
     const dbPath = join(tempDir(), 'mirror.db');

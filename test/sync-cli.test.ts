@@ -234,6 +234,29 @@ describe('faults', () => {
   });
 });
 
+describe('unusual answers', () => {
+  it('stores asset types outside the documented list as they come and logs each type once', async () => {
+    const threats = generateThreats({ seed: 37, organizations: ['acme'], count: 800, fromDay: addDays(TODAY, -5), toDay: TODAY, unknownTypeShare: 0.1 });
+    const service = await start(threats);
+    const dbPath = join(tempDir(), 'mirror.db');
+    const result = await runCli(['--backfill', '--from', addDays(TODAY, -5), '--org', 'acme'], env(service, dbPath));
+    expect(result.code).toBe(0);
+    const unknown = [...new Set(threats.map((threat) => threat.type).filter((type) => type.startsWith('PLATFORM_9')))].sort();
+    expect(unknown.length).toBeGreaterThan(1);
+    expect(withDb(dbPath, (db) => db.prepare("SELECT DISTINCT type FROM threats WHERE type LIKE 'PLATFORM_9%' ORDER BY type").pluck().all())).toEqual(unknown);
+    const warnings = result.logs.filter((line) => line.msg === 'asset type not in the documented list; stored as received').map((line) => line.type);
+    expect(warnings.sort()).toEqual(unknown);
+  });
+
+  it('warns when the service reports nothing at all for an organization', async () => {
+    const service = await start(generateThreats({ seed: 39, organizations: ['globex'], count: 100, fromDay: addDays(TODAY, -5), toDay: TODAY }));
+    const dbPath = join(tempDir(), 'mirror.db');
+    const result = await runCli(['--once', '--org', 'acme'], env(service, dbPath));
+    expect(result.code).toBe(0);
+    expect(result.logs.find((line) => typeof line.msg === 'string' && line.msg.startsWith('the service returned no threats for this organization'))).toMatchObject({ organization: 'acme', level: 40 });
+  });
+});
+
 describe('keys and arguments', () => {
   it('fails only the organization with a bad key, names it, and never prints the key', async () => {
     const service = await start(dataset(600, 5, 23));
