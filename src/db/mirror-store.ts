@@ -70,10 +70,6 @@ export class MirrorStore {
     return this.#opened.sqlite;
   }
 
-  get db(): MirrorDatabase {
-    return this.#db;
-  }
-
   /** A run still marked running when the writer starts belonged to a process that died. */
   markAbandonedRuns(now: string): number {
     return this.#immediately(
