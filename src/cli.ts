@@ -9,7 +9,6 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { type Command, parseCommandLine } from './cli-args.js';
 import { type Config, type Environment, loadConfig, loadDatabasePath, type OrganizationConfig } from './config.js';
-import { runDaemon } from './daemon.js';
 import { openDatabaseReadOnly } from './db/open-database.js';
 import { WriterLockError } from './db/writer-lock.js';
 import { addDays, type Clock, dayOf } from './days.js';
@@ -17,7 +16,7 @@ import { ConfigError, errorMessage } from './errors.js';
 import { helpText } from './help.js';
 import { createLogger } from './logger.js';
 import { formatLookup, lookupThreats } from './lookup.js';
-import { createMetrics, type MirrorMetrics } from './metrics.js';
+import type { MirrorMetrics } from './metrics.js';
 import { clockFor, type Mirror, openMirror } from './mirror.js';
 import { packageVersion } from './package-root.js';
 import { formatStatus, readStatus } from './status.js';
@@ -130,13 +129,13 @@ type Organizations = (only: string | undefined) => readonly OrganizationConfig[]
 async function withWriter(
   config: Config,
   io: Io,
-  work: (mirror: Mirror, organizations: Organizations, signal: AbortSignal, context: { logger: Logger; clock: Clock; metrics: MirrorMetrics }) => Promise<number>,
+  work: (mirror: Mirror, organizations: Organizations, signal: AbortSignal, context: { logger: Logger; clock: Clock }) => Promise<number>,
+  metrics?: MirrorMetrics,
 ): Promise<number> {
   const { logger, flush } = createLogger(config.logLevel);
   const clock = clockFor(config);
   const shutdown = new AbortController();
   const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
-  const metrics = createMetrics();
   let mirror: Mirror;
   try {
     mirror = await openMirror({ config, logger, clock, apiObserver: metrics, syncObserver: metrics });
@@ -151,7 +150,7 @@ async function withWriter(
   const organizations: Organizations = (only) =>
     only === undefined ? config.organizations : config.organizations.filter((organization) => organization.name === only);
   try {
-    return await work(mirror, organizations, shutdown.signal, { logger, clock, metrics });
+    return await work(mirror, organizations, shutdown.signal, { logger, clock });
   } finally {
     await mirror.close();
     removeSignalHandlers();
@@ -160,13 +159,24 @@ async function withWriter(
   }
 }
 
-function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | 'daemon' }>, config: Config, io: Io): Promise<number> {
-  return withWriter(config, io, async (mirror, organizations, signal, { logger, clock, metrics }) => {
+async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | 'daemon' }>, config: Config, io: Io): Promise<number> {
+  if (command.kind === 'daemon') {
+    // Loaded for the daemon only: a one-shot run serves no /metrics, and importing prom-client
+    // is a good part of its start-up.
+    const [{ createMetrics }, { runDaemon }] = await Promise.all([import('./metrics.js'), import('./daemon.js')]);
+    const metrics = createMetrics();
+    return withWriter(
+      config,
+      io,
+      async (mirror, organizations, signal, { logger, clock }) => {
+        await runDaemon({ config, mirror, metrics, organizations: organizations(undefined), logger, clock, signal });
+        return EXIT_OK;
+      },
+      metrics,
+    );
+  }
+  return withWriter(config, io, async (mirror, organizations, signal, { clock }) => {
     const selected = organizations('organization' in command ? command.organization : undefined);
-    if (command.kind === 'daemon') {
-      await runDaemon({ config, mirror, metrics, organizations: selected, logger, clock, signal });
-      return EXIT_OK;
-    }
     const request: SyncRequest =
       command.kind === 'backfill' ? { mode: 'backfill', from: command.from, to: command.to ?? dayOf(clock()) } : { mode: 'incremental' };
     const summaries = await syncOrganizations(mirror.deps, selected, request, signal);
