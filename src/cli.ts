@@ -215,7 +215,7 @@ function installSignalHandlers(shutdown: AbortController, logger: { warn: (messa
       flush();
       process.exit(signal === 'SIGINT' ? 130 : 143);
     }
-    logger.warn(`${signal}: stopping after the page in flight; send it again to exit at once`);
+    logger.warn(`${signal}: stopping once the pages already fetched are committed; send it again to exit at once`);
     shutdown.abort(new Error(`stopped by ${signal}`));
     setTimeout(() => {
       logger.warn(`graceful stop took longer than ${FORCED_EXIT_AFTER_MS} ms: exiting`);

@@ -39,7 +39,7 @@ Exit codes:
      lookup: nothing matched
   2  invalid configuration or arguments (the message names the variable or flag)
 
-SIGTERM or SIGINT stops gracefully: the page in flight commits or is abandoned, the run is marked
-interrupted, and the next start resumes from the last committed page. A second signal exits at once.
+SIGTERM or SIGINT stops gracefully: pages already fetched commit, requests in flight are abandoned,
+the run is marked interrupted, and the next start resumes from the last committed page. A second signal exits at once.
 `;
 }

@@ -30,15 +30,16 @@ if (port) {
     flushing = false;
     const batch = queued.splice(0);
     if (batch.length === 0) return;
-    try {
-      const results = writer.writeMany(batch.map((entry) => entry.input));
-      batch.forEach((entry, index) => port.postMessage({ id: entry.id, result: results[index] } satisfies WriterResponse));
-    } catch (error) {
-      const failure = error as { message?: string; code?: string };
-      for (const entry of batch) {
-        port.postMessage({ id: entry.id, error: { message: failure.message ?? String(error), ...(failure.code ? { code: failure.code } : {}) } } satisfies WriterResponse);
+    const outcomes = writer.writeBatch(batch.map((entry) => entry.input));
+    batch.forEach((entry, index) => {
+      const outcome = outcomes[index];
+      if (!outcome?.error) {
+        port.postMessage({ id: entry.id, result: outcome?.result } satisfies WriterResponse);
+        return;
       }
-    }
+      const code = (outcome.error as { code?: unknown }).code;
+      port.postMessage({ id: entry.id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } } satisfies WriterResponse);
+    });
   };
   port.on('message', (request: WriterRequest) => {
     if ('close' in request) {

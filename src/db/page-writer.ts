@@ -42,6 +42,20 @@ export interface PageResult extends PageCounts {
   readonly removed: number;
 }
 
+/** What a batch gives each of its pages: what writing it changed, or why it was not written. */
+export type PageOutcome = { readonly result: PageResult; readonly error?: undefined } | { readonly error: Error; readonly result?: undefined };
+
+/** A page left unwritten because an earlier page of its window failed; carries that failure's code. */
+export class PageNotWrittenError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'PageNotWrittenError';
+  }
+}
+
 type Statement = Database.Statement<unknown[], unknown>;
 
 export class PageWriter {
@@ -57,6 +71,8 @@ export class PageWriter {
   readonly #bumpChangeSeq: Statement;
   readonly #write: Database.Transaction<(input: PageInput) => PageResult>;
   readonly #writeMany: Database.Transaction<(inputs: readonly PageInput[]) => PageResult[]>;
+  /** Windows of a run with a page that failed to write, and why (see writeBatch). */
+  readonly #failedWindows = new Map<string, { message: string; code: string | undefined }>();
   /** The last change_seq handed out; one writer per file, so a counter in memory is exact. */
   #changeSeq: number;
 
@@ -106,13 +122,38 @@ export class PageWriter {
   }
 
   /**
-   * Several pages in one transaction (group commit), each with its own checkpoint: a crash keeps
-   * all or none of them. Pages that wait together come from different windows (a window sends
-   * its next page only once the last one is written), so a window still loses at most one page.
-   * Fewer commits write fewer WAL frames: the pages' shared B-tree pages are written once.
+   * Pages that waited together, in one transaction (group commit), each with its own checkpoint:
+   * fewer commits write fewer WAL frames, as the pages' shared B-tree pages are written once.
+   * Pages of one window arrive in order; a crash keeps a prefix of them, so a window's cursor only
+   * moves forward over pages that are written.
+   *
+   * If the batch fails, each page is tried alone, so one bad page fails only its own window. A
+   * window with a failed page writes none of its later pages in this run: its checkpoint would
+   * otherwise move past the records that were not written. The next run resumes it from there.
    */
-  writeMany(inputs: readonly PageInput[]): PageResult[] {
-    return this.#writeMany.immediate(inputs);
+  writeBatch(inputs: readonly PageInput[]): PageOutcome[] {
+    const writable = inputs.filter((input) => !this.#failedWindows.has(windowKey(input)));
+    if (writable.length === inputs.length) {
+      try {
+        return this.#writeMany.immediate(inputs).map((result) => ({ result }));
+      } catch {
+        // Rolled back as a whole: find the page at fault by writing them one by one.
+      }
+    }
+    return inputs.map((input) => {
+      const key = windowKey(input);
+      const earlier = this.#failedWindows.get(key);
+      if (earlier !== undefined) {
+        return { error: new PageNotWrittenError(`an earlier page of window ${input.window.windowStart}..${input.window.windowEnd} was not written (${earlier.message})`, earlier.code) };
+      }
+      try {
+        return { result: this.#write.immediate(input) };
+      } catch (error) {
+        const failure = error instanceof Error ? error : new Error(String(error));
+        this.#failedWindows.set(key, { message: failure.message, code: (failure as { code?: unknown }).code as string | undefined });
+        return { error: failure };
+      }
+    });
   }
 
   /**
@@ -266,6 +307,11 @@ function* chunks<T>(rows: readonly T[]): Generator<readonly T[]> {
 function placeholders(rows: number, columns: number): string {
   const row = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
   return Array.from({ length: rows }, () => row).join(', ');
+}
+
+/** A window as walked by one run: a later run resumes it afresh. */
+function windowKey(input: PageInput): string {
+  return `${input.runId}/${input.window.planId}/${input.window.windowStart}`;
 }
 
 function uniqueById(threats: readonly Threat[]): readonly Threat[] {

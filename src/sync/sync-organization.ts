@@ -67,6 +67,14 @@ export interface RunSummary {
 /** After this many empty pages in a row that still carry a cursor, the service is looping. */
 const MAX_EMPTY_PAGES_IN_A_ROW = 3;
 
+/**
+ * Pages of one window handed to the writer and not yet committed. The walk fetches on while they
+ * commit, so a slow commit (a WAL checkpoint's fsync took 100–300 ms here) does not stall every
+ * window's requests; a kill loses at most these pages, and the restart fetches them again.
+ * Waiting pages also commit together, so the writer keeps up when the network is fast.
+ */
+const MAX_UNCOMMITTED_PAGES_PER_WINDOW = 8;
+
 /** Types outside the documented list are stored as they come; each is logged once per process. */
 const reportedUnknownTypes = new Set<string>();
 
@@ -253,7 +261,10 @@ async function walkWindows(
   if (failure) throw failure.error;
 }
 
-/** Follows one window's cursors to the end, fetching page n+1 while page n is written. */
+/**
+ * Follows one window's cursors to the end: page n+1 is requested as soon as page n arrives, and
+ * up to MAX_UNCOMMITTED_PAGES_PER_WINDOW pages are being written meanwhile, committed in order.
+ */
 async function walkWindow(
   deps: SyncDeps,
   organization: OrganizationConfig,
@@ -273,61 +284,90 @@ async function walkWindow(
   const seenCursors = new Set<string>();
   // Removals can only be concluded from a walk that saw every page of the window.
   const seenIds: Set<number> | null = window.nextPage === null ? new Set() : null;
+  const uncommitted: Array<Promise<void>> = [];
+  let writeFailure: { error: unknown } | undefined;
+  const throwIfWriteFailed = (): void => {
+    if (writeFailure) throw writeFailure.error;
+  };
+  const commit = (page: ThreatPage, cursor: string | null, windowPages: number): Promise<void> =>
+    deps.store
+      .commitPage({
+        organization: organization.name,
+        runId,
+        window,
+        threats: page.threats,
+        rejected: page.rejected,
+        nextPage: page.nextPage,
+        retries: page.retries,
+        now: deps.clock().toISOString(),
+        windowSeenIds: page.nextPage === null ? seenIds : null,
+        windowPages,
+      })
+      .then(
+        (counts) => {
+          totals.pages += 1;
+          totals.inserted += counts.inserted;
+          totals.updated += counts.updated;
+          totals.rejected += counts.rejected;
+          totals.removed += counts.removed;
+          totals.retries += page.retries;
+          totals.records += page.threats.length;
+          deps.observer?.pageCommitted?.(organization.name, counts);
+          log.debug(
+            { window: `${window.windowStart}..${window.windowEnd}`, cursor, records: page.threats.length, ...counts, nextPage: page.nextPage },
+            'page committed',
+          );
+          for (const record of page.rejected) log.warn({ reason: record.reason }, 'record rejected and kept in rejected_records');
+        },
+        (error: unknown) => {
+          writeFailure ??= { error };
+        },
+      );
   let pages = 0;
   let cursor = window.nextPage;
   let emptyPagesInARow = 0;
   let records = 0;
   let next = fetchPage(cursor);
-  for (;;) {
-    const page = await next;
-    if (page.nextPage !== null) {
-      if (page.nextPage === cursor || seenCursors.has(page.nextPage)) {
+  try {
+    for (;;) {
+      const page = await next;
+      throwIfWriteFailed();
+      if (page.nextPage !== null) {
+        if (page.nextPage === cursor || seenCursors.has(page.nextPage)) {
+          throw new ProtocolError(
+            `organization "${organization.name}": the service returned next_page "${page.nextPage}" again for ${window.windowStart}..${window.windowEnd}; stopped to avoid a loop`,
+          );
+        }
+        seenCursors.add(page.nextPage);
+        next = fetchPage(page.nextPage);
+      }
+      reportUnknownTypes(page, log);
+      onPage?.(page.threats);
+      if (seenIds) for (const threat of page.threats) seenIds.add(threat.id);
+      pages += 1;
+      records += page.threats.length + page.rejected.length;
+      uncommitted.push(commit(page, cursor, pages));
+      if (page.nextPage === null) {
+        await Promise.all(uncommitted.splice(0));
+        throwIfWriteFailed();
+        return records;
+      }
+      if (uncommitted.length >= MAX_UNCOMMITTED_PAGES_PER_WINDOW) {
+        await uncommitted.shift();
+        throwIfWriteFailed();
+      }
+      const empty = page.threats.length + page.rejected.length === 0;
+      emptyPagesInARow = empty ? emptyPagesInARow + 1 : 0;
+      if (emptyPagesInARow >= MAX_EMPTY_PAGES_IN_A_ROW) {
         throw new ProtocolError(
-          `organization "${organization.name}": the service returned next_page "${page.nextPage}" again for ${window.windowStart}..${window.windowEnd}; stopped to avoid a loop`,
+          `organization "${organization.name}": the service returned ${emptyPagesInARow} empty pages in a row that still point to a next page for ${window.windowStart}..${window.windowEnd}; stopped to avoid a loop`,
         );
       }
-      seenCursors.add(page.nextPage);
-      next = fetchPage(page.nextPage);
+      cursor = page.nextPage;
     }
-    reportUnknownTypes(page, log);
-    onPage?.(page.threats);
-    if (seenIds) for (const threat of page.threats) seenIds.add(threat.id);
-    pages += 1;
-    const counts = await deps.store.commitPage({
-      organization: organization.name,
-      runId,
-      window,
-      threats: page.threats,
-      rejected: page.rejected,
-      nextPage: page.nextPage,
-      retries: page.retries,
-      now: deps.clock().toISOString(),
-      windowSeenIds: page.nextPage === null ? seenIds : null,
-      windowPages: pages,
-    });
-    totals.pages += 1;
-    totals.inserted += counts.inserted;
-    totals.updated += counts.updated;
-    totals.rejected += counts.rejected;
-    totals.removed += counts.removed;
-    totals.retries += page.retries;
-    totals.records += page.threats.length;
-    records += page.threats.length + page.rejected.length;
-    deps.observer?.pageCommitted?.(organization.name, counts);
-    log.debug(
-      { window: `${window.windowStart}..${window.windowEnd}`, cursor, records: page.threats.length, ...counts, nextPage: page.nextPage },
-      'page committed',
-    );
-    for (const record of page.rejected) log.warn({ reason: record.reason }, 'record rejected and kept in rejected_records');
-    if (page.nextPage === null) return records;
-    const empty = page.threats.length + page.rejected.length === 0;
-    emptyPagesInARow = empty ? emptyPagesInARow + 1 : 0;
-    if (emptyPagesInARow >= MAX_EMPTY_PAGES_IN_A_ROW) {
-      throw new ProtocolError(
-        `organization "${organization.name}": the service returned ${emptyPagesInARow} empty pages in a row that still point to a next page for ${window.windowStart}..${window.windowEnd}; stopped to avoid a loop`,
-      );
-    }
-    cursor = page.nextPage;
+  } finally {
+    // Stopping (an error, a signal) still lets the pages already fetched commit, and counts them.
+    await Promise.all(uncommitted);
   }
 }
 

@@ -1,0 +1,118 @@
+// The page writer on a real SQLite file: a page that fails to write never lets a later page of
+// its window move the checkpoint past it, and does not take other windows down with it.
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Threat } from '../src/api/threat-record.js';
+import { openDatabase, type OpenedDatabase } from '../src/db/open-database.js';
+import { type PageInput, PageNotWrittenError, PageWriter } from '../src/db/page-writer.js';
+import { tempDir } from './support/temp.js';
+
+let opened: OpenedDatabase | undefined;
+afterEach(() => {
+  opened?.close();
+  opened = undefined;
+});
+
+const DAY = '2026-03-01';
+
+function threat(id: number): Threat {
+  return { id, content: `https://t${id}.example/`, type: 'URL', blockedAt: `${DAY}T10:00:00Z` };
+}
+
+/** A run with one plan of two windows, A and B, as the sync would have recorded them. */
+function setUp(sqlite: Database.Database): { planId: number; runId: (n: number) => number } {
+  const plan = sqlite
+    .prepare(`INSERT INTO sync_plans (organization, mode, range_start, range_end, created_at) VALUES ('acme', 'backfill', ?, ?, 'x') RETURNING id`)
+    .pluck()
+    .get(DAY, '2026-03-02') as number;
+  for (const day of [DAY, '2026-03-02']) {
+    sqlite.prepare('INSERT INTO sync_cursors (plan_id, window_start, window_end) VALUES (?, ?, ?)').run(plan, day, day);
+  }
+  const runs = new Map<number, number>();
+  const runId = (n: number): number => {
+    let id = runs.get(n);
+    if (id === undefined) {
+      id = sqlite
+        .prepare(`INSERT INTO sync_runs (organization, mode, status, range_start, range_end, started_at) VALUES ('acme', 'backfill', 'running', ?, ?, 'x') RETURNING id`)
+        .pluck()
+        .get(DAY, '2026-03-02') as number;
+      runs.set(n, id);
+    }
+    return id;
+  };
+  return { planId: plan, runId };
+}
+
+let stampMs = Date.parse('2026-03-03T00:00:00Z');
+function page(planId: number, runId: number, windowStart: string, ids: number[], nextPage: string): PageInput {
+  stampMs += 1;
+  return {
+    organization: 'acme',
+    runId,
+    window: { planId, windowStart, windowEnd: windowStart },
+    threats: ids.map(threat),
+    rejected: [],
+    nextPage,
+    retries: 0,
+    stamp: new Date(stampMs).toISOString(),
+    windowSeenIds: null,
+    windowPages: 1,
+  };
+}
+
+describe('PageWriter.writeBatch', () => {
+  it('stops a window at its failed page, keeps the others, and lets the next run resume it', () => {
+    opened = openDatabase(join(tempDir(), 'mirror.db'));
+    const { sqlite } = opened;
+    const { planId, runId } = setUp(sqlite);
+    // A fault SQLite itself raises, as a full disk or a corrupt page would, for one record only.
+    sqlite.exec(`CREATE TRIGGER inject_fault BEFORE INSERT ON threats WHEN NEW.id = 13 BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
+    const writer = new PageWriter(sqlite);
+    const cursor = (windowStart: string): string | null =>
+      sqlite.prepare('SELECT next_page FROM sync_cursors WHERE plan_id = ? AND window_start = ?').pluck().get(planId, windowStart) as string | null;
+    const held = (): number[] => sqlite.prepare('SELECT id FROM threats ORDER BY id').pluck().all() as number[];
+
+    const outcomes = writer.writeBatch([
+      page(planId, runId(1), DAY, [11, 12], 'a2'),
+      page(planId, runId(1), DAY, [13, 14], 'a3'),
+      page(planId, runId(1), '2026-03-02', [21, 22], 'b2'),
+      page(planId, runId(1), DAY, [15, 16], 'a4'),
+    ]);
+    expect(outcomes.map((outcome) => outcome.error?.message ?? 'written')).toEqual([
+      'written',
+      'injected fault',
+      'written',
+      `an earlier page of window ${DAY}..${DAY} was not written (injected fault)`,
+    ]);
+    expect(outcomes[3]?.error).toBeInstanceOf(PageNotWrittenError);
+    expect(held()).toEqual([11, 12, 21, 22]);
+    expect(cursor(DAY)).toBe('a2');
+    expect(cursor('2026-03-02')).toBe('b2');
+
+    // Still in the same run, in a batch of its own: the window stays stopped, the other goes on.
+    const later = writer.writeBatch([page(planId, runId(1), DAY, [15, 16], 'a4'), page(planId, runId(1), '2026-03-02', [23], 'b3')]);
+    expect(later.map((outcome) => (outcome.error ? outcome.error.name : 'written'))).toEqual(['PageNotWrittenError', 'written']);
+    expect(cursor(DAY)).toBe('a2');
+    expect(cursor('2026-03-02')).toBe('b3');
+
+    // The fault gone, the next run resumes the window from its checkpoint.
+    sqlite.exec('DROP TRIGGER inject_fault');
+    const resumed = writer.writeBatch([page(planId, runId(2), DAY, [13, 14], 'a3'), page(planId, runId(2), DAY, [15, 16], 'a4')]);
+    expect(resumed.map((outcome) => outcome.error?.message ?? 'written')).toEqual(['written', 'written']);
+    expect(held()).toEqual([11, 12, 13, 14, 15, 16, 21, 22, 23]);
+    expect(cursor(DAY)).toBe('a4');
+  });
+
+  it('writes a batch of healthy pages and counts what each one changed', () => {
+    opened = openDatabase(join(tempDir(), 'mirror.db'));
+    const { sqlite } = opened;
+    const { planId, runId } = setUp(sqlite);
+    const writer = new PageWriter(sqlite);
+    const outcomes = writer.writeBatch([page(planId, runId(1), DAY, [1, 2, 3], 'a2'), page(planId, runId(1), DAY, [3, 4], 'a3')]);
+    expect(outcomes.map((outcome) => outcome.result)).toEqual([
+      { inserted: 3, updated: 0, rejected: 0, removed: 0 },
+      { inserted: 1, updated: 0, rejected: 0, removed: 0 },
+    ]);
+  });
+});
