@@ -15,7 +15,6 @@ import { addDays, type Clock, dayOf } from './days.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { helpText } from './help.js';
 import { createLogger } from './logger.js';
-import { formatLookup, lookupThreats } from './lookup.js';
 import type { MirrorMetrics } from './metrics.js';
 import { clockFor, type Mirror, openMirror } from './mirror.js';
 import { packageVersion } from './package-root.js';
@@ -94,11 +93,13 @@ function verifyRange(command: Extract<Command, { kind: 'verify' }>, config: Conf
   return { from: command.from ?? addDays(to, -(config.initialDays - 1)), to };
 }
 
-function runLookup(command: Extract<Command, { kind: 'lookup' }>, dbPath: string, io: Io): number {
+async function runLookup(command: Extract<Command, { kind: 'lookup' }>, dbPath: string, io: Io): Promise<number> {
   if (!existsSync(dbPath)) {
     io.stderr(`threat-mirror: THREAT_MIRROR_DB: no database at ${dbPath}; run a sync first or point THREAT_MIRROR_DB at the mirror\n`);
     return EXIT_USAGE;
   }
+  // Loaded here only: normalizing needs the Public Suffix List, which a sync's main thread does not.
+  const { formatLookup, lookupThreats } = await import('./lookup.js');
   const opened = openDatabaseReadOnly(dbPath);
   try {
     const results = lookupThreats(opened.sqlite, command.values, command.organization);

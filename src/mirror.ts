@@ -7,7 +7,6 @@ import type { ApiObserver } from './api/retry.js';
 import type { Config } from './config.js';
 import { MirrorStore } from './db/mirror-store.js';
 import { openDatabase } from './db/open-database.js';
-import { PageWriter } from './db/page-writer.js';
 import { type PageSink, PageWriterWorker } from './db/page-writer-worker.js';
 import { acquireWriterLock } from './db/writer-lock.js';
 import type { Clock } from './days.js';
@@ -39,15 +38,17 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
   try {
     const opened = openDatabase(config.dbPath);
     releasers.push(() => opened.close());
-    // Rows from before the lookup columns existed get theirs now, before the writer thread starts
-    // (it continues the change feed from the highest change_seq it finds).
-    const backfilled = new PageWriter(opened.sqlite).backfillLookups();
-    if (backfilled > 0) logger.info({ threats: backfilled }, 'derived lookup columns and change_seq for threats written by an earlier version');
     const abandoned = new MirrorStore(opened, noPages).markAbandonedRuns(clock().toISOString());
     if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
+    // Not waited for: the thread starts (~130 ms here) while the first pages are fetched.
     const pages = new PageWriterWorker(config.dbPath);
     releasers.push(() => pages.close());
-    await pages.ready;
+    pages.ready.then(
+      ({ backfilled }) => {
+        if (backfilled > 0) logger.info({ threats: backfilled }, 'derived lookup columns and change_seq for threats written by an earlier version');
+      },
+      () => undefined, // the first page's write fails with the reason
+    );
     const store = new MirrorStore(opened, pages);
     // Readers see in sync_status how far back each run re-scans: only those days can show removals.
     store.recordSetting('lookback_days', String(config.lookbackDays), clock().toISOString());

@@ -50,6 +50,29 @@ function feedReader(dbPath: string): () => number[] {
 }
 
 describe('lookup columns and text search', () => {
+  it('are derived at the next start for rows written before they existed, each given a place in the feed', async () => {
+    const service = await start([
+      threat(1, 'https://Evil.Example.com/login', 'URL', TODAY),
+      threat(2, 'Boss@Corp-Phish.example', 'EMAIL', TODAY),
+    ]);
+    const dbPath = join(tempDir(), 'mirror.db');
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    // What a file written by a version without lookup columns looks like after the migration.
+    const db = new Database(dbPath);
+    db.exec('UPDATE threats SET change_seq = 0, host = NULL, registrable_domain = NULL, email = NULL, email_domain = NULL');
+    db.close();
+    const second = await runCli(['--once'], env(service, dbPath));
+    expect(second.code).toBe(0);
+    expect(second.logs.find((line) => String(line.msg).startsWith('derived lookup columns'))?.threats).toBe(2);
+    const rows = withDb(dbPath, (reader) => reader.prepare('SELECT id, host, registrable_domain, email, email_domain, change_seq FROM threats ORDER BY id').all());
+    expect(rows).toEqual([
+      { id: 1, host: 'evil.example.com', registrable_domain: 'example.com', email: null, email_domain: null, change_seq: expect.any(Number) },
+      { id: 2, host: null, registrable_domain: null, email: 'boss@corp-phish.example', email_domain: 'corp-phish.example', change_seq: expect.any(Number) },
+    ]);
+    // Each row has its own place in the feed, and the re-scan that followed moved nothing again.
+    expect(new Set(rows.map((row) => (row as { change_seq: number }).change_seq))).toEqual(new Set([1, 2]));
+  });
+
   it('are derived on write, indexed, and kept in step on update', async () => {
     const service = await start([
       threat(1, 'https://Login.Wallet-Verify.Example-Phish.co.uk/connect', 'URL', TODAY),

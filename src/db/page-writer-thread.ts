@@ -8,7 +8,12 @@ import { applyWriterPragmas } from './writer-pragmas.js';
 export type WriterRequest = { readonly id: number; readonly input: PageInput } | { readonly id: number; readonly close: true };
 export type WriterResponse = { readonly id: number; readonly result?: unknown; readonly error?: { message: string; code?: string } };
 
-/** id 0 answers the start: ready, or why the thread could not open the database. */
+/** What the thread did before it took pages: how many old rows it gave lookup columns. */
+export interface WriterStart {
+  readonly backfilled: number;
+}
+
+/** id 0 answers the start: ready (a WriterStart), or why the thread could not open the database. */
 const port = parentPort;
 if (port) {
   // Plain better-sqlite3, no drizzle: this thread's isolate loads only what writing pages needs.
@@ -18,7 +23,10 @@ if (port) {
     sqlite = new Database((workerData as { dbPath: string }).dbPath);
     applyWriterPragmas(sqlite);
     writer = new PageWriter(sqlite);
-    port.postMessage({ id: 0, result: 'ready' } satisfies WriterResponse);
+    // Rows from before the lookup columns existed get theirs (and a place in the change feed)
+    // before any page: this writer's change_seq counter then goes on from theirs.
+    const start: WriterStart = { backfilled: writer.backfillLookups() };
+    port.postMessage({ id: 0, result: start } satisfies WriterResponse);
   } catch (error) {
     port.postMessage({ id: 0, error: { message: (error as Error).message } } satisfies WriterResponse);
     throw error;

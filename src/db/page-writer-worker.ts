@@ -1,7 +1,7 @@
 // The main thread's handle on the page-writer thread: write() resolves when the page is committed.
 import { Worker } from 'node:worker_threads';
 import type { PageInput, PageResult } from './page-writer.js';
-import type { WriterRequest, WriterResponse } from './page-writer-thread.js';
+import type { WriterRequest, WriterResponse, WriterStart } from './page-writer-thread.js';
 
 export interface PageSink {
   write(input: PageInput): Promise<PageResult>;
@@ -13,11 +13,16 @@ export class PageWriterWorker implements PageSink {
   readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   #nextId = 1;
   #failure: Error | undefined;
-  /** Resolves once the thread has opened its connection; rejects with why it could not. */
-  readonly ready: Promise<void>;
+  /**
+   * Resolves once the thread has opened its connection and is ready for pages; rejects with why
+   * it could not. Nothing need wait for it: writes do, so the thread starts while the first pages
+   * are fetched, and the first write fails with this reason.
+   */
+  readonly ready: Promise<WriterStart>;
 
   constructor(dbPath: string) {
-    this.ready = new Promise((resolve, reject) => this.#pending.set(0, { resolve: () => resolve(), reject }));
+    this.ready = new Promise((resolve, reject) => this.#pending.set(0, { resolve: (start) => resolve(start as WriterStart), reject }));
+    this.ready.catch(() => undefined);
     this.#worker = new Worker(new URL('./page-writer-thread.js', import.meta.url), {
       workerData: { dbPath },
       // The thread holds at most a few pages: keep its heap as small as the main thread's.
@@ -40,7 +45,9 @@ export class PageWriterWorker implements PageSink {
   }
 
   write(input: PageInput): Promise<PageResult> {
-    return this.#send({ id: this.#nextId++, input }) as Promise<PageResult>;
+    // Numbered now, sent in call order once the thread is ready: pages keep their order.
+    const id = this.#nextId++;
+    return this.ready.then(() => this.#send({ id, input }) as Promise<PageResult>);
   }
 
   /** Lets the page being written commit, closes the thread's connection, and ends the thread. */
