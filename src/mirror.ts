@@ -14,7 +14,7 @@ import type { SyncDeps, SyncObserver } from './sync/sync-organization.js';
 
 export interface Mirror {
   readonly deps: SyncDeps;
-  /** Waits for the page being written, then closes the writer thread, the database and the lock. */
+  /** Waits for the pages handed to the writer, then closes the writer thread, the database and the lock. */
   close(): Promise<void>;
 }
 
