@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
 import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
-import { mirroredThreats, scalar, withDb } from './support/mirror-db.js';
+import { mirroredThreats, scalar, withDb, withWritableDb } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -58,9 +58,7 @@ describe('lookup columns and text search', () => {
     const dbPath = join(tempDir(), 'mirror.db');
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     // What a file written by a version without lookup columns looks like after the migration.
-    const db = new Database(dbPath);
-    db.exec('UPDATE threats SET change_seq = 0, host = NULL, registrable_domain = NULL, email = NULL, email_domain = NULL');
-    db.close();
+    withWritableDb(dbPath, (db) => db.exec('UPDATE threats SET change_seq = 0, host = NULL, registrable_domain = NULL, email = NULL, email_domain = NULL'));
     const second = await runCli(['--once'], env(service, dbPath));
     expect(second.code).toBe(0);
     expect(second.logs.find((line) => String(line.msg).startsWith('derived lookup columns'))?.threats).toBe(2);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
 import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
-import { mirroredThreats, runs, scalar, withDb } from './support/mirror-db.js';
+import { mirroredThreats, runs, scalar, withDb, withWritableDb } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 
 // Noon, so "today" cannot flip between the test and the CLI, whatever the hour the suite runs.
@@ -121,6 +121,31 @@ describe('backfill', () => {
     expect(mirroredThreats(dbPath, 'acme')).toEqual(expected(service, ACME_KEY, from, TODAY));
     const statuses = runs(dbPath).map((run) => run.status);
     expect(statuses).toEqual(['interrupted', 'succeeded']);
+  });
+});
+
+describe('a write that fails', () => {
+  it('fails the run without losing the page, and the next run completes the data exactly', async () => {
+    const service = await start(dataset(4000, 30, 13));
+    const dbPath = join(tempDir(), 'mirror.db');
+    const from = addDays(TODAY, -29);
+    expect((await runCli(['--backfill', '--from', TODAY, '--org', 'acme'], env(service, dbPath))).code).toBe(0);
+    const victim = expected(service, ACME_KEY, from, TODAY).find((threat) => threat.blockedAt.startsWith(addDays(TODAY, -15)));
+    if (!victim) throw new Error('the dataset has no threat 15 days ago');
+    // SQLite itself refuses one record, as a full disk or an I/O error would refuse a page.
+    withWritableDb(dbPath, (db) => db.exec(`CREATE TRIGGER inject_fault BEFORE INSERT ON threats WHEN NEW.id = ${victim.id} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`));
+    const args = ['--backfill', '--from', from, '--org', 'acme'];
+    const failed = await runCli(args, env(service, dbPath));
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('injected fault');
+    expect(scalar(dbPath, 'SELECT count(*) FROM threats WHERE id = ?', victim.id)).toBe(0);
+
+    withWritableDb(dbPath, (db) => db.exec('DROP TRIGGER inject_fault'));
+    const resumed = await runCli(args, env(service, dbPath));
+    expect(resumed.code).toBe(0);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(expected(service, ACME_KEY, from, TODAY));
+    expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+    expect(scalar(dbPath, 'PRAGMA integrity_check')).toBe('ok');
   });
 });
 

@@ -17,6 +17,16 @@ export function withDb<T>(path: string, read: (db: Database.Database) => T): T {
   }
 }
 
+/** For a test that plays a fault or an older version: changes the file outside the mirror. */
+export function withWritableDb<T>(path: string, change: (db: Database.Database) => T): T {
+  const db = new Database(path, { fileMustExist: true });
+  try {
+    return change(db);
+  } finally {
+    db.close();
+  }
+}
+
 /** The threats the mirror holds for one organization, by id. */
 export function mirroredThreats(path: string, organization: string): ThreatRow[] {
   return withDb(path, (db) =>
