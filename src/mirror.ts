@@ -41,7 +41,7 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
     const abandoned = new MirrorStore(opened, noPages).markAbandonedRuns(clock().toISOString());
     if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
     // Not waited for: the thread starts (~130 ms here) while the first pages are fetched.
-    const pages = new PageWriterWorker(config.dbPath);
+    const pages = new PageWriterWorker(config.dbPath, config.maxResponseBytes);
     releasers.push(() => pages.close());
     pages.ready.then(
       ({ backfilled }) => {

@@ -259,6 +259,41 @@ describe('faults', () => {
   });
 });
 
+describe('large records', () => {
+  /** 2,000 threats of 40,000 characters: pages of 4 MB, the default limit, 80 MB in all. */
+  function largeThreats(): StandinThreat[] {
+    return Array.from({ length: 2000 }, (_, index) => ({
+      id: index + 1,
+      content: `https://large-${index}.example/${String(index).repeat(40_000).slice(0, 40_000)}`,
+      type: 'URL',
+      blockedAt: `${addDays(TODAY, -(index % 14))}T10:00:00.000Z`,
+      organization: 'acme',
+    }));
+  }
+
+  it('are mirrored whole in pages up to the response limit, within the capped heap', async () => {
+    const service = await start(largeThreats());
+    const dbPath = join(tempDir(), 'mirror.db');
+    const from = addDays(TODAY, -13);
+    const result = await runCli(['--backfill', '--from', from, '--org', 'acme'], env(service, dbPath));
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const digest = (rows: Array<{ id: number; content: string }>) => rows.map((row) => `${row.id}:${row.content.length}:${row.content.slice(-12)}`);
+    expect(digest(mirroredThreats(dbPath, 'acme'))).toEqual(digest(expected(service, ACME_KEY, from, TODAY)));
+  });
+
+  it('fail the organization with a message naming the limit when a page exceeds it', async () => {
+    const service = await start(largeThreats());
+    const dbPath = join(tempDir(), 'mirror.db');
+    const result = await runCli(
+      ['--backfill', '--from', addDays(TODAY, -13), '--org', 'acme'],
+      env(service, dbPath, { THREAT_MIRROR_MAX_RESPONSE_BYTES: '1000000', THREAT_MIRROR_MAX_RETRIES: '0' }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('response body exceeds 1000000 bytes (THREAT_MIRROR_MAX_RESPONSE_BYTES)');
+  });
+});
+
 describe('unusual answers', () => {
   it('stores asset types outside the documented list as they come and logs each type once', async () => {
     const threats = generateThreats({ seed: 37, organizations: ['acme'], count: 800, fromDay: addDays(TODAY, -5), toDay: TODAY, unknownTypeShare: 0.1 });

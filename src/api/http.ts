@@ -101,7 +101,7 @@ async function readBodyCapped(response: Response, request: HttpRequest): Promise
 }
 
 function tooLarge(request: HttpRequest): RetryableApiError {
-  return new RetryableApiError(`${request.label}: response body exceeds ${request.maxResponseBytes} bytes`, 'too_large');
+  return new RetryableApiError(`${request.label}: response body exceeds ${request.maxResponseBytes} bytes (THREAT_MIRROR_MAX_RESPONSE_BYTES)`, 'too_large');
 }
 
 /** A short, single-line excerpt of an error body: enough to say why, never a wall of HTML. */

@@ -20,13 +20,15 @@ export class PageWriterWorker implements PageSink {
    */
   readonly ready: Promise<WriterStart>;
 
-  constructor(dbPath: string) {
+  /** `maxPageBytes`: the largest response the sync accepts; the thread's heap must hold a few. */
+  constructor(dbPath: string, maxPageBytes: number) {
     this.ready = new Promise((resolve, reject) => this.#pending.set(0, { resolve: (start) => resolve(start as WriterStart), reject }));
     this.ready.catch(() => undefined);
     this.#worker = new Worker(new URL('./page-writer-thread.js', import.meta.url), {
       workerData: { dbPath },
-      // The thread holds at most a few pages: keep its heap as small as the main thread's.
-      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
+      // The thread holds at most a few pages: keep its heap small (16 MB holds pages of 4 MiB,
+      // the default limit; measured), larger only where larger pages are allowed.
+      resourceLimits: { maxOldGenerationSizeMb: Math.max(16, Math.ceil((4 * maxPageBytes) / 2 ** 20)), maxYoungGenerationSizeMb: 2 },
     });
     this.#worker.on('message', (response: WriterResponse) => {
       const pending = this.#pending.get(response.id);

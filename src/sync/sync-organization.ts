@@ -75,6 +75,20 @@ const MAX_EMPTY_PAGES_IN_A_ROW = 3;
  */
 const MAX_UNCOMMITTED_PAGES_PER_WINDOW = 8;
 
+/**
+ * And at most about this many characters of content waiting, beyond the window's latest page: a
+ * page of large records (the service sets no limit on content) must not pile up in the capped
+ * heaps of either thread. Pages of 100 records of 30 KB each crashed the process before this.
+ */
+const MAX_UNCOMMITTED_CHARS_PER_WINDOW = 1_000_000;
+
+/** Characters a page holds, roughly: its contents and a little for each record's other fields. */
+function pageChars(page: ThreatPage): number {
+  let chars = 256 * page.rejected.length;
+  for (const threat of page.threats) chars += 256 + threat.content.length;
+  return chars;
+}
+
 /** Types outside the documented list are stored as they come; each is logged once per process. */
 const reportedUnknownTypes = new Set<string>();
 
@@ -284,13 +298,18 @@ async function walkWindow(
   const seenCursors = new Set<string>();
   // Removals can only be concluded from a walk that saw every page of the window.
   const seenIds: Set<number> | null = window.nextPage === null ? new Set() : null;
-  const uncommitted: Array<Promise<void>> = [];
+  const uncommitted: Array<{ readonly committed: Promise<void>; readonly chars: number }> = [];
+  let uncommittedChars = 0;
   let writeFailure: { error: unknown } | undefined;
   const throwIfWriteFailed = (): void => {
     if (writeFailure) throw writeFailure.error;
   };
-  const commit = (page: ThreatPage, cursor: string | null, windowPages: number): Promise<void> =>
-    deps.store
+  const commit = (page: ThreatPage, cursor: string | null, windowPages: number): Promise<void> => {
+    // Only what the totals and the log need is kept until the commit: the writer has its own copy.
+    const { nextPage, retries } = page;
+    const recordCount = page.threats.length;
+    const rejectedReasons = page.rejected.map((record) => record.reason);
+    return deps.store
       .commitPage({
         organization: organization.name,
         runId,
@@ -310,19 +329,24 @@ async function walkWindow(
           totals.updated += counts.updated;
           totals.rejected += counts.rejected;
           totals.removed += counts.removed;
-          totals.retries += page.retries;
-          totals.records += page.threats.length;
+          totals.retries += retries;
+          totals.records += recordCount;
           deps.observer?.pageCommitted?.(organization.name, counts);
-          log.debug(
-            { window: `${window.windowStart}..${window.windowEnd}`, cursor, records: page.threats.length, ...counts, nextPage: page.nextPage },
-            'page committed',
-          );
-          for (const record of page.rejected) log.warn({ reason: record.reason }, 'record rejected and kept in rejected_records');
+          log.debug({ window: `${window.windowStart}..${window.windowEnd}`, cursor, records: recordCount, ...counts, nextPage }, 'page committed');
+          for (const reason of rejectedReasons) log.warn({ reason }, 'record rejected and kept in rejected_records');
         },
         (error: unknown) => {
           writeFailure ??= { error };
         },
       );
+  };
+  const awaitOldest = async (): Promise<void> => {
+    const oldest = uncommitted.shift();
+    if (!oldest) return;
+    await oldest.committed;
+    uncommittedChars -= oldest.chars;
+    throwIfWriteFailed();
+  };
   let pages = 0;
   let cursor = window.nextPage;
   let emptyPagesInARow = 0;
@@ -346,15 +370,18 @@ async function walkWindow(
       if (seenIds) for (const threat of page.threats) seenIds.add(threat.id);
       pages += 1;
       records += page.threats.length + page.rejected.length;
-      uncommitted.push(commit(page, cursor, pages));
+      const chars = pageChars(page);
+      uncommitted.push({ committed: commit(page, cursor, pages), chars });
+      uncommittedChars += chars;
       if (page.nextPage === null) {
-        await Promise.all(uncommitted.splice(0));
-        throwIfWriteFailed();
+        while (uncommitted.length > 0) await awaitOldest();
         return records;
       }
-      if (uncommitted.length >= MAX_UNCOMMITTED_PAGES_PER_WINDOW) {
-        await uncommitted.shift();
-        throwIfWriteFailed();
+      while (
+        uncommitted.length >= MAX_UNCOMMITTED_PAGES_PER_WINDOW ||
+        (uncommitted.length > 1 && uncommittedChars - chars > MAX_UNCOMMITTED_CHARS_PER_WINDOW)
+      ) {
+        await awaitOldest();
       }
       const empty = page.threats.length + page.rejected.length === 0;
       emptyPagesInARow = empty ? emptyPagesInARow + 1 : 0;
@@ -367,7 +394,7 @@ async function walkWindow(
     }
   } finally {
     // Stopping (an error, a signal) still lets the pages already fetched commit, and counts them.
-    await Promise.all(uncommitted);
+    await Promise.all(uncommitted.map((page) => page.committed));
   }
 }
 
