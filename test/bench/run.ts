@@ -109,20 +109,36 @@ interface Comparison {
 
 async function compare(scenario: string, count: number, days: number, latencyMs: number): Promise<Comparison> {
   return withStandin(count, days, latencyMs, async (standin, from) => {
-    const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
-    try {
-      const mirror = await runMirror(standin, dir, from);
-      const plain = await runPlain(standin, dir, from, 'mirror');
-      const bare = await runPlain(standin, dir, from, 'bare');
-      const mirrorRow = record(scenario, 'threat-mirror', count, mirror.measured, mirror.requests);
-      const plainRow = record(scenario, 'plain sequential, same database', count, plain.measured, plain.requests);
-      const bareRow = record(scenario, 'plain sequential, bare table', count, bare.measured, bare.requests);
-      if (countRows(mirror.dbPath) !== count) throw new Error(`${scenario}: the mirror holds ${countRows(mirror.dbPath)} of ${count} threats`);
-      return { mirror: mirrorRow, plain: plainRow, bare: bareRow };
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    const mirrors: Array<{ measured: Measured; requests: number }> = [];
+    const plains: Array<{ measured: Measured; requests: number }> = [];
+    const bares: Array<{ measured: Measured; requests: number }> = [];
+    // Interleaved, so that a slow spell of the machine falls on the three clients alike.
+    for (let run = 0; run < runs; run += 1) {
+      const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
+      try {
+        const mirror = await runMirror(standin, dir, from);
+        if (countRows(mirror.dbPath) !== count) throw new Error(`${scenario}: the mirror holds ${countRows(mirror.dbPath)} of ${count} threats`);
+        mirrors.push(mirror);
+        plains.push(await runPlain(standin, dir, from, 'mirror'));
+        bares.push(await runPlain(standin, dir, from, 'bare'));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     }
+    const row = (client: string, measured: Array<{ measured: Measured; requests: number }>): Row => {
+      const median = medianRun(measured);
+      return record(scenario, client, count, median.measured, median.requests);
+    };
+    return { mirror: row('threat-mirror', mirrors), plain: row('plain sequential, same database', plains), bare: row('plain sequential, bare table', bares) };
   });
+}
+
+/** The run of median wall time: one run's figures together, not a mix of several. */
+function medianRun<T extends { measured: Measured }>(measured: readonly T[]): T {
+  const sorted = [...measured].sort((a, b) => a.measured.ms - b.measured.ms);
+  const median = sorted[Math.floor(sorted.length / 2)];
+  if (!median) throw new Error('no runs measured');
+  return median;
 }
 
 const scenarios: Record<string, () => Promise<void>> = {
@@ -190,7 +206,10 @@ const scenarios: Record<string, () => Promise<void>> = {
   },
 };
 
-const { values } = parseArgs({ options: { scenario: { type: 'string', multiple: true } }, strict: true });
+const { values } = parseArgs({ options: { scenario: { type: 'string', multiple: true }, runs: { type: 'string', default: '3' } }, strict: true });
+/** Times each compared client runs; the table shows its median run (this machine is noisy). */
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: "${values.runs}" must be a whole number of at least 1`);
 const chosen = values.scenario ?? Object.keys(scenarios);
 for (const name of chosen) {
   const scenario = scenarios[name];
@@ -200,6 +219,7 @@ for (const name of chosen) {
 }
 
 const header = '| scenario | client | threats | seconds | threats/s | requests | floor | peak RSS MB | note |';
+process.stdout.write(`\nCompared clients: the median of ${runs} run${runs === 1 ? '' : 's'} each.\n`);
 process.stdout.write(`\n${header}\n|---|---|---:|---:|---:|---:|---:|---:|---|\n`);
 for (const row of rows) {
   process.stdout.write(
