@@ -78,7 +78,7 @@ const MAX_UNCOMMITTED_PAGES_PER_WINDOW = 8;
 /**
  * And at most about this many characters of content waiting, beyond the window's latest page: a
  * page of large records (the service sets no limit on content) must not pile up in the capped
- * heaps of either thread. Pages of 100 records of 30 KB each crashed the process before this.
+ * heaps of either thread. Pages of 100 records of 40 KB each crashed the process before this.
  */
 const MAX_UNCOMMITTED_CHARS_PER_WINDOW = 1_000_000;
 
@@ -316,10 +316,10 @@ async function walkWindow(
         window,
         threats: page.threats,
         rejected: page.rejected,
-        nextPage: page.nextPage,
-        retries: page.retries,
+        nextPage,
+        retries,
         now: deps.clock().toISOString(),
-        windowSeenIds: page.nextPage === null ? seenIds : null,
+        windowSeenIds: nextPage === null ? seenIds : null,
         windowPages,
       })
       .then(
