@@ -39,7 +39,6 @@ export interface Config {
   readonly fixedNow: Date | undefined;
 }
 
-/** One row per variable: `--help` prints this table, so it is the documentation too. */
 /**
  * 4 MiB, forty times a page of 100 long URLs. The CLI caps its heap (its shebang), and each
  * response in flight is held about three times over while it is read and parsed: with four in
@@ -48,6 +47,7 @@ export interface Config {
  */
 const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
+/** One row per variable: `--help` prints this table, so it is the documentation too. */
 export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: string; meaning: string }> = [
   { name: 'THREAT_MIRROR_API_URL', default: '(required)', meaning: 'Base URL of the service, e.g. https://api.example.com' },
   { name: 'THREAT_MIRROR_DB', default: './data/threat-mirror.db', meaning: 'SQLite file to keep in sync (parent folder is created)' },

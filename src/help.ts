@@ -40,6 +40,7 @@ Exit codes:
   2  invalid configuration or arguments (the message names the variable or flag)
 
 SIGTERM or SIGINT stops gracefully: pages already fetched commit, requests in flight are abandoned,
-the run is marked interrupted, and the next start resumes from the last committed page. A second signal exits at once.
+the run is marked interrupted, and the next start resumes from the last committed page. A second
+signal exits at once.
 `;
 }

@@ -132,8 +132,7 @@ export class PageWriter {
    * otherwise move past the records that were not written. The next run resumes it from there.
    */
   writeBatch(inputs: readonly PageInput[]): PageOutcome[] {
-    const writable = inputs.filter((input) => !this.#failedWindows.has(windowKey(input)));
-    if (writable.length === inputs.length) {
+    if (!inputs.some((input) => this.#failedWindows.has(windowKey(input)))) {
       try {
         return this.#writeMany.immediate(inputs).map((result) => ({ result }));
       } catch {

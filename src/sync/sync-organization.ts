@@ -377,10 +377,8 @@ async function walkWindow(
         while (uncommitted.length > 0) await awaitOldest();
         return records;
       }
-      while (
-        uncommitted.length >= MAX_UNCOMMITTED_PAGES_PER_WINDOW ||
-        (uncommitted.length > 1 && uncommittedChars - chars > MAX_UNCOMMITTED_CHARS_PER_WINDOW)
-      ) {
+      // The latest page may always wait on its own, however large.
+      while (uncommitted.length >= MAX_UNCOMMITTED_PAGES_PER_WINDOW || uncommittedChars - chars > MAX_UNCOMMITTED_CHARS_PER_WINDOW) {
         await awaitOldest();
       }
       const empty = page.threats.length + page.rejected.length === 0;
