@@ -12,6 +12,9 @@ export interface MirrorMetrics extends ApiObserver, SyncObserver {
 export function createMetrics(): MirrorMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'threat_mirror_' });
+  // prom-client names these three gauges `_total`, a suffix Prometheus keeps for counters
+  // (`promtool check metrics` rejects them); the per-type gauges without it stay.
+  for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) registry.removeSingleMetric(`threat_mirror_nodejs_${name}`);
   const runs = new Counter({ name: 'threat_mirror_runs_total', help: 'Runs by organization, stream (threats, reports) and outcome', labelNames: ['organization', 'stream', 'outcome'], registers: [registry] });
   const pages = new Counter({ name: 'threat_mirror_pages_total', help: 'Pages committed', labelNames: ['organization'], registers: [registry] });
   const threats = new Counter({ name: 'threat_mirror_threats_total', help: 'Threat records by what the write did: inserted, updated or rejected', labelNames: ['organization', 'result'], registers: [registry] });

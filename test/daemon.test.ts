@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
 import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { hasTool, promtoolCheckMetrics } from './support/judges.js';
 import { mirroredThreats, runs, scalar } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 
@@ -75,6 +76,8 @@ describe('daemon', () => {
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const samples = parsePrometheus(metrics);
+    if (hasTool('promtool')) expect(promtoolCheckMetrics(metrics)).toEqual({ ok: true, output: '' });
+    else console.warn('promtool not installed (Debian package prometheus): /metrics not checked by it');
     const stored = scalar<number>(dbPath, "SELECT count(*) FROM organization_threats WHERE organization = 'acme'");
     expect(samples.get('threat_mirror_threats_total{organization="acme",result="inserted"}')).toBe(stored);
     expect(samples.get('threat_mirror_runs_total{organization="acme",stream="threats",outcome="succeeded"}')).toBeGreaterThanOrEqual(2);

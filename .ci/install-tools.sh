@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Debian packages whose programs judge the project's outputs in `npm test`: named-checkzone
+# (bind9-utils) and unbound for the RPZ export, dig (dnsutils), the sqlite3 shell, promtool
+# (prometheus), setpriv (util-linux) for readers without write access. Installed only if missing.
+set -euo pipefail
+declare -A needs=([named-checkzone]=bind9-utils [unbound]=unbound [dig]=dnsutils [sqlite3]=sqlite3 [promtool]=prometheus [setpriv]=util-linux)
+missing=()
+for tool in "${!needs[@]}"; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("${needs[$tool]}")
+done
+if ((${#missing[@]} == 0)); then exit 0; fi
+if [[ "$(id -u)" != 0 ]]; then
+  echo "install-tools: missing ${missing[*]} and not root; the tests that need them will skip" >&2
+  exit 0
+fi
+echo "install-tools: installing ${missing[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
