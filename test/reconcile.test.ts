@@ -4,6 +4,7 @@ import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
+import { checkReadiness } from '../src/readiness.js';
 import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
 import { scalar, withDb } from './support/mirror-db.js';
@@ -90,7 +91,8 @@ function ledger(dbPath: string): Map<string, { completedAt: string; runId: numbe
 
 type Body = { startDate: string; endDate: string };
 
-describe('reconciliation', () => {
+// Each test runs the CLI several times over 3,000 threats: give it room on a loaded 2-core machine.
+describe('reconciliation', { timeout: 180_000 }, () => {
   it('marks threats unblocked on old days removed, restores re-blocked ones, and updates a changed one once', async () => {
     const { service, dbPath } = await backfilled(61);
     const old = oldThreats(service, FIRST_DAY, addDays(TODAY, -5));
@@ -212,7 +214,8 @@ describe('reconciliation', () => {
     const { service, dbPath } = await backfilled(71);
     const victims = onDistinctDays(oldThreats(service, FIRST_DAY, addDays(TODAY, -5)), 12);
     service.removeThreats(victims.map((threat) => threat.id));
-    service.setLatency(25);
+    // Slow pages, so the kill lands while the windows are being walked.
+    service.setLatency(150);
     const settings = { THREAT_MIRROR_RECONCILE_DAYS: '0', THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '1000', THREAT_MIRROR_CONCURRENCY: '2', LOG_LEVEL: 'debug' };
     const killed = startCli(['--once'], env(service, dbPath, settings));
     const reconcilePages = (): number => killed.logs.filter((line) => line.msg === 'page committed' && line.phase === 'reconcile').length;
@@ -246,5 +249,35 @@ describe('reconciliation', () => {
     expect(reconcileRuns(dbPath).map((run) => run.status)).toEqual(['interrupted', 'succeeded']);
     expect(scalar(dbPath, "SELECT count(*) FROM sync_plans WHERE mode = 'reconcile'")).toBe(0);
     expect(status(dbPath)).toMatchObject({ overdue_days: 0, oldest_overdue_day: null });
+  });
+
+  it('waits out a 429 like every request of the key; a failure exits 1 and leaves /readyz to the incremental sync', async () => {
+    const { service, dbPath } = await backfilled(73);
+    const victims = onDistinctDays(oldThreats(service, FIRST_DAY, addDays(TODAY, -5)), 3);
+    service.removeThreats(victims.map((threat) => threat.id));
+    service.setLatency(50);
+    const settings = { THREAT_MIRROR_RECONCILE_DAYS: '0', THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '1000', THREAT_MIRROR_MAX_RETRIES: '1' };
+    const limited = startCli(['--once'], env(service, dbPath, settings));
+    await limited.waitForLog((line) => line.msg === 'reconciliation started');
+    service.faults.enqueue({ kind: 'rateLimit', retryAfter: '1' }, { times: 2 });
+    const done = await limited.exited;
+    expect(done.stderr).toBe('');
+    expect(done.code).toBe(0);
+    expect(service.stats.requests.filter((request) => request.status === 429)).toHaveLength(2);
+    expect(service.stats.earlyRequests(KEY)).toBe(0);
+    expect(removedIds(dbPath)).toEqual(victims.map((threat) => threat.id).sort((a, b) => a - b));
+
+    const failing = startCli(['--once'], env(service, dbPath, settings));
+    await failing.waitForLog((line) => line.msg === 'reconciliation started');
+    service.faults.enqueue({ kind: 'status', status: 500 }, { times: 1000 });
+    const failed = await failing.exited;
+    service.faults.clear();
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/organization "acme" failed: reconciliation: /);
+    expect(reconcileRuns(dbPath).map((run) => run.status)).toEqual(['succeeded', 'failed']);
+    // The incremental run succeeded: readiness and sync_status's run columns speak of it alone.
+    expect(status(dbPath)).toMatchObject({ last_run_status: 'succeeded' });
+    const readiness = withDb(dbPath, (db) => checkReadiness(db, ['acme'], new Date(Date.parse(NOW) + 60_000), 1200));
+    expect(readiness).toMatchObject({ ready: true, reasons: [] });
   });
 });

@@ -68,7 +68,7 @@ export async function reconcileOrganization(
       log.info({ requests: allowance.used }, 'reconciliation stopped at THREAT_MIRROR_RECONCILE_MAX_REQUESTS; the days not walked to the end stay due');
     } else {
       status = 'failed';
-      error = errorMessage(caught);
+      error = `reconciliation: ${errorMessage(caught)}`;
     }
   }
   if (status !== 'interrupted') store.deletePlan(plan.id);
