@@ -78,7 +78,7 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports and their proposals' },
   { name: 'THREAT_MIRROR_REPORTS_RECENT_DAYS', default: '30', meaning: 'Days of reports every incremental run re-reads (their statuses change after filing)' },
   { name: 'THREAT_MIRROR_RECONCILE_DAYS', default: '7', meaning: 'Every mirrored day is re-walked (removals, changes) at least once in this many days; 0: every run' },
-  { name: 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', default: '20', meaning: 'Requests a run may spend re-walking due days, after its incremental range; 0 turns it off' },
+  { name: 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', default: '20', meaning: 'Requests a run may spend per organization re-walking due days, after its incremental range; 0 turns it off' },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
