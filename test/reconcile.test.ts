@@ -178,6 +178,11 @@ describe('reconciliation', { timeout: 180_000 }, () => {
       if (run === 0) {
         expect(bodies.length - withoutReconciliation).toBeGreaterThan(0);
         expect(bodies.length - withoutReconciliation).toBeLessThanOrEqual(budget);
+        // Part of the history is re-walked: the rest still shows as overdue.
+        expect(status(dbPath).overdue_days).toBeGreaterThan(0);
+        expect(status(dbPath).overdue_days).toBeLessThan(59);
+        const oldest = status(dbPath).oldest_overdue_day ?? '';
+        expect(oldest >= FIRST_DAY && oldest < TODAY).toBe(true);
       }
       // Reconciliation's requests are the ones for days before the incremental range.
       const reconciling = bodies.filter((body) => body.endDate < TODAY).length;
