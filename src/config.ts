@@ -35,6 +35,10 @@ export interface Config {
   readonly httpHost: string;
   readonly reports: boolean;
   readonly reportsRecentDays: number;
+  /** Every mirrored day is re-walked at least once in this many days (docs/reconciliation.md). */
+  readonly reconcileDays: number;
+  /** Requests a run may spend re-walking due days; 0 turns reconciliation off. */
+  readonly reconcileMaxRequests: number;
   /** A fixed "now" for tests and replays; undefined means the system clock. */
   readonly fixedNow: Date | undefined;
 }
@@ -73,6 +77,8 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_HTTP_HOST', default: '127.0.0.1', meaning: 'Address the HTTP endpoints bind to' },
   { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports and their proposals' },
   { name: 'THREAT_MIRROR_REPORTS_RECENT_DAYS', default: '30', meaning: 'Days of reports every incremental run re-reads (their statuses change after filing)' },
+  { name: 'THREAT_MIRROR_RECONCILE_DAYS', default: '7', meaning: 'Every mirrored day is re-walked (removals, changes) at least once in this many days; 0: every run' },
+  { name: 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', default: '20', meaning: 'Requests a run may spend per organization re-walking due days, after its incremental range; 0 turns it off' },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
@@ -133,6 +139,8 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     httpHost: value(env, 'THREAT_MIRROR_HTTP_HOST') ?? '127.0.0.1',
     reports: boolean(env, 'THREAT_MIRROR_REPORTS', false),
     reportsRecentDays: integer(env, 'THREAT_MIRROR_REPORTS_RECENT_DAYS', 30, 1, 3_650),
+    reconcileDays: integer(env, 'THREAT_MIRROR_RECONCILE_DAYS', 7, 0, 3_650),
+    reconcileMaxRequests: integer(env, 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', 20, 0, 1_000_000),
     fixedNow,
   });
 }

@@ -22,6 +22,12 @@ export function createMetrics(): MirrorMetrics {
   const retries = new Counter({ name: 'threat_mirror_retries_total', help: 'Requests retried, by reason', labelNames: ['organization', 'reason'], registers: [registry] });
   const rateLimitWait = new Counter({ name: 'threat_mirror_rate_limit_wait_seconds_total', help: 'Time the service asked us to wait with Retry-After', labelNames: ['organization'], registers: [registry] });
   const lastSuccess = new Gauge({ name: 'threat_mirror_last_success_timestamp_seconds', help: 'Unix time of the last successful run', labelNames: ['organization'], registers: [registry] });
+  const overdueDays = new Gauge({
+    name: 'threat_mirror_reconcile_overdue_days',
+    help: 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run',
+    labelNames: ['organization'],
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: 'threat_mirror_run_duration_seconds',
     help: 'Duration of a run of one organization',
@@ -40,9 +46,11 @@ export function createMetrics(): MirrorMetrics {
       threats.inc({ organization, result: 'updated' }, counts.updated);
       threats.inc({ organization, result: 'rejected' }, counts.rejected);
     },
+    reconcileChecked: (organization: string, overdue: { readonly days: number }) => overdueDays.set({ organization }, overdue.days),
     runFinished: (summary: RunSummary) => {
       runs.inc({ organization: summary.organization, stream: summary.stream, outcome: summary.status });
-      if (summary.stream !== 'threats') return;
+      // The incremental sync's health: reconciliation runs report through reconcileChecked.
+      if (summary.stream !== 'threats' || summary.mode === 'reconcile') return;
       duration.observe({ organization: summary.organization }, summary.durationMs / 1000);
       if (summary.status === 'succeeded') lastSuccess.set({ organization: summary.organization }, Date.parse(summary.finishedAt) / 1000);
     },

@@ -52,6 +52,8 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
     const store = new MirrorStore(opened, pages);
     // Readers see in sync_status how far back each run re-scans: only those days can show removals.
     store.recordSetting('lookback_days', String(config.lookbackDays), clock().toISOString());
+    // And how old a day's last walk may be before sync_status counts it overdue.
+    store.recordSetting('reconcile_days', String(config.reconcileDays), clock().toISOString());
     const deps: SyncDeps = {
       store,
       clock,
@@ -63,6 +65,8 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
         concurrency: config.concurrency,
         reports: config.reports,
         reportsRecentDays: config.reportsRecentDays,
+        reconcileDays: config.reconcileDays,
+        reconcileMaxRequests: config.reconcileMaxRequests,
       },
       api: {
         apiUrl: config.apiUrl,

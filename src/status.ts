@@ -7,6 +7,8 @@ export interface OrganizationStatus {
   readonly completeThrough: string | null;
   readonly threats: number;
   readonly rejectedRecords: number;
+  /** Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS (sync_status, docs/reconciliation.md). */
+  readonly reconciliation: { readonly overdueDays: number; readonly oldestOverdueDay: string | null; readonly lastFullCycleAt: string | null };
   readonly openPlans: ReadonlyArray<{
     mode: string;
     rangeStart: string;
@@ -42,6 +44,10 @@ export function readStatus(sqlite: Database.Database, only?: string): Organizati
   const checkpoint = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
   const threats = sqlite.prepare('SELECT count(*) FROM organization_threats WHERE organization = ?').pluck();
   const rejected = sqlite.prepare('SELECT count(*) FROM rejected_records WHERE organization = ?').pluck();
+  const reconciliation = prepareIfMigrated(
+    sqlite,
+    'SELECT overdue_days AS overdueDays, oldest_overdue_day AS oldestOverdueDay, last_full_reconcile_at AS lastFullCycleAt FROM sync_status WHERE organization = ?',
+  );
   const plans = sqlite.prepare('SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd FROM sync_plans WHERE organization = ? ORDER BY id');
   const windows = sqlite.prepare(
     'SELECT window_start AS windowStart, window_end AS windowEnd, next_page AS nextPage, pages, records, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? ORDER BY window_start',
@@ -56,12 +62,22 @@ export function readStatus(sqlite: Database.Database, only?: string): Organizati
     completeThrough: (checkpoint.get(organization) as string | undefined) ?? null,
     threats: threats.get(organization) as number,
     rejectedRecords: rejected.get(organization) as number,
+    reconciliation: (reconciliation?.get(organization) as OrganizationStatus['reconciliation'] | undefined) ?? { overdueDays: 0, oldestOverdueDay: null, lastFullCycleAt: null },
     openPlans: (plans.all(organization) as Array<{ id: number; mode: string; rangeStart: string; rangeEnd: string }>).map(({ id, ...plan }) => ({
       ...plan,
       windows: windows.all(id) as OrganizationStatus['openPlans'][number]['windows'],
     })),
     recentRuns: runs.all(organization) as OrganizationStatus['recentRuns'],
   }));
+}
+
+/** A file the writer of this version has not migrated yet lacks the newer columns: show none. */
+function prepareIfMigrated(sqlite: Database.Database, query: string): Database.Statement | undefined {
+  try {
+    return sqlite.prepare(query);
+  } catch {
+    return undefined;
+  }
 }
 
 export function formatStatus(statuses: readonly OrganizationStatus[]): string {
@@ -72,6 +88,9 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
     lines.push(`  complete through  ${status.completeThrough ?? '(not yet)'}`);
     lines.push(`  threats           ${status.threats}`);
     lines.push(`  rejected records  ${status.rejectedRecords}`);
+    const { overdueDays, oldestOverdueDay, lastFullCycleAt } = status.reconciliation;
+    const overdue = overdueDays === 0 ? 'no day overdue' : `${overdueDays} days overdue, oldest ${oldestOverdueDay}`;
+    lines.push(`  reconciliation    ${overdue}; last full cycle ${lastFullCycleAt ?? '(none yet)'}`);
     for (const plan of status.openPlans) {
       const open = plan.windows.filter((window) => window.completedAt === null);
       lines.push(`  unfinished ${plan.mode} ${plan.rangeStart}..${plan.rangeEnd}: ${open.length} of ${plan.windows.length} windows left`);

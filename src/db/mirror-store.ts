@@ -5,6 +5,7 @@ import { addToDigest, type DayDigest, emptyDigest } from './content-hash.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
 import type { PageInput, PageResult } from './page-writer.js';
 import type { PageSink } from './page-writer-worker.js';
+import { ReconcileLedger } from './reconcile-ledger.js';
 import { ReportWriter } from './report-writer.js';
 import {
   mirrorSettings,
@@ -15,11 +16,12 @@ import {
   syncPlans,
   syncRuns,
   syncWindows,
+  type SYNC_MODES,
 } from './schema.js';
 
 export type { PageCounts, PageResult } from './page-writer.js';
 
-export type SyncMode = 'incremental' | 'backfill' | 'verify';
+export type SyncMode = (typeof SYNC_MODES)[number];
 
 export interface PlanWindow {
   readonly planId: number;
@@ -52,7 +54,11 @@ export class MirrorStore {
     this.#db = opened.db;
     this.#pages = pages;
     this.reports = new ReportWriter(opened.sqlite);
+    this.reconcile = new ReconcileLedger(opened.sqlite);
   }
+
+  /** Which days are due for reconciliation, and when a cycle completed. */
+  readonly reconcile: ReconcileLedger;
 
   /** The reports stream's writes (GET /organization/reports). */
   readonly reports: ReportWriter;

@@ -69,13 +69,16 @@ export const syncCheckpoints = sqliteTable('sync_checkpoints', {
   updatedAt: text('updated_at').notNull(),
 });
 
+/** reconcile: a re-walk of days whose last walk is older than THREAT_MIRROR_RECONCILE_DAYS. */
+export const SYNC_MODES = ['incremental', 'backfill', 'verify', 'reconcile'] as const;
+
 /** Unfinished work: the range a run set out to cover. Deleted when every window of it is done. */
 export const syncPlans = sqliteTable(
   'sync_plans',
   {
     id: integer('id').primaryKey({ autoIncrement: true }),
     organization: text('organization').notNull(),
-    mode: text('mode', { enum: ['incremental', 'backfill', 'verify'] }).notNull(),
+    mode: text('mode', { enum: SYNC_MODES }).notNull(),
     rangeStart: text('range_start').notNull(),
     rangeEnd: text('range_end').notNull(),
     createdAt: text('created_at').notNull(),
@@ -123,6 +126,14 @@ export const syncWindows = sqliteTable(
   (table) => [primaryKey({ columns: [table.organization, table.day] })],
 );
 
+/** Per organization: when a run last left no mirrored day overdue for its re-walk (docs/reconciliation.md). */
+export const reconcileState = sqliteTable('reconcile_state', {
+  organization: text('organization').primaryKey(),
+  /** The end of the last complete reconciliation cycle; null until one completes. */
+  cycleCompletedAt: text('cycle_completed_at'),
+  updatedAt: text('updated_at').notNull(),
+});
+
 /** skipped: the stream is not served by this deployment (reports answered 404). */
 export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'interrupted', 'skipped'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -135,7 +146,7 @@ export const syncRuns = sqliteTable(
     organization: text('organization').notNull(),
     /** What the run mirrored: threats, or reports and their proposals. */
     stream: text('stream', { enum: ['threats', 'reports'] }).notNull().default('threats'),
-    mode: text('mode', { enum: ['incremental', 'backfill', 'verify'] }).notNull(),
+    mode: text('mode', { enum: SYNC_MODES }).notNull(),
     status: text('status', { enum: RUN_STATUSES }).notNull(),
     rangeStart: text('range_start').notNull(),
     rangeEnd: text('range_end').notNull(),

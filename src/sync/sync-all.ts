@@ -1,6 +1,7 @@
 // Runs every configured organization at once (threats, then reports when enabled); one failing
 // never stops the others.
 import type { OrganizationConfig } from '../config.js';
+import { reconcileOrganization } from './reconcile.js';
 import { type RunSummary, type SyncDeps, type SyncRequest, syncOrganization } from './sync-organization.js';
 import { syncReports } from './sync-reports.js';
 
@@ -20,5 +21,14 @@ export async function syncOrganizations(
       return [threats, await syncReports(deps, organization, request, signal)];
     }),
   );
-  return runs.flat();
+  if (request.mode !== 'incremental' || signal.aborted) return runs.flat();
+  // Reconciliation yields to incremental work: it starts once every organization's is done.
+  const reconciled = await Promise.all(
+    runs.map(([threats], index) => {
+      const organization = organizations[index];
+      if (!threats || !organization || threats.status !== 'succeeded' || signal.aborted) return undefined;
+      return reconcileOrganization(deps, organization, threats, signal);
+    }),
+  );
+  return [...runs.flat(), ...reconciled.filter((summary) => summary !== undefined)];
 }

@@ -23,12 +23,18 @@ export interface SyncSettings {
   readonly reports: boolean;
   /** Days of reports an incremental run re-reads, since their statuses change after filing. */
   readonly reportsRecentDays: number;
+  /** Every mirrored day is re-walked at least once in this many days (0: at every run). */
+  readonly reconcileDays: number;
+  /** Requests a run may spend on reconciliation; 0 turns it off. */
+  readonly reconcileMaxRequests: number;
 }
 
 /** Hooks for metrics and health; the engine knows nothing of how they are exported. */
 export interface SyncObserver {
   pageCommitted?(organization: string, counts: PageCounts): void;
   runFinished?(summary: RunSummary): void;
+  /** After an incremental run: the organization's mirrored days overdue for their re-walk. */
+  reconcileChecked?(organization: string, overdue: { readonly days: number; readonly oldestDay: string | null }): void;
 }
 
 export interface SyncDeps {
@@ -217,7 +223,7 @@ function finishPlan(deps: SyncDeps, plan: Plan): void {
   store.finishPlan(plan.id, reachesCheckpoint && closedEnd >= plan.rangeStart ? { organization: plan.organization, day: closedEnd } : null, now.toISOString());
 }
 
-interface Totals {
+export interface Totals {
   removed: number;
   pages: number;
   inserted: number;
@@ -231,7 +237,7 @@ interface Totals {
  * A pool of workers: windows a killed run left open come first, then new windows as the planner
  * cuts them. The first failure stops the others at their next page.
  */
-async function walkWindows(
+export async function walkWindows(
   deps: SyncDeps,
   organization: OrganizationConfig,
   runId: number,

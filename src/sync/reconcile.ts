@@ -1,0 +1,112 @@
+// Rolling reconciliation: after an organization's incremental run, re-walk the mirrored days whose
+// last complete walk is the oldest, within the run's request allowance (docs/reconciliation.md).
+//
+// A reconciled day is a window walked from its first page to its last, exactly as the incremental
+// re-scan walks its days: changed threats are updated, missing ones marked removed, returned ones
+// restored, and the day's ledger row refreshed. A window cut short (a kill, a failure, the
+// allowance spent) is never resumed: only a walk that saw every page may conclude removals, so its
+// days stay due and the next run walks them again from the first page.
+import type { OrganizationConfig } from '../config.js';
+import type { DueRule, LedgerDay } from '../db/reconcile-ledger.js';
+import { errorMessage } from '../errors.js';
+import { planReconciliation } from './reconcile-planner.js';
+import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
+import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type Totals, walkWindows } from './sync-organization.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Runs after `incremental` (a succeeded incremental run of the organization); returns the
+ * reconciliation's own run, or undefined when it sent no request (nothing due, or turned off).
+ */
+export async function reconcileOrganization(
+  deps: SyncDeps,
+  organization: OrganizationConfig,
+  incremental: RunSummary,
+  signal: AbortSignal,
+): Promise<RunSummary | undefined> {
+  const { store, settings } = deps;
+  const name = organization.name;
+  const log = deps.logger.child({ organization: name, phase: 'reconcile' });
+  const rule = dueRule(incremental, settings.reconcileDays);
+  const due = store.reconcile.dueDays(name, rule);
+  if (settings.reconcileMaxRequests === 0) {
+    reportOverdue(deps, name, due);
+    return undefined;
+  }
+  // A reconciliation a killed process left half-walked is started over, never resumed.
+  store.deleteOpenPlans(name, 'reconcile');
+  const { windows, tooLarge } = planReconciliation(due, settings.reconcileMaxRequests);
+  for (const day of tooLarge) {
+    log.warn(
+      { day: day.day, records: day.records, maxRequests: settings.reconcileMaxRequests },
+      `day ${day.day} held ${day.records ?? 0} threats at its last walk, more than THREAT_MIRROR_RECONCILE_MAX_REQUESTS lets a run re-walk; raise it, or re-walk the day with verify`,
+    );
+  }
+  if (windows.length === 0) return finish(deps, name, due, undefined);
+
+  const started = deps.clock();
+  const rangeStart = windows[0]?.start as string;
+  const rangeEnd = windows.reduce((last, window) => (window.end > last ? window.end : last), rangeStart);
+  const plan = store.createPlan(name, 'reconcile', rangeStart, rangeEnd, started.toISOString());
+  for (const window of windows) store.addWindow(plan.id, window.start, window.end);
+  const runId = store.startRun(name, 'reconcile', rangeStart, rangeEnd, started.toISOString());
+  log.info({ runId, windows: windows.length, dueDays: due.length, estimatedRequests: windows.reduce((sum, window) => sum + window.estimatedRequests, 0) }, 'reconciliation started');
+  const allowance = new RequestAllowance(settings.reconcileMaxRequests);
+  const walkDeps: SyncDeps = { ...deps, api: { ...deps.api, budgets: allowance.budgets(deps.api.budgets) } };
+  const totals: Totals = { pages: 0, inserted: 0, updated: 0, rejected: 0, removed: 0, retries: 0, records: 0 };
+  let status: RunOutcome = 'succeeded';
+  let error: string | undefined;
+  try {
+    await walkWindows(walkDeps, organization, runId, plan, totals, log, signal, undefined);
+  } catch (caught) {
+    if (signal.aborted) {
+      status = 'interrupted';
+      error = 'stopped by a signal; the days not walked to the end stay due';
+    } else if (caught instanceof RequestAllowanceSpent) {
+      // More records than the ledger's counts promised: the window cut short stays due.
+      log.info({ requests: allowance.used }, 'reconciliation stopped at THREAT_MIRROR_RECONCILE_MAX_REQUESTS; the days not walked to the end stay due');
+    } else {
+      status = 'failed';
+      error = `reconciliation: ${errorMessage(caught)}`;
+    }
+  }
+  if (status !== 'interrupted') store.deletePlan(plan.id);
+  const summary = finishRunSummary(deps, log, {
+    organization: name,
+    stream: 'threats',
+    mode: 'reconcile',
+    runId,
+    status,
+    rangeStart,
+    rangeEnd,
+    started,
+    totals,
+    error,
+    message: `reconciliation of organization "${name}"`,
+  });
+  return finish(deps, name, store.reconcile.dueDays(name, rule), summary);
+}
+
+/** Due: walked before the incremental run, and longer ago than THREAT_MIRROR_RECONCILE_DAYS. */
+function dueRule(incremental: RunSummary, reconcileDays: number): DueRule {
+  const startedMs = Date.parse(incremental.finishedAt) - incremental.durationMs;
+  return {
+    runId: incremental.runId,
+    walkedBefore: reconcileDays === 0 ? null : new Date(startedMs - reconcileDays * DAY_MS).toISOString(),
+  };
+}
+
+/** Records a completed cycle when nothing is due any more, and reports what is. */
+function finish(deps: SyncDeps, organization: string, stillDue: readonly LedgerDay[], summary: RunSummary | undefined): RunSummary | undefined {
+  if (stillDue.length === 0 && (summary === undefined || summary.status === 'succeeded')) {
+    deps.store.reconcile.recordCycleCompleted(organization, deps.clock().toISOString());
+  }
+  reportOverdue(deps, organization, stillDue);
+  return summary;
+}
+
+function reportOverdue(deps: SyncDeps, organization: string, due: readonly LedgerDay[]): void {
+  const oldestDay = due.reduce<string | null>((oldest, day) => (oldest === null || day.day < oldest ? day.day : oldest), null);
+  deps.observer?.reconcileChecked?.(organization, { days: due.length, oldestDay });
+}
