@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { Database } from './db/sqlite.js';
 import { addDays, dayOf } from './days.js';
 import { generateReports, generateThreats, startStandin } from './standin/index.js';
 

@@ -1,6 +1,6 @@
 // What readers rely on: lookup columns, the change feed, removals, full-text search, lookup, verify.
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../src/db/sqlite.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
 import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';

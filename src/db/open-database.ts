@@ -1,6 +1,6 @@
 // Opens the SQLite file with the pragmas readers and the writer rely on, and applies migrations.
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from './sqlite.js';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { packageRoot } from '../package-root.js';
@@ -10,7 +10,7 @@ import { applyWriterPragmas } from './writer-pragmas.js';
 export type MirrorDatabase = BetterSQLite3Database<typeof schema>;
 
 export interface OpenedDatabase {
-  readonly sqlite: Database.Database;
+  readonly sqlite: Database;
   readonly db: MirrorDatabase;
   close(): void;
 }
@@ -46,7 +46,7 @@ export function openDatabaseReadOnly(path: string): OpenedDatabase {
   return { sqlite, db: drizzle(sqlite, { schema }), close: () => closeQuietly(sqlite) };
 }
 
-function closeQuietly(sqlite: Database.Database): void {
+function closeQuietly(sqlite: Database): void {
   if (!sqlite.open) return;
   try {
     // Leave a small WAL behind for the readers that stay.

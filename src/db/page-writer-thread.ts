@@ -1,7 +1,7 @@
 // The page-writer thread: writes pages on its own connection, so the main thread goes on fetching
 // and parsing while SQLite works (each threat costs several B-tree writes; see PageWriter).
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import { Database } from './sqlite.js';
 import { type PageInput, PageWriter } from './page-writer.js';
 import { applyWriterPragmas } from './writer-pragmas.js';
 
@@ -17,7 +17,7 @@ export interface WriterStart {
 const port = parentPort;
 if (port) {
   // Plain better-sqlite3, no drizzle: this thread's isolate loads only what writing pages needs.
-  let sqlite: Database.Database;
+  let sqlite: Database;
   let writer: PageWriter;
   try {
     sqlite = new Database((workerData as { dbPath: string }).dbPath);

@@ -2,7 +2,7 @@
 //
 // The lock is an exclusive SQLite transaction on a small side file: the kernel drops it when the
 // process dies, however it dies, and the main file stays free for readers.
-import Database from 'better-sqlite3';
+import { Database } from './sqlite.js';
 
 export class WriterLockError extends Error {
   override readonly name = 'WriterLockError';

@@ -7,7 +7,7 @@
 // - `mirror`: the same database threat-mirror leaves (its migrations; the lookup columns derived
 //   by the same function; the organization link), so the difference left is the client itself:
 //   validation, checkpoints, ledger, logging, and what the mirror does about latency.
-import Database from 'better-sqlite3';
+import { Database } from '../../src/db/sqlite.js';
 import { openDatabase } from '../../src/db/open-database.js';
 import { deriveLookupFields } from '../../src/lookup-fields.js';
 

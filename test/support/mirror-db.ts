@@ -1,5 +1,5 @@
 // Reads what the mirror left in its SQLite file, the way a reader would.
-import Database from 'better-sqlite3';
+import { Database } from '../../src/db/sqlite.js';
 
 export interface ThreatRow {
   id: number;
@@ -8,7 +8,7 @@ export interface ThreatRow {
   blockedAt: string;
 }
 
-export function withDb<T>(path: string, read: (db: Database.Database) => T): T {
+export function withDb<T>(path: string, read: (db: Database) => T): T {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     return read(db);
@@ -18,7 +18,7 @@ export function withDb<T>(path: string, read: (db: Database.Database) => T): T {
 }
 
 /** For a test that plays a fault or an older version: changes the file outside the mirror. */
-export function withWritableDb<T>(path: string, change: (db: Database.Database) => T): T {
+export function withWritableDb<T>(path: string, change: (db: Database) => T): T {
   const db = new Database(path, { fileMustExist: true });
   try {
     return change(db);

@@ -2,7 +2,7 @@
 // while a sync writes, and reports every error and every snapshot that shows half a page.
 // Invariant (fresh file, one organization, every record new): in any snapshot, the threats
 // present equal the inserts the committed runs counted, since both are written in one transaction.
-import Database from 'better-sqlite3';
+import { Database } from '../../dist/src/db/sqlite.js';
 
 const [path] = process.argv.slice(2);
 const report = { reads: 0, errors: [], violations: [], distinctCounts: 0, lastCount: 0 };

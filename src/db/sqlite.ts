@@ -1,0 +1,22 @@
+// The SQLite driver, chosen by the running Node major: every connection of the program is made here.
+//
+// better-sqlite3 12 wraps its objects with Node's classic ObjectWrap. On Node 24 that header's
+// destructor asserts a current Environment, and a garbage collection that runs outside one (V8's
+// own GC tasks, worker teardown) finalizes a Statement there: the process aborts (SIGABRT, exit
+// 134; seen here on 45 of 79 tests, and reported upstream in WiseLibs/better-sqlite3#1515, closed
+// without a fix). better-sqlite3 13 moved to Node-API and does not abort, but needs Node 22: on
+// Node 20 it segfaults when the first database opens. Both are installed (13 under the alias
+// better-sqlite3-napi, with prebuilt binaries and no compile step) and the running Node picks one;
+// drizzle only wraps the connection it is given, so it works over either.
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
+/** better-sqlite3 13 on Node 22 and later, 12 on Node 20. */
+export const SQLITE_DRIVER = NODE_MAJOR >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
+
+// The two have the same API; the types of 12 describe both.
+export const Database = createRequire(import.meta.url)(SQLITE_DRIVER) as typeof BetterSqlite3;
+export type Database = BetterSqlite3.Database;
+export type Statement = BetterSqlite3.Statement;
