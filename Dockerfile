@@ -1,4 +1,5 @@
-# threat-mirror as a sidecar: syncs into /data/threat-mirror.db, serves /healthz, /readyz, /metrics on 9464.
+# threat-mirror as a sidecar: syncs into /data/threat-mirror.db, serves /healthz, /readyz, /startupz, /metrics on 9464.
+# See docs/container.md (health semantics, compose example, the checks in test/container/check.sh).
 
 # --- build: compile TypeScript and the native better-sqlite3 module ---
 FROM node:22-bookworm-slim AS build
@@ -11,8 +12,31 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY drizzle ./drizzle
-COPY test/bench ./test/bench
 RUN npm run build && npm prune --omit=dev
+
+# Only what the program loads, gathered in /runtime for one COPY: the compiled program without
+# source maps, the stand-in or the demo; the migrations' SQL and journal (not drizzle-kit's
+# snapshots); production node_modules without type declarations, source maps, TypeScript sources,
+# tests and examples. On Node 22 the program opens SQLite through better-sqlite3 13
+# (better-sqlite3-napi: src/db/sqlite.ts says why): of it, its JavaScript and the prebuilt binary of
+# this platform only. better-sqlite3 12 keeps only its JavaScript, which drizzle-orm imports and
+# which loads no binary until a database is opened with it: not the compiled .node, SQLite sources,
+# object files and static library of its build (about 25 MB). Not prebuild-install, which only runs
+# at install time.
+RUN mkdir -p /runtime/dist \
+ && cp -r package.json drizzle node_modules /runtime/ \
+ && cp -r dist/src /runtime/dist/src \
+ && cd /runtime \
+ && rm -rf dist/src/standin dist/src/demo.js drizzle/meta/*_snapshot.json \
+ && find dist -name '*.map' -delete \
+ && cd node_modules \
+ && rm -rf .package-lock.json @types prebuild-install \
+ && find . \( -name '*.d.ts' -o -name '*.d.cts' -o -name '*.d.mts' -o -name '*.map' -o -name '*.ts' -o \( -name '*.md' ! -iname 'licen[cs]e*' \) -o -name '*.tsbuildinfo' \) -type f -delete \
+ && find . -depth -type d \( -name test -o -name tests -o -name __tests__ -o -name examples -o -name example \) -exec rm -rf {} + \
+ && rm -rf better-sqlite3/build better-sqlite3/deps better-sqlite3/src better-sqlite3/binding.gyp \
+ && rm -rf better-sqlite3-napi/deps better-sqlite3-napi/src better-sqlite3-napi/binding.gyp \
+ && find better-sqlite3-napi/prebuilds -type f ! -name "linux-$(node -p process.arch).node" -delete \
+ && find . -depth -type d -empty -delete
 
 # --- runtime: slim Node 22 LTS, no compiler, non-root ---
 FROM node:22-bookworm-slim AS runtime
@@ -21,15 +45,20 @@ ENV NODE_ENV=production \
     THREAT_MIRROR_HTTP_PORT=9464 \
     THREAT_MIRROR_HTTP_HOST=0.0.0.0
 WORKDIR /app
-COPY --from=build /app/package.json ./package.json
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
-COPY --from=build /app/drizzle ./drizzle
-RUN mkdir -p /data && chown node:node /data
+# Owned by root: the node user runs the program but cannot change it.
+COPY --from=build /runtime /app
+RUN mkdir -p /data && chown node:node /data \
+ && ln -s /app/dist/src/cli.js /usr/local/bin/threat-mirror
 USER node
 VOLUME ["/data"]
 EXPOSE 9464
-HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD ["node", "dist/src/healthcheck.js"]
+# Healthy once every organization's first sync has committed (or the volume already held a mirror),
+# then for as long as the process lives: /healthz and /startupz (src/healthcheck.ts). Probed every
+# 5 s so that compose's `depends_on: service_healthy` starts readers within seconds of the first
+# sync; Docker 25's --start-interval would allow a longer interval after start-up, but older
+# engines (Debian's docker.io 20.10) reject the flag. A first sync may take minutes on a large
+# account: the start period keeps the container "starting", not "unhealthy", for 10 minutes.
+HEALTHCHECK --interval=5s --timeout=5s --start-period=10m --retries=3 CMD ["node", "dist/src/healthcheck.js"]
 # Exec form on the CLI file itself: its shebang (env -S node <heap flags>) execs node, so node is
 # PID 1 and receives SIGTERM; it installs its own SIGTERM/SIGINT handlers (PID 1 gets no default
 # ones) and spawns no children, so no init process is needed.

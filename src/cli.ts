@@ -22,6 +22,7 @@ import { formatStatus, readStatus } from './status.js';
 import { syncOrganizations } from './sync/sync-all.js';
 import type { RunSummary, SyncRequest } from './sync/sync-organization.js';
 import { formatDrift, verifyOrganization } from './verify.js';
+import { UnwritablePathError } from './writable-path.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -142,7 +143,7 @@ async function withWriter(
     mirror = await openMirror({ config, logger, clock, apiObserver: metrics, syncObserver: metrics });
   } catch (error) {
     removeSignalHandlers();
-    const message = error instanceof WriterLockError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;
+    const message = error instanceof WriterLockError || error instanceof UnwritablePathError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;
     logger.error(message);
     flush();
     io.stderr(`threat-mirror: ${message}\n`);

@@ -8,6 +8,7 @@ import type { MirrorMetrics } from './metrics.js';
 import type { Mirror } from './mirror.js';
 import { checkReadiness } from './readiness.js';
 import { startScheduler } from './scheduler.js';
+import { createStartupLatch } from './startup.js';
 import { syncOrganizations } from './sync/sync-all.js';
 
 export interface DaemonOptions {
@@ -25,6 +26,12 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { config, mirror, metrics, organizations, logger, clock, signal } = options;
   const staleAfterSeconds = 2 * schedulePeriodSeconds(config.schedule);
   mirror.deps.store.recordSetting('stale_after_seconds', String(staleAfterSeconds), clock().toISOString());
+  const startup = createStartupLatch(
+    mirror.deps.store.sqlite,
+    organizations.map((organization) => organization.name),
+    () => logger.info('every organization has synced once: /startupz (the container health) answers 200 from now on'),
+  );
+  startup(); // a file that already holds a mirror counts at once
   const endpoints =
     config.httpPort === undefined
       ? undefined
@@ -40,6 +47,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
               clock(),
               staleAfterSeconds,
             ),
+          startup,
         });
   try {
     const scheduler = startScheduler({
@@ -49,6 +57,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       signal,
       run: async (runSignal) => {
         await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
+        startup();
         mirror.deps.store.checkpointWal();
       },
     });

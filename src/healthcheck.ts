@@ -1,9 +1,21 @@
 #!/usr/bin/env node
-// The container's HEALTHCHECK: exit 0 when the daemon's /healthz answers 200, else 1.
+// The container's HEALTHCHECK: exit 0 when the daemon is alive (/healthz) and every organization
+// has synced once since it started, or the file already held a mirror (/startupz); else 1. So
+// `depends_on: {condition: service_healthy}` starts readers when there is something to read, and
+// the container stays healthy while the process lives (/readyz, not this, follows each run).
 const port = process.env.THREAT_MIRROR_HTTP_PORT ?? '9464';
 const host = process.env.THREAT_MIRROR_HTTP_HOST === undefined || process.env.THREAT_MIRROR_HTTP_HOST === '0.0.0.0' ? '127.0.0.1' : process.env.THREAT_MIRROR_HTTP_HOST;
 
-fetch(`http://${host}:${port}/healthz`, { signal: AbortSignal.timeout(4000) }).then(
-  (response) => process.exit(response.ok ? 0 : 1),
-  () => process.exit(1),
+async function answers(path: string): Promise<boolean> {
+  const response = await fetch(`http://${host}:${port}${path}`, { signal: AbortSignal.timeout(4000) });
+  if (!response.ok) process.stdout.write(`${path}: ${response.status} ${await response.text()}`);
+  return response.ok;
+}
+
+Promise.all([answers('/healthz'), answers('/startupz')]).then(
+  (results) => process.exit(results.every(Boolean) ? 0 : 1),
+  (error: unknown) => {
+    process.stdout.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
 );

@@ -4,12 +4,15 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Readiness } from './readiness.js';
+import type { Startup } from './startup.js';
 
 export interface HttpEndpointsOptions {
   readonly host: string;
   readonly port: number;
   readonly registry: Registry;
   readonly readiness: () => Readiness;
+  /** /startupz: 200 once every organization has synced once, then for the life of the process. */
+  readonly startup?: () => Startup;
   readonly logger: Logger;
 }
 
@@ -30,6 +33,10 @@ export async function startHttpEndpoints(options: HttpEndpointsOptions): Promise
     if (path === '/readyz') {
       const readiness = options.readiness();
       return send(readiness.ready ? 200 : 503, 'application/json', `${JSON.stringify(readiness)}\n`);
+    }
+    if (path === '/startupz' && options.startup) {
+      const startup = options.startup();
+      return send(startup.started ? 200 : 503, 'application/json', `${JSON.stringify(startup)}\n`);
     }
     if (path === '/metrics') {
       options.registry.metrics().then(

@@ -11,6 +11,7 @@ import { type PageSink, PageWriterWorker } from './db/page-writer-worker.js';
 import { acquireWriterLock } from './db/writer-lock.js';
 import type { Clock } from './days.js';
 import type { SyncDeps, SyncObserver } from './sync/sync-organization.js';
+import { assertWritable, unwritableFolderError } from './writable-path.js';
 
 export interface Mirror {
   readonly deps: SyncDeps;
@@ -28,7 +29,12 @@ export interface MirrorOptions {
 
 /** Takes the writer lock before touching the file, so a second writer never migrates or writes. */
 export async function openMirror({ config, logger, clock, apiObserver, syncObserver }: MirrorOptions): Promise<Mirror> {
-  mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
+  try {
+    mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
+  } catch (error) {
+    throw unwritableFolderError(config.dbPath, error) ?? error;
+  }
+  assertWritable(config.dbPath);
   const lock = acquireWriterLock(config.dbPath);
   // Released in reverse order of acquisition, also when a later step fails.
   const releasers: Array<() => Promise<void> | void> = [() => lock.release()];

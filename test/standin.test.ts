@@ -150,3 +150,19 @@ describe('the stand-in of POST /threats/list', () => {
     standin = undefined;
   });
 });
+
+describe('the stand-in admin routes', () => {
+  it('lists every request with its key, body, status and threat count at GET /__standin/requests', async () => {
+    const service = await start();
+    await list(service, 'acme-key', { ...ALL, per_page: 2 });
+    await list(service, 'acme-key', { ...ALL, per_page: 2, next_page: '2' });
+    await list(service, 'nobody', ALL);
+    const response = await fetch(`${service.url}/__standin/requests`);
+    const { requests } = (await response.json()) as { requests: Array<{ key: string; body: unknown; status: number; threats: number }> };
+    expect(requests.map(({ key, body, status, threats }) => ({ key, body, status, threats }))).toEqual([
+      { key: 'acme-key', body: { ...ALL, per_page: 2 }, status: 200, threats: 2 },
+      { key: 'acme-key', body: { ...ALL, per_page: 2, next_page: '2' }, status: 200, threats: 2 },
+      { key: 'nobody', body: ALL, status: 401, threats: 0 },
+    ]);
+  });
+});

@@ -32,7 +32,7 @@ export function connectDatabase(path: string): OpenedDatabase {
   const sqlite = new Database(path);
   try {
     applyWriterPragmas(sqlite);
-    return { sqlite, db: drizzle(sqlite, { schema }), close: () => closeQuietly(sqlite) };
+    return { sqlite, db: drizzle(sqlite, { schema }), close: () => closeWriterConnection(sqlite) };
   } catch (error) {
     sqlite.close();
     throw error;
@@ -43,16 +43,30 @@ export function connectDatabase(path: string): OpenedDatabase {
 export function openDatabaseReadOnly(path: string): OpenedDatabase {
   const sqlite = new Database(path, { readonly: true, fileMustExist: true });
   sqlite.pragma('busy_timeout = 5000');
-  return { sqlite, db: drizzle(sqlite, { schema }), close: () => closeQuietly(sqlite) };
+  // A read-only connection never checkpoints, and closing it never removes the -wal/-shm files.
+  return { sqlite, db: drizzle(sqlite, { schema }), close: () => {
+      if (sqlite.open) sqlite.close();
+    },
+  };
 }
 
-function closeQuietly(sqlite: Database): void {
+/**
+ * The writer's last close leaves the file in rollback (DELETE) journal mode when it can, so that a
+ * `readonly` reader on a read-only mount still opens it: the last connection's close deletes the
+ * -wal and -shm files, and without them SQLite cannot open a WAL-mode file read-only where it
+ * cannot create them (SQLITE_CANTOPEN / SQLITE_READONLY_DIRECTORY; measured, SQLite 3.53). The
+ * switch folds the WAL into the file first. It needs every other connection gone: while a reader
+ * or a replicator (Litestream) is open it fails at once (busy_timeout 0: the shutdown never waits
+ * behind a reader), and their open connections keep -wal and -shm in place, which is what such a
+ * reader needs too. The writer sets WAL again when it starts (applyWriterPragmas).
+ */
+function closeWriterConnection(sqlite: Database): void {
   if (!sqlite.open) return;
   try {
-    // Leave a small WAL behind for the readers that stay.
-    sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    sqlite.pragma('busy_timeout = 0');
+    sqlite.pragma('journal_mode = DELETE');
   } catch {
-    // a reader may hold the WAL; the next checkpoint will do
+    // another connection is open: the WAL stays, and the next writer folds it in
   }
   sqlite.close();
 }

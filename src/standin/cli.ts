@@ -15,7 +15,8 @@ Prints one JSON line when listening: {"url", "keys": {org: key}, "userKey", "thr
 Also serves GET /organization/reports (--reports of them, with proposals naming some threats).
 Organization keys are standin-<org>-key; the user key is an active member of every organization.
 Admin routes (no key): POST /__standin/threats [threats], POST /__standin/faults {"fault":{...},"times":N}
-or {"fault":{...},"probability":P} or {"clear":true}, GET /__standin/stats. Stops on SIGTERM or SIGINT.
+or {"fault":{...},"probability":P} or {"clear":true}, GET /__standin/stats, GET /__standin/requests (each
+request's key, body, status and threat count, in order). Stops on SIGTERM or SIGINT.
 `;
 
 function fail(message: string): never {

@@ -317,6 +317,8 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
       for (const record of requests) byStatus[record.status] = (byStatus[record.status] ?? 0) + 1;
       return sendJson(response, 200, { requests: requests.length, byStatus, maxInFlight: maxTotalInFlight, earlyRequests: stats.earlyRequests(), threats: threatsById.size });
     }
+    // The request log, for checks from outside the process (the container check's resume test).
+    if (path === '/__standin/requests' && method === 'GET') return sendJson(response, 200, { requests });
     if (method !== 'POST') return sendJson(response, 405, { message: 'use POST' });
     let body: unknown;
     try {

@@ -1,0 +1,130 @@
+// The container's health: /startupz and healthcheck.js turn healthy once every organization has
+// synced once (or the file already held a mirror), and stay healthy while the process lives.
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { addDays } from '../src/days.js';
+import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { tempDir } from './support/temp.js';
+
+const HEALTHCHECK_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'healthcheck.js');
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const KEYS = { acme: 'acme-startup-key', globex: 'globex-startup-key', initech: 'initech-startup-key' } as const;
+let standin: Standin | undefined;
+const daemons: CliProcess[] = [];
+
+afterEach(async () => {
+  for (const daemon of daemons.splice(0)) {
+    if (daemon.child.exitCode === null && daemon.child.signalCode === null) {
+      daemon.kill('SIGKILL');
+      await daemon.exited;
+    }
+  }
+  await standin?.close();
+  standin = undefined;
+});
+
+async function startService(): Promise<Standin> {
+  standin = await startStandin({
+    threats: generateThreats({ seed: 7, organizations: ['acme', 'globex', 'initech'], count: 300, fromDay: addDays(TODAY, -4), toDay: TODAY }),
+    keys: { organizationKeys: { [KEYS.acme]: 'acme', [KEYS.globex]: 'globex', [KEYS.initech]: 'initech' }, userKeys: {} },
+    now: () => new Date(NOW),
+  });
+  return standin;
+}
+
+function env(service: Standin, dbPath: string, organizations: ReadonlyArray<keyof typeof KEYS>): Record<string, string> {
+  return {
+    THREAT_MIRROR_API_URL: service.url,
+    THREAT_MIRROR_DB: dbPath,
+    THREAT_MIRROR_ORGS: organizations.join(','),
+    ...Object.fromEntries(organizations.map((name) => [`THREAT_MIRROR_API_KEY_${name.toUpperCase()}`, KEYS[name]])),
+    THREAT_MIRROR_INITIAL_DAYS: '5',
+    THREAT_MIRROR_SCHEDULE: '* * * * * *',
+    THREAT_MIRROR_HTTP_PORT: '0',
+    THREAT_MIRROR_RETRY_MIN_MS: '5',
+    THREAT_MIRROR_RETRY_MAX_MS: '20',
+    THREAT_MIRROR_MAX_RETRIES: '1',
+    THREAT_MIRROR_NOW: NOW,
+  };
+}
+
+async function startDaemon(environment: Record<string, string>): Promise<{ daemon: CliProcess; port: number }> {
+  const daemon = startCli([], environment);
+  daemons.push(daemon);
+  const line = await daemon.waitForLog((log) => log.msg === 'serving /healthz, /readyz and /metrics');
+  return { daemon, port: line.port as number };
+}
+
+async function get(port: number, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** The image's HEALTHCHECK command, run as Docker runs it: its exit code is the verdict. */
+function healthcheck(port: number): Promise<number> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [HEALTHCHECK_PATH], { env: { THREAT_MIRROR_HTTP_PORT: String(port) } }, (error) => {
+      resolve(error === null ? 0 : typeof error.code === 'number' ? error.code : -1);
+    });
+  });
+}
+
+const runOf = (organization: string, status: string) => (line: Record<string, unknown>) =>
+  line.msg === `sync of organization "${organization}" ${status}` || (status === 'failed' && typeof line.msg === 'string' && line.msg.startsWith(`sync of organization "${organization}" failed`));
+
+describe('startup health (/startupz and the container HEALTHCHECK)', () => {
+  it('turns healthy only once every organization has synced once, then stays healthy while runs fail', async () => {
+    const service = await startService();
+    service.faults.setRandom({ kind: 'status', status: 503 }, 1, { key: KEYS.globex });
+    const { daemon, port } = await startDaemon(env(service, join(tempDir(), 'mirror.db'), ['acme', 'globex']));
+
+    await daemon.waitForLog(runOf('acme', 'succeeded'));
+    await daemon.waitForLog(runOf('globex', 'failed'));
+    const waiting = await get(port, '/startupz');
+    expect(waiting.status).toBe(503);
+    expect(waiting.body).toMatchObject({ started: false, waitingFor: ['globex'] });
+    expect((await get(port, '/healthz')).status).toBe(200);
+    expect(await healthcheck(port)).toBe(1);
+
+    service.faults.clear();
+    await daemon.waitForLog(runOf('globex', 'succeeded'));
+    expect(await get(port, '/startupz')).toEqual({ status: 200, body: { started: true, waitingFor: [] } });
+    expect(await healthcheck(port)).toBe(0);
+
+    // The service fails from now on: readiness follows, the container's health does not.
+    service.faults.setRandom({ kind: 'status', status: 503 }, 1);
+    const failedBefore = daemon.logs.filter(runOf('acme', 'failed')).length;
+    await daemon.waitForLog(() => daemon.logs.filter(runOf('acme', 'failed')).length > failedBefore);
+    expect((await get(port, '/readyz')).status).toBe(503);
+    expect((await get(port, '/startupz')).status).toBe(200);
+    expect(await healthcheck(port)).toBe(0);
+
+    daemon.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+  });
+
+  it('counts a file that already holds a mirror at once, and waits for an organization it does not hold', async () => {
+    const service = await startService();
+    const dbPath = join(tempDir(), 'mirror.db');
+    expect((await runCli(['--once'], { ...env(service, dbPath, ['acme', 'globex']), THREAT_MIRROR_HTTP_PORT: '' })).code).toBe(0);
+    // From here no request is ever answered: whatever the daemons report comes from the file.
+    service.faults.setRandom({ kind: 'hang' }, 1);
+
+    const held = await startDaemon(env(service, dbPath, ['acme', 'globex']));
+    expect(await get(held.port, '/startupz')).toEqual({ status: 200, body: { started: true, waitingFor: [] } });
+    expect(await healthcheck(held.port)).toBe(0);
+    expect(held.daemon.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization'))).toEqual([]);
+    held.daemon.kill('SIGTERM');
+    expect((await held.daemon.exited).code).toBe(0);
+
+    const added = await startDaemon(env(service, dbPath, ['acme', 'globex', 'initech']));
+    expect(await get(added.port, '/startupz')).toEqual({ status: 503, body: { started: false, waitingFor: ['initech'] } });
+    expect(await healthcheck(added.port)).toBe(1);
+    added.daemon.kill('SIGTERM');
+    expect((await added.daemon.exited).code).toBe(0);
+  });
+});
