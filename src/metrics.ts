@@ -23,7 +23,7 @@ export function createMetrics(): MirrorMetrics {
   const rateLimitWait = new Counter({ name: 'threat_mirror_rate_limit_wait_seconds_total', help: 'Time the service asked us to wait with Retry-After', labelNames: ['organization'], registers: [registry] });
   const lastSuccess = new Gauge({ name: 'threat_mirror_last_success_timestamp_seconds', help: 'Unix time of the last successful run', labelNames: ['organization'], registers: [registry] });
   const overdueDays = new Gauge({
-    name: 'threat_mirror_reconcile_overdue_days',
+    name: 'threat_mirror_reconcile_overdue',
     help: 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run',
     labelNames: ['organization'],
     registers: [registry],
