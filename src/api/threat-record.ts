@@ -26,6 +26,10 @@ export function checkThreat(raw: unknown): ThreatCheck {
   }
   const record = raw as Record<string, unknown>;
   const { id, content, type, blockedAt } = record;
+  if (typeof id === 'number' && Number.isInteger(id) && !Number.isSafeInteger(id)) {
+    // Parsed, it has already lost digits: the reason says why, the raw text keeps the digits.
+    return { ok: false, reason: 'id is not a safe integer (beyond 2^53 - 1, so it cannot be stored exactly); see raw for the digits as sent' };
+  }
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) {
     return { ok: false, reason: `id must be a positive integer, got ${describe(id)}` };
   }
