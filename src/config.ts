@@ -116,7 +116,9 @@ export function registerSecretsOf(env: Environment): void {
   }
   const credentials = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(env.THREAT_MIRROR_API_URL?.trim() ?? '')?.[1];
   if (credentials === undefined) return;
-  for (const part of [credentials, ...credentials.split(':')]) {
+  // The password, or a token given alone; a user name next to a password is no secret.
+  const colon = credentials.indexOf(':');
+  for (const part of [credentials, colon < 0 ? credentials : credentials.slice(colon + 1)]) {
     registerSecret(part);
     registerSecret(safeDecode(part));
   }

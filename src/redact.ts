@@ -12,9 +12,15 @@ let ordered: string[] = [];
 /** Credentials in a URL: `scheme://user:password@` or `scheme://token@`. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]*@/gi;
 
-/** Makes `value` unprintable from now on, in this thread. Empty values are ignored. */
+/**
+ * Shorter values are not registered: replacing every "k" or "abc" would make every message
+ * unreadable, and no real key is that short. (URL credentials are removed by their form anyway.)
+ */
+export const MIN_SECRET_LENGTH = 4;
+
+/** Makes `value` unprintable from now on, in this thread. */
 export function registerSecret(value: string): void {
-  if (value === '') return;
+  if (value.length < MIN_SECRET_LENGTH) return;
   const before = forms.size;
   for (const form of [value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)]) forms.add(form);
   // Longest first, so a key that contains another is removed whole.
