@@ -1,4 +1,5 @@
 // One JSON POST/GET with a timeout and a body-size cap; turns every failure into a typed error.
+import { redact } from '../redact.js';
 import { PermanentApiError, RetryableApiError } from './errors.js';
 
 export interface HttpRequest {
@@ -169,7 +170,8 @@ async function readErrorDetail(response: Response): Promise<string> {
   } catch {
     // not JSON: keep the raw text
   }
-  return message.replace(/\s+/g, ' ').trim().slice(0, 200);
+  // Redacted before it is cut: a cut could leave part of an echoed key that redact() cannot recognize.
+  return redact(message).replace(/\s+/g, ' ').trim().slice(0, 200);
 }
 
 function describeNetworkError(error: unknown): string {

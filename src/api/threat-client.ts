@@ -148,7 +148,8 @@ export function parseCursor(value: unknown, label: string): string | null {
   throw new RetryableApiError(`${label}: response "next_page" must be a positive integer in string form or null, got ${quote(value)}`, 'bad_body');
 }
 
+/** Redacted before it is cut, so no part of a secret survives the cut. */
 function quote(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  const text = redact(JSON.stringify(value) ?? String(value));
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -1,5 +1,6 @@
 // Run-time check of one ThreatResult; what fails is kept aside with the reason, never thrown.
 import { isDay } from '../days.js';
+import { redact } from '../redact.js';
 
 export interface Threat {
   readonly id: number;
@@ -44,6 +45,7 @@ export function checkThreat(raw: unknown): ThreatCheck {
 
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
-  const text = JSON.stringify(value) ?? String(value);
+  // Redacted before it is cut, so no part of a secret survives the cut.
+  const text = redact(JSON.stringify(value) ?? String(value));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
