@@ -179,7 +179,8 @@ describe('cursors', () => {
       expect(answered[0]?.threats).toBeGreaterThan(0);
       expect(scalar(dbPath, 'SELECT count(*) FROM threats')).toBe(0);
       expect(scalar(dbPath, 'SELECT count(*) FROM sync_cursors WHERE next_page IS NOT NULL')).toBe(0);
-      expect(runs(dbPath).at(-1)).toMatchObject({ status: 'failed', retries: 2 });
+      expect(runs(dbPath).at(-1)).toMatchObject({ status: 'failed' });
+      expect(failed.logs.filter((line) => line.reason === 'bad_body' && String(line.msg).startsWith('request failed, will retry'))).toHaveLength(3);
 
       const clean = await runCli(BACKFILL, env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' }));
       expect(clean.code).toBe(0);
