@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { rawArrayElements } from '../../src/api/raw-json.js';
 import { parseCursor, parseThreatPage } from '../../src/api/threat-client.js';
@@ -103,5 +106,24 @@ describe('the base URL', () => {
   it('knows loopback hosts', () => {
     for (const host of ['localhost', 'a.localhost', '127.0.0.1', '127.1.2.3', '[::1]', '::1']) expect(isLoopback(host), host).toBe(true);
     for (const host of ['0.0.0.0', '10.0.0.1', 'localhost.example.com', '128.0.0.1', '[::2]']) expect(isLoopback(host), host).toBe(false);
+  });
+});
+
+describe('the logger', () => {
+  it('passes every finished line through the redaction point, whatever field holds the secret', () => {
+    // The compiled logger in a process of its own: it writes to file descriptor 1.
+    const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'src');
+    const script = `
+      const { registerSecret } = await import(${JSON.stringify(join(dist, 'redact.js'))});
+      const { createLogger } = await import(${JSON.stringify(join(dist, 'logger.js'))});
+      registerSecret('log-secret-0123');
+      const { logger, flush } = createLogger('info');
+      logger.warn({ detail: 'echoed log-secret-0123', url: 'https://u:pw-9876@h.example', err: new Error('boom log-secret-0123') }, 'message log-secret-0123');
+      flush();`;
+    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(output).not.toContain('log-secret-0123');
+    expect(output).not.toContain('pw-9876');
+    const line = JSON.parse(output) as Record<string, unknown>;
+    expect(line).toMatchObject({ msg: 'message [redacted]', detail: 'echoed [redacted]', url: 'https://[redacted]@h.example' });
   });
 });
