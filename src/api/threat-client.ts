@@ -110,8 +110,8 @@ export function parseThreatPage(json: unknown, label: string, text: string): Omi
   const nextPage = parseCursor(envelope.next_page, label);
   const threats: Threat[] = [];
   const rejectedAt: Array<{ index: number; reason: string }> = [];
-  for (const [index, raw] of envelope.threats.entries()) {
-    const check = checkThreat(raw);
+  for (let index = 0; index < envelope.threats.length; index += 1) {
+    const check = checkThreat(envelope.threats[index]);
     if (check.ok) threats.push(check.threat);
     else rejectedAt.push({ index, reason: check.reason });
   }
