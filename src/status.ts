@@ -94,7 +94,7 @@ export interface ServiceNotice {
   readonly endpoint: string;
   readonly deprecation: string | null;
   readonly sunset: string | null;
-  /** When a response last carried these values. */
+  /** When a process last recorded these values: its first response carrying them, or a change. */
   readonly seenAt: string;
 }
 
@@ -125,7 +125,7 @@ export function formatServiceNotices(notices: readonly ServiceNotice[]): string 
   if (notices.length === 0) return '';
   const lines = ['service notices:'];
   for (const notice of notices) {
-    lines.push(`  ${notice.endpoint} deprecated (Deprecation: ${notice.deprecation ?? '(none)'}; Sunset: ${notice.sunset ?? '(none)'}), last seen ${notice.seenAt}`);
+    lines.push(`  ${notice.endpoint} deprecated (Deprecation: ${notice.deprecation ?? '(none)'}; Sunset: ${notice.sunset ?? '(none)'}), recorded ${notice.seenAt}`);
   }
   return `${lines.join('\n')}\n`;
 }
