@@ -8,7 +8,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { type Command, parseCommandLine } from './cli-args.js';
-import { type Config, type Environment, loadConfig, loadDatabasePath, type OrganizationConfig } from './config.js';
+import { type Config, type Environment, loadConfig, loadDatabasePath, type OrganizationConfig, registerSecretsOf } from './config.js';
 import { openDatabaseReadOnly } from './db/open-database.js';
 import { WriterLockError } from './db/writer-lock.js';
 import { addDays, type Clock, dayOf } from './days.js';
@@ -18,7 +18,8 @@ import { createLogger } from './logger.js';
 import type { MirrorMetrics } from './metrics.js';
 import { clockFor, type Mirror, openMirror } from './mirror.js';
 import { packageVersion } from './package-root.js';
-import { formatStatus, readStatus } from './status.js';
+import { redact } from './redact.js';
+import { formatServiceNotices, formatStatus, readServiceNotices, readStatus } from './status.js';
 import { syncOrganizations } from './sync/sync-all.js';
 import type { RunSummary, SyncRequest } from './sync/sync-organization.js';
 import { formatDrift, verifyOrganization } from './verify.js';
@@ -41,7 +42,10 @@ const processIo: Io = {
   stderr: (text) => process.stderr.write(text),
 };
 
-export async function main(argv: readonly string[], env: Environment, io: Io = processIo): Promise<number> {
+export async function main(argv: readonly string[], env: Environment, unredactedIo: Io = processIo): Promise<number> {
+  // Known before anything can fail, so that even a message about a bad variable is redacted.
+  registerSecretsOf(env);
+  const io = redactingIo(unredactedIo);
   let command: Command;
   let config: Config;
   try {
@@ -135,6 +139,9 @@ async function withWriter(
   metrics?: MirrorMetrics,
 ): Promise<number> {
   const { logger, flush } = createLogger(config.logLevel);
+  if (config.insecureHttp) {
+    logger.warn({ apiUrl: config.apiUrl }, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP=1: the API key travels unencrypted over plain HTTP to a host that is not loopback');
+  }
   const clock = clockFor(config);
   const shutdown = new AbortController();
   const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
@@ -195,11 +202,21 @@ function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath: strin
   const opened = openDatabaseReadOnly(dbPath);
   try {
     const statuses = readStatus(opened.sqlite, command.organization);
-    io.stdout(command.json ? `${JSON.stringify({ database: dbPath, organizations: statuses }, null, 2)}\n` : formatStatus(statuses));
+    const notices = readServiceNotices(opened.sqlite);
+    io.stdout(
+      command.json
+        ? `${JSON.stringify({ database: dbPath, organizations: statuses, serviceNotices: notices }, null, 2)}\n`
+        : `${formatStatus(statuses)}${formatServiceNotices(notices)}`,
+    );
     return EXIT_OK;
   } finally {
     opened.sqlite.close();
   }
+}
+
+/** Everything the CLI prints passes the one redaction point (log lines do in the logger). */
+function redactingIo(io: Io): Io {
+  return { stdout: (text) => io.stdout(redact(text)), stderr: (text) => io.stderr(redact(text)) };
 }
 
 /** Logs already carry each failure; stderr repeats them briefly for a person at a terminal. */
@@ -247,7 +264,7 @@ if (isEntryPoint()) {
   main(process.argv.slice(2), process.env).then(
     (code) => process.exit(code),
     (error: unknown) => {
-      process.stderr.write(`threat-mirror: unexpected error: ${errorMessage(error)}\n`);
+      process.stderr.write(redact(`threat-mirror: unexpected error: ${errorMessage(error)}\n`));
       process.exit(EXIT_FAILED);
     },
   );

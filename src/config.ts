@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { validate as isCronExpression } from 'node-cron';
 import { z } from 'zod';
 import { ConfigError, errorMessage } from './errors.js';
+import { redact, registerSecret } from './redact.js';
 import { Secret } from './secret.js';
 
 export interface OrganizationConfig {
@@ -17,6 +18,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 
 export interface Config {
   readonly apiUrl: string;
+  /** Plain http:// to a host that is not loopback, allowed by THREAT_MIRROR_ALLOW_INSECURE_HTTP=1: warn at start. */
+  readonly insecureHttp: boolean;
   readonly dbPath: string;
   readonly organizations: readonly OrganizationConfig[];
   readonly initialDays: number;
@@ -54,6 +57,11 @@ const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 /** One row per variable: `--help` prints this table, so it is the documentation too. */
 export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: string; meaning: string }> = [
   { name: 'THREAT_MIRROR_API_URL', default: '(required)', meaning: 'Base URL of the service, e.g. https://api.example.com' },
+  {
+    name: 'THREAT_MIRROR_ALLOW_INSECURE_HTTP',
+    default: '0',
+    meaning: 'Set to 1 to allow an http:// THREAT_MIRROR_API_URL to a host that is not loopback (the key then travels unencrypted)',
+  },
   { name: 'THREAT_MIRROR_DB', default: './data/threat-mirror.db', meaning: 'SQLite file to keep in sync (parent folder is created)' },
   { name: 'THREAT_MIRROR_API_KEY', default: '', meaning: 'API key of the single organization (or THREAT_MIRROR_API_KEY_FILE: a file holding it)' },
   { name: 'THREAT_MIRROR_ORG', default: 'default', meaning: 'Name stored for the single organization' },
@@ -101,8 +109,37 @@ export function loadDatabasePath(env: Environment): string {
   return value(env, 'THREAT_MIRROR_DB') ?? './data/threat-mirror.db';
 }
 
+/**
+ * Tells the redaction point every secret the environment holds, before anything can fail: the
+ * keys given directly and any credentials in THREAT_MIRROR_API_URL. Keys read from files register
+ * themselves when loadConfig reads them (Secret).
+ */
+export function registerSecretsOf(env: Environment): void {
+  for (const [name, raw] of Object.entries(env)) {
+    if (raw === undefined || !/^THREAT_MIRROR_API_KEY(_[A-Z0-9_]*)?$/.test(name) || name.endsWith('_FILE')) continue;
+    registerSecret(raw);
+    registerSecret(raw.trim());
+  }
+  const credentials = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(env.THREAT_MIRROR_API_URL?.trim() ?? '')?.[1];
+  if (credentials === undefined) return;
+  // The password, or a token given alone; a user name next to a password is no secret.
+  const colon = credentials.indexOf(':');
+  for (const part of [credentials, colon < 0 ? credentials : credentials.slice(colon + 1)]) {
+    registerSecret(part);
+    registerSecret(safeDecode(part));
+  }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 export function loadConfig(env: Environment, readFile: FileReader = readTextFile): Config {
-  const apiUrl = parseVariable(env, 'THREAT_MIRROR_API_URL', undefined, z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }));
+  const apiUrl = loadApiUrl(env);
   const fixedNowText = value(env, 'THREAT_MIRROR_NOW');
   const fixedNow = fixedNowText === undefined ? undefined : new Date(fixedNowText);
   if (fixedNow !== undefined && Number.isNaN(fixedNow.getTime())) {
@@ -121,6 +158,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
   const maxRpsText = value(env, 'THREAT_MIRROR_MAX_RPS');
   return Object.freeze({
     apiUrl: apiUrl.replace(/\/+$/, ''),
+    insecureHttp: new URL(apiUrl).protocol === 'http:' && !isLoopback(new URL(apiUrl).hostname),
     dbPath: loadDatabasePath(env),
     organizations: Object.freeze(loadOrganizations(env, readFile)),
     initialDays: integer(env, 'THREAT_MIRROR_INITIAL_DAYS', 30, 1, 36_500),
@@ -143,6 +181,34 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     reconcileMaxRequests: integer(env, 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', 20, 0, 1_000_000),
     fixedNow,
   });
+}
+
+/**
+ * The base URL, refused when it would leak: credentials in it (they would be printed in messages
+ * and are not how the service authenticates), or plain HTTP to a host that is not loopback (the
+ * key travels in a header) unless THREAT_MIRROR_ALLOW_INSECURE_HTTP=1.
+ */
+function loadApiUrl(env: Environment): string {
+  const raw = value(env, 'THREAT_MIRROR_API_URL');
+  if (raw !== undefined && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(raw)) {
+    throw new ConfigError(
+      `THREAT_MIRROR_API_URL: must not contain credentials (user:password@), found in ${redact(raw)}; the service authenticates with the API key (THREAT_MIRROR_API_KEY…), so remove them from the URL`,
+    );
+  }
+  const apiUrl = parseVariable(env, 'THREAT_MIRROR_API_URL', undefined, z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }));
+  const url = new URL(apiUrl);
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !boolean(env, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP', false)) {
+    throw new ConfigError(
+      `THREAT_MIRROR_API_URL: plain http:// to ${url.hostname}, which is not a loopback address, would send the API key unencrypted; use https://, or set THREAT_MIRROR_ALLOW_INSECURE_HTTP=1 to accept that`,
+    );
+  }
+  return apiUrl;
+}
+
+/** localhost, 127.0.0.0/8 and ::1: traffic that never leaves the machine. */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 function loadOrganizations(env: Environment, readFile: FileReader): OrganizationConfig[] {

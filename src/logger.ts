@@ -1,6 +1,7 @@
 // pino JSON lines on stdout; anything that looks like a key is redacted on the way out.
 import pino, { type Logger } from 'pino';
 import type { LogLevel } from './config.js';
+import { redact } from './redact.js';
 
 export interface MirrorLogger {
   readonly logger: Logger;
@@ -17,6 +18,9 @@ export function createLogger(level: LogLevel): MirrorLogger {
       timestamp: pino.stdTimeFunctions.isoTime,
       // Keys travel as Secret objects that print as [redacted]; this catches any raw header too.
       redact: { paths: ['apiKey', '*.apiKey', 'headers["x-api-key"]', '*.headers["x-api-key"]'], censor: '[redacted]' },
+      // And every finished line passes the one redaction point: a key echoed in an error body or a
+      // record, or a URL with credentials, is removed whatever field it sits in.
+      hooks: { streamWrite: redact },
     },
     destination,
   );

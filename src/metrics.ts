@@ -3,6 +3,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { RetryReason } from './api/errors.js';
 import type { ApiObserver } from './api/retry.js';
 import type { PageCounts } from './db/mirror-store.js';
+import { redact } from './redact.js';
 import type { RunSummary, SyncObserver } from './sync/sync-organization.js';
 
 export interface MirrorMetrics extends ApiObserver, SyncObserver {
@@ -21,6 +22,12 @@ export function createMetrics(): MirrorMetrics {
   const requests = new Counter({ name: 'threat_mirror_requests_total', help: 'HTTP requests to the service by outcome (ok, status_NNN, network, timeout, ...)', labelNames: ['organization', 'outcome'], registers: [registry] });
   const retries = new Counter({ name: 'threat_mirror_retries_total', help: 'Requests retried, by reason', labelNames: ['organization', 'reason'], registers: [registry] });
   const rateLimitWait = new Counter({ name: 'threat_mirror_rate_limit_wait_seconds_total', help: 'Time the service asked us to wait with Retry-After', labelNames: ['organization'], registers: [registry] });
+  const deprecations = new Counter({
+    name: 'threat_mirror_deprecation_notices_total',
+    help: 'Responses that carried a Deprecation or Sunset header (RFC 8594), by endpoint; see the warning in the log and `threat-mirror status`',
+    labelNames: ['endpoint'],
+    registers: [registry],
+  });
   const lastSuccess = new Gauge({ name: 'threat_mirror_last_success_timestamp_seconds', help: 'Unix time of the last successful run', labelNames: ['organization'], registers: [registry] });
   const overdueDays = new Gauge({
     name: 'threat_mirror_reconcile_overdue',
@@ -40,6 +47,8 @@ export function createMetrics(): MirrorMetrics {
     requestFinished: (organization: string, outcome: string) => requests.inc({ organization, outcome }),
     retried: (organization: string, reason: RetryReason) => retries.inc({ organization, reason }),
     rateLimitWaited: (organization: string, ms: number) => rateLimitWait.inc({ organization }, ms / 1000),
+    // The endpoint label is one of the client's fixed paths; redacted all the same, as every label is text that leaves.
+    deprecationAnnounced: (endpoint: string) => deprecations.inc({ endpoint: redact(endpoint) }),
     pageCommitted: (organization: string, counts: PageCounts) => {
       pages.inc({ organization });
       threats.inc({ organization, result: 'inserted' }, counts.inserted);

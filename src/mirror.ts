@@ -10,6 +10,7 @@ import { openDatabase } from './db/open-database.js';
 import { type PageSink, PageWriterWorker } from './db/page-writer-worker.js';
 import { acquireWriterLock } from './db/writer-lock.js';
 import type { Clock } from './days.js';
+import { ServiceNotices } from './service-notices.js';
 import type { SyncDeps, SyncObserver } from './sync/sync-organization.js';
 import { assertWritable, unwritableFolderError } from './writable-path.js';
 
@@ -82,6 +83,7 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
         budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
         logger,
         observer: apiObserver,
+        notices: new ServiceNotices(store, logger, clock, apiObserver),
       },
     };
     return { deps, close: release };

@@ -1,5 +1,6 @@
 // A value that must never reach a log line, an error message or JSON output.
 import { inspect } from 'node:util';
+import { registerSecret } from './redact.js';
 
 const REDACTED = '[redacted]';
 
@@ -8,6 +9,8 @@ export class Secret {
 
   constructor(value: string) {
     this.#value = value;
+    // Whatever text the value ends up in (an echoed error body, a record), redact() removes it.
+    registerSecret(value);
   }
 
   /** The only way to read the value: call sites that send it are easy to find. */

@@ -107,3 +107,44 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
   }
   return `${lines.join('\n')}\n`;
 }
+
+/** A deprecation the service announced (Deprecation / Sunset headers, RFC 8594), per endpoint. */
+export interface ServiceNotice {
+  readonly endpoint: string;
+  readonly deprecation: string | null;
+  readonly sunset: string | null;
+  /** When a process last recorded these values: its first response carrying them, or a change. */
+  readonly seenAt: string;
+}
+
+/** Key prefix of the notices in mirror_settings; the rest of the key is the endpoint. */
+export const DEPRECATION_SETTING_PREFIX = 'deprecation ';
+
+export function readServiceNotices(sqlite: Database.Database): ServiceNotice[] {
+  const rows = sqlite
+    .prepare("SELECT key, value, updated_at AS updatedAt FROM mirror_settings WHERE key >= ? AND key < ? ORDER BY key")
+    .all(DEPRECATION_SETTING_PREFIX, `${DEPRECATION_SETTING_PREFIX.trimEnd()}!`) as Array<{ key: string; value: string; updatedAt: string }>;
+  return rows.map((row) => {
+    let parsed: { deprecation?: unknown; sunset?: unknown } = {};
+    try {
+      parsed = JSON.parse(row.value) as typeof parsed;
+    } catch {
+      // written by this program, so always JSON; an edited row shows as empty values
+    }
+    return {
+      endpoint: row.key.slice(DEPRECATION_SETTING_PREFIX.length),
+      deprecation: typeof parsed.deprecation === 'string' ? parsed.deprecation : null,
+      sunset: typeof parsed.sunset === 'string' ? parsed.sunset : null,
+      seenAt: row.updatedAt,
+    };
+  });
+}
+
+export function formatServiceNotices(notices: readonly ServiceNotice[]): string {
+  if (notices.length === 0) return '';
+  const lines = ['service notices:'];
+  for (const notice of notices) {
+    lines.push(`  ${notice.endpoint} deprecated (Deprecation: ${notice.deprecation ?? '(none)'}; Sunset: ${notice.sunset ?? '(none)'}), recorded ${notice.seenAt}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,4 +1,5 @@
 // One JSON POST/GET with a timeout and a body-size cap; turns every failure into a typed error.
+import { redact } from '../redact.js';
 import { PermanentApiError, RetryableApiError } from './errors.js';
 
 export interface HttpRequest {
@@ -12,11 +13,20 @@ export interface HttpRequest {
   readonly signal?: AbortSignal | undefined;
   /** Names the organization in messages. */
   readonly label: string;
+  /** Called for every response that carries a Deprecation or Sunset header (RFC 8594). */
+  readonly onDeprecation?: ((notice: DeprecationNotice) => void) | undefined;
+}
+
+export interface DeprecationNotice {
+  readonly deprecation: string | null;
+  readonly sunset: string | null;
 }
 
 export interface HttpResponse {
   readonly status: number;
   readonly json: unknown;
+  /** The body as received: the parsed numbers of `json` may have lost digits (ids beyond 2^53). */
+  readonly text: string;
 }
 
 export async function requestJson(request: HttpRequest, now: () => number = Date.now): Promise<HttpResponse> {
@@ -28,12 +38,18 @@ export async function requestJson(request: HttpRequest, now: () => number = Date
       headers: request.headers,
       body: request.body === undefined ? null : JSON.stringify(request.body),
       signal,
-      redirect: 'error',
+      // Seen, never followed: following would send the key wherever the answer points.
+      redirect: 'manual',
     });
+    reportDeprecation(response, request);
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => undefined);
+      throw redirectError(response, request);
+    }
     if (response.status === 200) {
       const text = await readBodyCapped(response, request);
       try {
-        return { status: 200, json: JSON.parse(text) as unknown };
+        return { status: 200, json: JSON.parse(text) as unknown, text };
       } catch {
         throw new RetryableApiError(`${request.label}: response body is not valid JSON (${text.length} characters; truncated?)`, 'bad_body');
       }
@@ -52,6 +68,40 @@ export async function requestJson(request: HttpRequest, now: () => number = Date
     // fetch rejects with a TypeError for refused, reset or dropped connections.
     throw new RetryableApiError(`${request.label}: network error: ${describeNetworkError(error)}`, 'network', undefined, { cause: error });
   }
+}
+
+function reportDeprecation(response: Response, request: HttpRequest): void {
+  const deprecation = response.headers.get('deprecation');
+  const sunset = response.headers.get('sunset');
+  if (deprecation !== null || sunset !== null) request.onDeprecation?.({ deprecation, sunset });
+}
+
+/**
+ * Every redirect fails the request, never retried: the service documents none, so one means the
+ * base URL is wrong (or someone else answers), and the fix is THREAT_MIRROR_API_URL. Another
+ * origin is named by its origin only (a path or query may carry tokens); the same origin by its
+ * path too, since that is what differs.
+ */
+function redirectError(response: Response, request: HttpRequest): PermanentApiError {
+  const location = response.headers.get('location');
+  const status = response.status;
+  if (location === null) return new PermanentApiError(`${request.label}: redirect ${status} without a Location header; check THREAT_MIRROR_API_URL`, status);
+  let target: URL;
+  try {
+    target = new URL(location, request.url);
+  } catch {
+    return new PermanentApiError(`${request.label}: redirect ${status} to an unreadable Location; check THREAT_MIRROR_API_URL`, status);
+  }
+  if (target.origin !== new URL(request.url).origin) {
+    return new PermanentApiError(
+      `${request.label}: redirect ${status} to ${target.origin}, another origin: not followed, so the API key is not sent there; check THREAT_MIRROR_API_URL`,
+      status,
+    );
+  }
+  return new PermanentApiError(
+    `${request.label}: redirect ${status} to ${target.origin}${target.pathname} (same origin): redirects are not followed; set THREAT_MIRROR_API_URL to the address the service answers at`,
+    status,
+  );
 }
 
 function errorForStatus(status: number, retryAfter: string | null, detail: string, label: string, nowMs: number): Error {
@@ -120,7 +170,8 @@ async function readErrorDetail(response: Response): Promise<string> {
   } catch {
     // not JSON: keep the raw text
   }
-  return message.replace(/\s+/g, ' ').trim().slice(0, 200);
+  // Redacted before it is cut: a cut could leave part of an echoed key that redact() cannot recognize.
+  return redact(message).replace(/\s+/g, ' ').trim().slice(0, 200);
 }
 
 function describeNetworkError(error: unknown): string {

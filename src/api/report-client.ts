@@ -1,9 +1,11 @@
 // GET /organization/reports: one page per call, read tolerantly where the service's documentation
 // disagrees with itself, strictly where a report would make no sense without it.
+import { redact } from '../redact.js';
 import { RetryableApiError } from './errors.js';
 import { requestJson } from './http.js';
+import { rawArrayElements } from './raw-json.js';
 import { withRetry } from './retry.js';
-import type { ApiCaller, ApiClientOptions, RejectedRecord } from './threat-client.js';
+import { type ApiCaller, type ApiClientOptions, keepRaw, type RejectedRecord } from './threat-client.js';
 
 export const REPORTS_PAGE_SIZE = 100;
 
@@ -22,8 +24,8 @@ export interface ReportRecord {
   readonly createdAt: string | null;
   readonly status: string | null;
   readonly proposals: readonly ProposalRecord[];
-  /** The report exactly as received. */
-  readonly raw: unknown;
+  /** The report's JSON text exactly as received (redacted). */
+  readonly raw: string;
 }
 
 export interface ReportPageRequest {
@@ -59,31 +61,37 @@ export async function fetchReportPage(options: ApiClientOptions, caller: ApiCall
         maxResponseBytes: options.maxResponseBytes,
         signal,
         label,
+        onDeprecation: (notice) => options.notices?.deprecation('GET /organization/reports', notice),
       });
-      return parseReportPage(response.json, label);
+      return parseReportPage(response.json, label, response.text);
     },
   );
   return { ...value, retries };
 }
 
-export function parseReportPage(json: unknown, label: string): Omit<ReportPage, 'retries'> {
+/** `text` is the body as received: every report is stored in its words (reports are few). */
+export function parseReportPage(json: unknown, label: string, text: string): Omit<ReportPage, 'retries'> {
   if (typeof json !== 'object' || json === null || !Array.isArray((json as { reports?: unknown }).reports)) {
     throw new RetryableApiError(`${label}: response has no "reports" array`, 'bad_body');
   }
   const envelope = json as { reports: unknown[]; cursor?: unknown; nextCursor?: unknown };
   const reports: ReportRecord[] = [];
-  const rejected: RejectedRecord[] = [];
-  for (const raw of envelope.reports) {
-    const parsed = parseReport(raw);
-    if (typeof parsed === 'string') rejected.push({ raw, reason: `report: ${parsed}` });
+  const rejectedAt: Array<{ index: number; reason: string }> = [];
+  const sources = envelope.reports.length === 0 ? [] : rawArrayElements(text, 'reports');
+  const aligned = sources !== undefined && sources.length === envelope.reports.length;
+  for (const [index, raw] of envelope.reports.entries()) {
+    const source = aligned ? (sources[index] as string) : (JSON.stringify(raw) ?? 'null');
+    const parsed = parseReport(raw, source);
+    if (typeof parsed === 'string') rejectedAt.push({ index, reason: `report: ${parsed}` });
     else reports.push(parsed);
   }
+  const rejected: RejectedRecord[] = keepRaw(rejectedAt, envelope.reports, text, 'reports');
   // The documentation names the next cursor `cursor` in one place and `nextCursor` (a number) in another.
   return { reports, rejected, nextCursor: cursorOf(envelope.nextCursor) ?? cursorOf(envelope.cursor) };
 }
 
 /** A report, or the reason it cannot be one: it needs an id and a proposals array. */
-function parseReport(raw: unknown): ReportRecord | string {
+function parseReport(raw: unknown, source: string): ReportRecord | string {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'not a JSON object';
   const record = raw as Record<string, unknown>;
   const id = idOf(record.id);
@@ -105,7 +113,7 @@ function parseReport(raw: unknown): ReportRecord | string {
       assetStatus: textOf(asset.status),
     });
   }
-  return { id, createdAt: textOf(record.createdAt), status: textOf(record.status), proposals, raw };
+  return { id, createdAt: textOf(record.createdAt), status: textOf(record.status), proposals, raw: redact(source) };
 }
 
 function idOf(value: unknown): string | null {

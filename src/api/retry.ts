@@ -16,6 +16,8 @@ export interface ApiObserver {
   requestFinished?(organization: string, outcome: string): void;
   retried?(organization: string, reason: RetryReason): void;
   rateLimitWaited?(organization: string, ms: number): void;
+  /** A response carried Deprecation or Sunset headers; `endpoint` is e.g. `POST /threats/list`. */
+  deprecationAnnounced?(endpoint: string): void;
 }
 
 /**

@@ -1,8 +1,10 @@
 // POST /threats/list: one page per call, validated record by record.
 import type { Logger } from 'pino';
+import { redact } from '../redact.js';
 import type { Secret } from '../secret.js';
 import { RetryableApiError } from './errors.js';
-import { requestJson } from './http.js';
+import { type DeprecationNotice, requestJson } from './http.js';
+import { rawArrayElements } from './raw-json.js';
 import type { RequestBudgets } from './request-budget.js';
 import { type ApiObserver, type RetryPolicy, withRetry } from './retry.js';
 import { checkThreat, type Threat } from './threat-record.js';
@@ -23,7 +25,8 @@ export interface ThreatPageRequest {
 }
 
 export interface RejectedRecord {
-  readonly raw: unknown;
+  /** The record's JSON text as the service sent it (every digit of its numbers), redacted. */
+  readonly raw: string;
   readonly reason: string;
 }
 
@@ -43,6 +46,15 @@ export interface ApiClientOptions {
   readonly budgets: RequestBudgets;
   readonly logger: Logger;
   readonly observer?: ApiObserver | undefined;
+  /** Told of every response that carries Deprecation or Sunset headers. */
+  readonly notices?: ServiceNoticeSink | undefined;
+}
+
+export interface ServiceNoticeSink {
+  /** `endpoint` is the method and path, e.g. `POST /threats/list`. */
+  deprecation(endpoint: string, notice: DeprecationNotice): void;
+  /** A new run begins: each endpoint's notice is logged again once. */
+  startRun(): void;
 }
 
 export async function fetchThreatPage(
@@ -78,34 +90,66 @@ export async function fetchThreatPage(
         maxResponseBytes: options.maxResponseBytes,
         signal,
         label,
+        onDeprecation: (notice) => options.notices?.deprecation('POST /threats/list', notice),
       });
-      return parseThreatPage(response.json, label);
+      return parseThreatPage(response.json, label, response.text);
     },
   );
   return { ...value, retries };
 }
 
-/** Checks the envelope (a broken one is retried like a truncated body) and each record. */
-export function parseThreatPage(json: unknown, label: string): Omit<ThreatPage, 'retries'> {
+/**
+ * Checks the envelope (a broken one, a bad cursor included, is retried like a truncated body) and
+ * each record. `text` is the body as received: rejected records are kept in its words.
+ */
+export function parseThreatPage(json: unknown, label: string, text: string): Omit<ThreatPage, 'retries'> {
   if (typeof json !== 'object' || json === null || !Array.isArray((json as { threats?: unknown }).threats)) {
     throw new RetryableApiError(`${label}: response has no "threats" array`, 'bad_body');
   }
   const envelope = json as { threats: unknown[]; next_page?: unknown };
   const nextPage = parseCursor(envelope.next_page, label);
   const threats: Threat[] = [];
-  const rejected: RejectedRecord[] = [];
-  for (const raw of envelope.threats) {
-    const check = checkThreat(raw);
+  const rejectedAt: Array<{ index: number; reason: string }> = [];
+  for (let index = 0; index < envelope.threats.length; index += 1) {
+    const check = checkThreat(envelope.threats[index]);
     if (check.ok) threats.push(check.threat);
-    else rejected.push({ raw, reason: check.reason });
+    else rejectedAt.push({ index, reason: check.reason });
   }
-  return { threats, rejected, nextPage };
+  return { threats, rejected: keepRaw(rejectedAt, envelope.threats, text, 'threats'), nextPage };
 }
 
-function parseCursor(value: unknown, label: string): string | null {
+/**
+ * The rejected records in the words the service used: their source text is scanned out of the
+ * body only when there are some, so a clean page costs nothing more.
+ */
+export function keepRaw(rejectedAt: ReadonlyArray<{ index: number; reason: string }>, parsed: readonly unknown[], text: string, member: string): RejectedRecord[] {
+  if (rejectedAt.length === 0) return [];
+  const sources = rawArrayElements(text, member);
+  // The scan agrees with JSON.parse on any body it accepted; the fallback only guards a mismatch.
+  const aligned = sources !== undefined && sources.length === parsed.length;
+  return rejectedAt.map(({ index, reason }) => ({
+    raw: redact(aligned ? (sources[index] as string) : (JSON.stringify(parsed[index]) ?? 'undefined')),
+    reason: redact(reason),
+  }));
+}
+
+/** The interface's cursor: a positive integer in string form, the digits only. */
+const CURSOR = /^[1-9][0-9]*$/;
+
+/**
+ * Validated before anything of the page is committed: a cursor stored with the page is where the
+ * next run resumes, so a bad one would fail every later run. A number is the same cursor as its
+ * decimal string; anything else makes the response invalid, quoted in the message.
+ */
+export function parseCursor(value: unknown, label: string): string | null {
   if (value === null || value === undefined) return null;
-  // The document types the cursor as a string; a number is the same cursor, so take it.
   if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return String(value);
-  if (typeof value === 'string' && value !== '') return value;
-  throw new RetryableApiError(`${label}: response "next_page" is neither a cursor string nor null`, 'bad_body');
+  if (typeof value === 'string' && CURSOR.test(value)) return value;
+  throw new RetryableApiError(`${label}: response "next_page" must be a positive integer in string form or null, got ${quote(value)}`, 'bad_body');
+}
+
+/** Redacted before it is cut, so no part of a secret survives the cut. */
+function quote(value: unknown): string {
+  const text = redact(JSON.stringify(value) ?? String(value));
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -1,5 +1,6 @@
 // Run-time check of one ThreatResult; what fails is kept aside with the reason, never thrown.
 import { isDay } from '../days.js';
+import { redact } from '../redact.js';
 
 export interface Threat {
   readonly id: number;
@@ -26,6 +27,10 @@ export function checkThreat(raw: unknown): ThreatCheck {
   }
   const record = raw as Record<string, unknown>;
   const { id, content, type, blockedAt } = record;
+  if (typeof id === 'number' && Number.isInteger(id) && !Number.isSafeInteger(id)) {
+    // Parsed, it has already lost digits: the reason says why, the raw text keeps the digits.
+    return { ok: false, reason: 'id is not a safe integer (beyond 2^53 - 1, so it cannot be stored exactly); see raw for the digits as sent' };
+  }
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) {
     return { ok: false, reason: `id must be a positive integer, got ${describe(id)}` };
   }
@@ -40,6 +45,7 @@ export function checkThreat(raw: unknown): ThreatCheck {
 
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
-  const text = JSON.stringify(value) ?? String(value);
+  // Redacted before it is cut, so no part of a secret survives the cut.
+  const text = redact(JSON.stringify(value) ?? String(value));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

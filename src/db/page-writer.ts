@@ -213,7 +213,7 @@ export class PageWriter {
       }
     }
     for (const record of input.rejected) {
-      this.#insertRejected.run(input.organization, input.runId, JSON.stringify(record.raw) ?? 'undefined', record.reason, stamp);
+      this.#insertRejected.run(input.organization, input.runId, record.raw, record.reason, stamp);
     }
     const windowDone = input.nextPage === null;
     this.#advanceCursor.run(input.nextPage, input.threats.length, windowDone ? stamp : null, input.window.planId, input.window.windowStart);

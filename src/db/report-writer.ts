@@ -109,7 +109,7 @@ export class ReportWriter {
     let updated = 0;
     const unchanged = new Set<string>();
     for (const report of input.reports) {
-      const written = this.#upsertReport.get(input.organization, report.id, report.createdAt, report.status, JSON.stringify(report.raw), input.stamp, input.stamp) as
+      const written = this.#upsertReport.get(input.organization, report.id, report.createdAt, report.status, report.raw, input.stamp, input.stamp) as
         | { first_seen_at: string }
         | undefined;
       if (!written) {
@@ -127,7 +127,7 @@ export class ReportWriter {
       }
     }
     for (const record of input.rejected) {
-      this.#insertRejected.run(input.organization, input.runId, JSON.stringify(record.raw) ?? 'undefined', record.reason, input.stamp);
+      this.#insertRejected.run(input.organization, input.runId, record.raw, record.reason, input.stamp);
     }
     this.saveState(input.organization, input.walk, null, input.stamp);
     this.#countRun.run(input.retries, inserted, updated, input.rejected.length, input.runId);

@@ -2,7 +2,8 @@
 import { seededRandom } from './data.js';
 
 export type Fault =
-  | { readonly kind: 'status'; readonly status: number }
+  /** `message` replaces the body's message: a test can plant what an echoing service would send. */
+  | { readonly kind: 'status'; readonly status: number; readonly message?: string }
   | { readonly kind: 'rateLimit'; readonly retryAfter?: string }
   | { readonly kind: 'drop' }
   | { readonly kind: 'truncate' }
@@ -11,7 +12,15 @@ export type Fault =
   | { readonly kind: 'invalidRecords'; readonly count?: number }
   | { readonly kind: 'oversize'; readonly bytes: number }
   /** The page points back at itself: a cursor that repeats. */
-  | { readonly kind: 'repeatCursor' };
+  | { readonly kind: 'repeatCursor' }
+  /** A 3xx with this Location, absolute (another port or origin) or relative (the same origin). */
+  | { readonly kind: 'redirect'; readonly status: number; readonly location: string }
+  /** The page's records as usual, with this `next_page` instead: "abc", "0", "-5", "", an object. */
+  | { readonly kind: 'badCursor'; readonly value: unknown }
+  /** These JSON texts appended to the page's records as written, e.g. an id beyond 2^53 in digits. */
+  | { readonly kind: 'rawRecords'; readonly records: readonly string[] }
+  /** The usual answer with RFC 8594 headers; absent fields send no header. */
+  | { readonly kind: 'deprecation'; readonly deprecation?: string; readonly sunset?: string };
 
 export interface FaultTarget {
   readonly key?: string;

@@ -217,7 +217,14 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
     if (fault) {
       switch (fault.kind) {
         case 'status':
-          return finish(fault.status, { message: `injected ${fault.status}` }, 0, 'status');
+          return finish(fault.status, { message: fault.message ?? `injected ${fault.status}` }, 0, 'status');
+        case 'redirect':
+          response.setHeader('location', fault.location);
+          return finish(fault.status, { message: `moved to ${fault.location}` }, 0, 'redirect');
+        case 'deprecation':
+          if (fault.deprecation !== undefined) response.setHeader('deprecation', fault.deprecation);
+          if (fault.sunset !== undefined) response.setHeader('sunset', fault.sunset);
+          break;
         case 'rateLimit': {
           const retryAfterMs = retryAfterToMs(fault.retryAfter);
           if (retryAfterMs > 0) {
@@ -264,6 +271,14 @@ export async function startStandin(options: StandinOptions): Promise<Standin> {
     let nextPage = offset + query.perPage < list.length ? String(query.page + 1) : null;
     if (fault?.kind === 'repeatCursor') nextPage = String(query.page);
     if (fault?.kind === 'invalidRecords') page.push(...invalidRecords(fault.count ?? 2));
+    if (fault?.kind === 'badCursor' || fault?.kind === 'rawRecords') {
+      // Written by hand: a cursor of any JSON type, and records whose digits JSON.stringify would round.
+      const records = [...page.map((record) => JSON.stringify(record)), ...(fault.kind === 'rawRecords' ? fault.records : [])];
+      const cursor = fault.kind === 'badCursor' ? fault.value : nextPage;
+      requests.push({ at: Date.now(), key, path, body, status: 200, threats: page.length, fault: fault.kind });
+      depart(key);
+      return sendText(response, 200, `{"threats":[${records.join(',')}],"next_page":${JSON.stringify(cursor) ?? 'null'}}`);
+    }
     const payload = { threats: page, next_page: nextPage };
     if (fault?.kind === 'truncate') {
       const json = JSON.stringify(payload);
@@ -448,8 +463,11 @@ function readBody(request: IncomingMessage): Promise<string> {
 }
 
 function sendJson(response: ServerResponse, status: number, payload: unknown): void {
+  sendText(response, status, JSON.stringify(payload));
+}
+
+function sendText(response: ServerResponse, status: number, json: string): void {
   if (response.destroyed) return;
-  const json = JSON.stringify(payload);
   response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
   response.end(json);
 }

@@ -11,6 +11,8 @@ export async function syncOrganizations(
   request: SyncRequest,
   signal: AbortSignal,
 ): Promise<RunSummary[]> {
+  // Each run logs a deprecation the service announces again, once.
+  deps.api.notices?.startRun();
   // Concurrent, not one after another: each key has its own request budget, and organizations
   // that share a key share it, so running them together never exceeds what the service allows.
   const runs = await Promise.all(

@@ -1,11 +1,12 @@
 // One organization's run: choose the range, resume or make its plan, walk the windows, record the outcome.
 import type { Logger } from 'pino';
 import { type ApiClientOptions, fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
-import { ProtocolError } from '../api/errors.js';
+import { PermanentApiError, ProtocolError } from '../api/errors.js';
 import { DOCUMENTED_ASSET_TYPES, type Threat } from '../api/threat-record.js';
 import type { OrganizationConfig } from '../config.js';
 import type { MirrorStore, PageCounts, Plan, PlanWindow, SyncMode } from '../db/mirror-store.js';
 import { errorMessage } from '../errors.js';
+import { redact } from '../redact.js';
 import { addDays, type Clock, dayOf, minDay } from '../days.js';
 import { WindowPlanner } from './window-planner.js';
 
@@ -164,8 +165,10 @@ export function finishRunSummary(
   },
 ): RunSummary {
   const finished = deps.clock();
-  deps.store.finishRun(run.runId, run.status, run.error ?? null, finished.toISOString());
-  const { started, totals, error, message, quiet, ...identity } = run;
+  // The error is stored, logged and printed: it passes the redaction point once, here.
+  const error = run.error === undefined ? undefined : redact(run.error);
+  deps.store.finishRun(run.runId, run.status, error ?? null, finished.toISOString());
+  const { started, totals, error: _unredacted, message, quiet, ...identity } = run;
   const summary: RunSummary = {
     ...identity,
     pages: totals.pages,
@@ -303,7 +306,7 @@ async function walkWindow(
   };
   const seenCursors = new Set<string>();
   // Removals can only be concluded from a walk that saw every page of the window.
-  const seenIds: Set<number> | null = window.nextPage === null ? new Set() : null;
+  let seenIds: Set<number> | null = window.nextPage === null ? new Set() : null;
   const uncommitted: Array<{ readonly committed: Promise<void>; readonly chars: number }> = [];
   let uncommittedChars = 0;
   let writeFailure: { error: unknown } | undefined;
@@ -357,7 +360,21 @@ async function walkWindow(
   let cursor = window.nextPage;
   let emptyPagesInARow = 0;
   let records = 0;
-  let next = fetchPage(cursor);
+  /**
+   * A stored cursor the service refuses (400: it expired, or an older version stored a bad one)
+   * would fail every later run: the window starts over from its first page instead, once.
+   */
+  const restartIfRefused = (error: unknown): Promise<ThreatPage> => {
+    if (!(error instanceof PermanentApiError && error.status === 400) || signal.aborted) throw error;
+    log.warn(
+      { window: `${window.windowStart}..${window.windowEnd}`, cursor: window.nextPage, error: errorMessage(error) },
+      'the service refused the stored cursor (HTTP 400): restarting this window from its first page',
+    );
+    cursor = null;
+    seenIds = new Set();
+    return fetchPage(null);
+  };
+  let next = cursor === null ? fetchPage(null) : fetchPage(cursor).catch(restartIfRefused);
   try {
     for (;;) {
       const page = await next;

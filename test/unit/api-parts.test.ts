@@ -42,12 +42,13 @@ describe('checkThreat', () => {
   });
 
   it('splits a page into valid and rejected records and reads the cursor', () => {
-    const page = parseThreatPage({ threats: [{ id: 1, content: 'a', type: 'URL', blockedAt: '2024-05-01T00:00:00.000Z' }, { id: 'x' }], next_page: '2' }, 'org');
+    const parse = (text: string) => parseThreatPage(JSON.parse(text) as unknown, 'org', text);
+    const page = parse('{"threats": [{"id": 1, "content": "a", "type": "URL", "blockedAt": "2024-05-01T00:00:00.000Z"}, { "id" : "x" }], "next_page": "2"}');
     expect(page.threats.map((t) => t.id)).toEqual([1]);
-    expect(page.rejected).toHaveLength(1);
+    expect(page.rejected).toEqual([{ raw: '{ "id" : "x" }', reason: 'id must be a positive integer, got "x"' }]);
     expect(page.nextPage).toBe('2');
-    expect(() => parseThreatPage({ data: [] }, 'org')).toThrow(/no "threats" array/);
-    expect(() => parseThreatPage({ threats: [], next_page: {} }, 'org')).toThrow(/next_page/);
+    expect(() => parse('{"data": []}')).toThrow(/no "threats" array/);
+    expect(() => parse('{"threats": [], "next_page": {}}')).toThrow(/next_page/);
   });
 });
 
