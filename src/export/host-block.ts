@@ -1,5 +1,7 @@
-// Which URL/PAGE threats block a whole host. Isolated so that it can take the Safe Browsing
-// canonicalization (src/url) once that lands: only this function decides "whole host or not".
+// Which URL/PAGE threats block a whole host, decided on the Safe Browsing canonical form the
+// lookup uses too (src/url): `HTTP://Evil.Example:80/./#x` blocks evil.example as a whole,
+// `https://docs-host.example/forms/abc` blocks one path and must not become a DNS entry.
+import { canonicalizeUrl, isHostBlock } from '../url/canonical-url.js';
 
 export type HostBlock =
   | { readonly kind: 'host'; readonly host: string }
@@ -8,24 +10,12 @@ export type HostBlock =
   /** No web host to speak of: not a URL, another scheme, junk. */
   | { readonly kind: 'not-a-host' };
 
-const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
-const WEB_SCHEMES = new Set(['http:', 'https:']);
+/** DNS, IDS and wallet lists protect the web; an ftp:// or ipfs:// "host" is no name to block. */
+const WEB_SCHEMES = new Set(['http', 'https']);
 
-/**
- * A URL blocks its whole host when its path is "/" and it has no query (the fragment never reaches
- * the server). Content without a scheme is read as http://content, as browsers and Safe Browsing
- * do, so a bare domain (`evil.example`, `evil.example/`) blocks its host and `evil.example/a` does not.
- */
+/** Content without a scheme is read as http://content (Safe Browsing's rule), so a bare domain blocks its host. */
 export function hostBlockOf(content: string): HostBlock {
-  const trimmed = content.trim();
-  if (trimmed === '' || /[\s\u0000-\u001f]/.test(trimmed)) return { kind: 'not-a-host' };
-  let url: URL;
-  try {
-    url = new URL(SCHEME.test(trimmed) && !/^[^:/]+:\d/.test(trimmed) ? trimmed : `http://${trimmed}`);
-  } catch {
-    return { kind: 'not-a-host' };
-  }
-  if (!WEB_SCHEMES.has(url.protocol) || url.hostname === '') return { kind: 'not-a-host' };
-  if (url.pathname !== '/' || url.search !== '') return { kind: 'path-level' };
-  return { kind: 'host', host: url.hostname };
+  const url = canonicalizeUrl(content);
+  if (url === null || !WEB_SCHEMES.has(url.scheme)) return { kind: 'not-a-host' };
+  return isHostBlock(url) ? { kind: 'host', host: url.host } : { kind: 'path-level' };
 }
