@@ -4,6 +4,7 @@
 // over the target; the folder is flushed too so the rename survives a power cut.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -12,7 +13,7 @@ const WRITE_BATCH_BYTES = 64 * 1024;
 
 export interface TempFile {
   readonly path: string;
-  /** sha256 of what was written. */
+  /** sha256 of what was written, comment lines left out (see fileDigest). */
   readonly digest: string;
   readonly bytes: number;
 }
@@ -22,8 +23,12 @@ function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.tmp`);
 }
 
-/** Writes the chunks to a fresh temporary file beside `target` and flushes it to disk. */
-export async function writeTempFile(target: string, chunks: Iterable<string>): Promise<TempFile> {
+/**
+ * Writes the chunks to a fresh temporary file beside `target` and flushes it to disk. With a
+ * comment prefix, chunks that start with it (comment lines come as chunks of their own) are left
+ * out of the digest.
+ */
+export async function writeTempFile(target: string, chunks: Iterable<string>, commentPrefix?: string): Promise<TempFile> {
   await mkdir(dirname(target), { recursive: true });
   await removeStaleTempFiles(target);
   const path = tempPathFor(target);
@@ -37,11 +42,11 @@ export async function writeTempFile(target: string, chunks: Iterable<string>): P
       const buffer = Buffer.from(batch.join(''), 'utf8');
       batch = [];
       batchLength = 0;
-      digest.update(buffer);
       bytes += buffer.length;
       await handle.write(buffer);
     };
     for (const chunk of chunks) {
+      if (commentPrefix === undefined || !chunk.startsWith(commentPrefix)) digest.update(chunk, 'utf8');
       batch.push(chunk);
       batchLength += chunk.length;
       if (batchLength >= WRITE_BATCH_BYTES) await flush();
@@ -72,11 +77,21 @@ export async function discardTempFile(temp: TempFile): Promise<void> {
   await unlink(temp.path).catch(() => undefined);
 }
 
-/** sha256 of a file, or undefined when there is none. */
-export async function fileDigest(path: string): Promise<string | undefined> {
+/**
+ * sha256 of a file, or undefined when there is none. With a comment prefix, lines that start with
+ * it are left out: a header whose counts moved while the entries did not is no change worth a
+ * rewrite (and a resolver's reload).
+ */
+export async function fileDigest(path: string, commentPrefix?: string): Promise<string | undefined> {
   const digest = createHash('sha256');
   try {
-    for await (const chunk of createReadStream(path)) digest.update(chunk as Buffer);
+    if (commentPrefix === undefined) {
+      for await (const chunk of createReadStream(path)) digest.update(chunk as Buffer);
+    } else {
+      for await (const line of createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity })) {
+        if (!line.startsWith(commentPrefix)) digest.update(`${line}\n`, 'utf8');
+      }
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;

@@ -28,6 +28,8 @@ export interface BuiltExport {
   readonly changeSeq: number;
   /** Whether the content carries a serial (RPZ's SOA) that must grow on every change. */
   readonly hasSerial: boolean;
+  /** What starts a comment line; comment lines are rendered as chunks of their own and are not compared. */
+  readonly commentPrefix: string | undefined;
   /** The content, in chunks; may be called more than once (RPZ: once per serial tried). */
   render(serial: number): Iterable<string>;
   /** Entries in the content; for record formats, known once render has run to the end. */
@@ -36,9 +38,13 @@ export interface BuiltExport {
   summary(): string;
 }
 
+/** Formats with comments; the suricata dataset, JSON and CSV have none. */
+const COMMENT_PREFIXES: Partial<Record<ExportFormat, string>> = { domains: '#', hosts: '#', adguard: '!', rpz: ';' };
+
 export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptions): Promise<BuiltExport> {
   const { format, organization } = options;
-  const base = { format, changeSeq: snapshot.changeSeq, hasSerial: format === 'rpz' };
+  const base = { format, changeSeq: snapshot.changeSeq, hasSerial: format === 'rpz', commentPrefix: COMMENT_PREFIXES[format] };
+  if (format === 'suricata' && options.rules) base.commentPrefix = '#';
   if (isHostFormat(format)) {
     const selection = await selectHosts(snapshot.threats());
     const context: HostListContext = { selection, organization };

@@ -15,24 +15,25 @@ export interface FileWriteResult {
 const SERIAL_WINDOW_BYTES = 4096;
 
 /**
- * Writes the export to `path` unless the file already holds the same bytes. "Changed" is judged
+ * Writes the export to `path` unless the file already holds the same content. "Changed" is judged
  * on the content itself (sha256 of the new content against the file's), so a restart, a run that
  * changed only other threats or organizations, or a second export of the same mirror leaves the file
- * alone. A zone's serial is not content: the new zone is first rendered with the old serial, and
- * only when it differs is it rendered again with the next one.
+ * alone. Comment lines do not count (their counts are as of the last write), and neither does a
+ * zone's serial: the new zone is first rendered with the old serial, and only when it differs is
+ * it rendered again with the next one.
  */
 export async function writeExportFile(path: string, built: BuiltExport): Promise<FileWriteResult> {
   const previousSerial = built.hasSerial ? await serialOfFile(path) : undefined;
   const nextSerial = nextRpzSerial(built.changeSeq, previousSerial);
   const trialSerial = previousSerial ?? nextSerial;
-  let temp = await writeTempFile(path, built.render(trialSerial));
-  if ((await fileDigest(path)) === temp.digest) {
+  let temp = await writeTempFile(path, built.render(trialSerial), built.commentPrefix);
+  if ((await fileDigest(path, built.commentPrefix)) === temp.digest) {
     await discardTempFile(temp);
     return { written: false, entries: built.entries() };
   }
   if (trialSerial !== nextSerial) {
     await discardTempFile(temp);
-    temp = await writeTempFile(path, built.render(nextSerial));
+    temp = await writeTempFile(path, built.render(nextSerial), built.commentPrefix);
   }
   try {
     await commitTempFile(temp, path);
