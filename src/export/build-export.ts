@@ -6,7 +6,7 @@ import type { ThreatSnapshot } from './current-threats.js';
 import { renderDomains } from './domains.js';
 import { type ExportFormat, isHostFormat } from './export-formats.js';
 import type { HostListContext } from './host-header.js';
-import { describeLeftOut, selectHosts } from './host-selection.js';
+import { describeLeftOut, type HostSelection, selectHosts } from './host-selection.js';
 import { renderHostsFile } from './hosts-file.js';
 import { metamaskBlacklist, renderMetamask } from './metamask.js';
 import { type RecordCounts, renderCsv, renderJsonl } from './records.js';
@@ -20,6 +20,8 @@ export interface ExportOptions {
   readonly organization: string | undefined;
   /** suricata: the sample rules instead of the dataset. */
   readonly rules?: boolean;
+  /** The host selection of this snapshot when already made (the daemon makes it once for every host format). */
+  readonly selection?: HostSelection;
 }
 
 export interface BuiltExport {
@@ -46,7 +48,7 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
   const base = { format, changeSeq: snapshot.changeSeq, hasSerial: format === 'rpz', commentPrefix: COMMENT_PREFIXES[format] };
   if (format === 'suricata' && options.rules) base.commentPrefix = '#';
   if (isHostFormat(format)) {
-    const selection = await selectHosts(snapshot.threats());
+    const selection = options.selection ?? (await selectHosts(snapshot.threats()));
     const context: HostListContext = { selection, organization };
     const leftOut = `left out: ${describeLeftOut(selection.leftOut)}; ${selection.otherTypes} threats of other types`;
     let entries = selection.hosts.length;

@@ -13,7 +13,8 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { errorMessage } from '../errors.js';
 import { buildExport } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
-import type { ExportFormat } from './export-formats.js';
+import { type ExportFormat, isHostFormat } from './export-formats.js';
+import { type HostSelection, selectHosts } from './host-selection.js';
 import { writeExportFile } from './write-export.js';
 
 export interface ExportTarget {
@@ -58,15 +59,18 @@ export class ExportRefresher {
       return;
     }
     const snapshot = new ThreatSnapshot(opened.sqlite, undefined);
+    // Reading and canonicalizing every URL is most of a host list's cost: done once for all of them.
+    let selection: Promise<HostSelection> | undefined;
+    const hostSelection = (): Promise<HostSelection> => (selection ??= selectHosts(snapshot.threats()));
     try {
-      for (const target of this.#targets) await this.#refreshOne(target, snapshot);
+      for (const target of this.#targets) await this.#refreshOne(target, snapshot, hostSelection);
     } finally {
       snapshot.close();
       opened.close();
     }
   }
 
-  async #refreshOne(target: ExportTarget, snapshot: ThreatSnapshot): Promise<void> {
+  async #refreshOne(target: ExportTarget, snapshot: ThreatSnapshot, hostSelection: () => Promise<HostSelection>): Promise<void> {
     const { format, path } = target;
     try {
       const before = this.#checked.get(path);
@@ -75,7 +79,8 @@ export class ExportRefresher {
         this.#logger.debug({ format, path }, 'export unchanged (no change in the mirror)');
         return;
       }
-      const built = await buildExport(snapshot, { format, organization: undefined });
+      const selection = isHostFormat(format) ? await hostSelection() : undefined;
+      const built = await buildExport(snapshot, { format, organization: undefined, selection });
       const result = await writeExportFile(path, built);
       const after = await fileState(path);
       if (after === undefined) throw new Error(`${path} is gone right after it was written`);
