@@ -8,9 +8,9 @@ import { type ExportFormat, isHostFormat } from './export-formats.js';
 import type { HostListContext } from './host-header.js';
 import { describeLeftOut, type HostSelection, selectHosts } from './host-selection.js';
 import { renderHostsFile } from './hosts-file.js';
-import { metamaskBlacklist, renderMetamask } from './metamask.js';
+import { metamaskEntries, renderMetamask } from './metamask.js';
 import { type RecordCounts, renderCsv, renderJsonl } from './records.js';
-import { renderRpz, rpzHosts } from './rpz.js';
+import { renderRpz, rpzTooLong } from './rpz.js';
 import { type StixCounts, renderStix } from './stix.js';
 import { renderSuricataDataset, renderSuricataRules } from './suricata.js';
 
@@ -38,6 +38,8 @@ export interface BuiltExport {
   entries(): number;
   /** One line for stderr, also complete only after render. */
   summary(): string;
+  /** Releases what the export holds outside the heap (a host list it selected itself). */
+  close(): void;
 }
 
 /** Formats with comments; the suricata dataset, JSON and CSV have none. */
@@ -49,9 +51,10 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
   if (format === 'suricata' && options.rules) base.commentPrefix = '#';
   if (isHostFormat(format)) {
     const selection = options.selection ?? (await selectHosts(snapshot.threats()));
+    const close = options.selection === undefined ? () => selection.hosts.close() : () => undefined;
     const context: HostListContext = { selection, organization };
     const leftOut = `left out: ${describeLeftOut(selection.leftOut)}; ${selection.otherTypes} threats of other types`;
-    let entries = selection.hosts.length;
+    let entries = selection.hostCount;
     let extra = '';
     let render: (serial: number) => Iterable<string>;
     switch (format) {
@@ -65,8 +68,8 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
         render = () => renderAdguard(context);
         break;
       case 'rpz': {
-        const { hosts, tooLong } = rpzHosts(selection.hosts);
-        entries = hosts.length;
+        const tooLong = rpzTooLong(context);
+        entries -= tooLong;
         extra = `, ${tooLong} too long for a zone`;
         render = (serial) => renderRpz(context, serial);
         break;
@@ -76,15 +79,15 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
         if (options.rules) entries = 2;
         break;
       case 'metamask': {
-        const blacklist = metamaskBlacklist(context);
-        extra = `, ${entries - blacklist.length} subdomains of listed hosts`;
-        entries = blacklist.length;
+        const listed = metamaskEntries(context);
+        extra = `, ${entries - listed} subdomains of listed hosts`;
+        entries = listed;
         render = () => renderMetamask(context);
         break;
       }
     }
     const summary = format === 'suricata' && options.rules ? `suricata: ${entries} sample rules` : `${format}: ${entries} hosts; ${leftOut}${extra}`;
-    return { ...base, render, entries: () => entries, summary: () => summary };
+    return { ...base, render, entries: () => entries, summary: () => summary, close };
   }
   if (format === 'stix') {
     let counts: StixCounts = { indicators: 0, leftOut: {} };
@@ -99,6 +102,7 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
         const leftOut = Object.entries(counts.leftOut).sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, count]) => `${count} ${type}`);
         return `stix: ${counts.indicators} indicators; left out (no STIX pattern): ${leftOut.length === 0 ? 'none' : leftOut.join(', ')}`;
       },
+      close: () => undefined,
     };
   }
   let counts: RecordCounts = { records: 0 };
@@ -111,5 +115,6 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
     },
     entries: () => counts.records,
     summary: () => `${format}: ${counts.records} threats`,
+    close: () => undefined,
   };
 }

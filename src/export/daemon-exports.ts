@@ -65,8 +65,10 @@ export class ExportRefresher {
     try {
       for (const target of this.#targets) await this.#refreshOne(target, snapshot, hostSelection);
     } finally {
+      if (selection !== undefined) (await selection.catch(() => undefined))?.hosts.close();
       snapshot.close();
-      opened.close();
+      // Not opened.close(): a reader has no business checkpointing the writer's WAL.
+      opened.sqlite.close();
     }
   }
 

@@ -3,5 +3,5 @@ import { headerLines, type HostListContext } from './host-header.js';
 
 export function* renderDomains(context: HostListContext): Generator<string> {
   for (const line of headerLines('domains list', context)) yield `# ${line}\n`;
-  for (const host of context.selection.hosts) yield `${host}\n`;
+  for (const host of context.selection.hosts.sorted()) yield `${host}\n`;
 }

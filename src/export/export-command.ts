@@ -26,7 +26,7 @@ export function mirrorKnowsOrganization(dbPath: string, organization: string): b
         .get(organization, organization) !== undefined
     );
   } finally {
-    opened.close();
+    opened.sqlite.close(); // a reader never checkpoints (opened.close() would)
   }
 }
 
@@ -35,15 +35,19 @@ export async function runExport(dbPath: string, command: ExportCommand, io: Expo
   const snapshot = new ThreatSnapshot(opened.sqlite, command.organization);
   try {
     const built = await buildExport(snapshot, command);
-    if (command.out === undefined) {
-      await writeExportStream(io.stdout, built);
-      io.stderr(`threat-mirror export: ${built.summary()}\n`);
-      return;
+    try {
+      if (command.out === undefined) {
+        await writeExportStream(io.stdout, built);
+        io.stderr(`threat-mirror export: ${built.summary()}\n`);
+        return;
+      }
+      const result = await writeExportFile(resolve(command.out), built);
+      io.stderr(`threat-mirror export: ${built.summary()}; ${result.written ? 'written to' : 'unchanged:'} ${command.out}\n`);
+    } finally {
+      built.close();
     }
-    const result = await writeExportFile(resolve(command.out), built);
-    io.stderr(`threat-mirror export: ${built.summary()}; ${result.written ? 'written to' : 'unchanged:'} ${command.out}\n`);
   } finally {
     snapshot.close();
-    opened.close();
+    opened.sqlite.close(); // a reader never checkpoints (opened.close() would)
   }
 }

@@ -12,7 +12,7 @@ export function headerLines(title: string, { selection, organization }: HostList
   return [
     `threat-mirror ${title}`,
     `organizations: ${organization ?? 'all'}`,
-    `${selection.hosts.length} hosts from ${selection.hostThreats} URL/PAGE threats that block a whole host`,
+    `${selection.hostCount} hosts from ${selection.hostThreats} URL/PAGE threats that block a whole host`,
     `left out: ${describeLeftOut(selection.leftOut)}`,
   ];
 }

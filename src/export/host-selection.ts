@@ -6,6 +6,7 @@ import { domainToASCII } from 'node:url';
 import { getPublicSuffix } from 'tldts';
 import type { CurrentThreat } from './current-threats.js';
 import { hostBlockOf } from './host-block.js';
+import { HostSet } from './host-set.js';
 
 /** Why a URL/PAGE threat gave no host entry. */
 export interface HostsLeftOut {
@@ -20,8 +21,9 @@ export interface HostsLeftOut {
 }
 
 export interface HostSelection {
-  /** Sorted (by code unit), unique, lower-case ASCII host names. */
-  readonly hosts: readonly string[];
+  /** Unique lower-case ASCII host names, outside the heap; close() releases them. */
+  readonly hosts: HostSet;
+  readonly hostCount: number;
   /** URL/PAGE threats whose host made it in (several may give the same host). */
   readonly hostThreats: number;
   readonly leftOut: Readonly<HostsLeftOut>;
@@ -36,31 +38,36 @@ const LABEL = /^[a-z0-9_-]{1,63}$/;
 const ROWS_PER_PAUSE = 5_000;
 
 export async function selectHosts(threats: Iterable<CurrentThreat>): Promise<HostSelection> {
-  const hosts = new Set<string>();
+  const hosts = new HostSet();
   const leftOut: HostsLeftOut = { pathLevel: 0, notAHost: 0, ipAddress: 0, publicSuffix: 0 };
   let hostThreats = 0;
   let otherTypes = 0;
   let rows = 0;
-  for (const threat of threats) {
-    if (++rows % ROWS_PER_PAUSE === 0) await new Promise((resolve) => setImmediate(resolve));
-    if (!HOST_TYPES.has(threat.type)) {
-      otherTypes += 1;
-      continue;
+  try {
+    for (const threat of threats) {
+      if (++rows % ROWS_PER_PAUSE === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (!HOST_TYPES.has(threat.type)) {
+        otherTypes += 1;
+        continue;
+      }
+      const block = hostBlockOf(threat.content);
+      if (block.kind === 'path-level') {
+        leftOut.pathLevel += 1;
+        continue;
+      }
+      const host = block.kind === 'host' ? dnsHostName(block.host) : { problem: 'notAHost' as const };
+      if (typeof host !== 'string') {
+        leftOut[host.problem] += 1;
+        continue;
+      }
+      hosts.add(host);
+      hostThreats += 1;
     }
-    const block = hostBlockOf(threat.content);
-    if (block.kind === 'path-level') {
-      leftOut.pathLevel += 1;
-      continue;
-    }
-    const host = block.kind === 'host' ? dnsHostName(block.host) : { problem: 'notAHost' as const };
-    if (typeof host !== 'string') {
-      leftOut[host.problem] += 1;
-      continue;
-    }
-    hosts.add(host);
-    hostThreats += 1;
+  } catch (error) {
+    hosts.close();
+    throw error;
   }
-  return { hosts: [...hosts].sort(), hostThreats, leftOut, otherTypes };
+  return { hosts, hostCount: hosts.size, hostThreats, leftOut, otherTypes };
 }
 
 /** The host as a DNS name fit for a block list, or why it is not one. */

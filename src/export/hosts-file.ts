@@ -3,5 +3,5 @@ import { headerLines, type HostListContext } from './host-header.js';
 
 export function* renderHostsFile(context: HostListContext): Generator<string> {
   for (const line of headerLines('hosts file', context)) yield `# ${line}\n`;
-  for (const host of context.selection.hosts) yield `0.0.0.0 ${host}\n`;
+  for (const host of context.selection.hosts.sorted()) yield `0.0.0.0 ${host}\n`;
 }

@@ -13,20 +13,20 @@ const MAX_HOST = 253 - 2 - 1 - MAX_ZONE_NAME;
 /** Short enough that a removed host stops resolving soon after a reload; resolvers cache NXDOMAIN for the SOA minimum. */
 const TTL = 300;
 
-export function rpzHosts(hosts: readonly string[]): { hosts: string[]; tooLong: number } {
-  const fitting = hosts.filter((host) => host.length <= MAX_HOST);
-  return { hosts: fitting, tooLong: hosts.length - fitting.length };
+/** Hosts too long for a zone; the others are the entries. */
+export function rpzTooLong(context: HostListContext): number {
+  return context.selection.hosts.countLongerThan(MAX_HOST);
 }
 
 export function* renderRpz(context: HostListContext, serial: number): Generator<string> {
-  const { hosts, tooLong } = rpzHosts(context.selection.hosts);
+  const tooLong = rpzTooLong(context);
   for (const line of headerLines('response policy zone', context)) yield `; ${line}\n`;
   yield `; ${tooLong} hosts longer than ${MAX_HOST} characters left out (no room for a zone name of up to ${MAX_ZONE_NAME})\n`;
   yield `; load it under a zone name of your choice, e.g. rpz.threat-mirror (see docs/exports.md)\n`;
   yield `$TTL ${TTL}\n`;
   yield `@ IN SOA localhost. hostmaster.localhost. ${serial} 3600 600 864000 ${TTL}\n`;
   yield '@ IN NS localhost.\n';
-  for (const host of hosts) yield `${host} CNAME .\n*.${host} CNAME .\n`;
+  for (const host of context.selection.hosts.sorted(MAX_HOST)) yield `${host} CNAME .\n*.${host} CNAME .\n`;
 }
 
 /** The serial in a zone file written by renderRpz, to keep it growing across rewrites. */

@@ -7,7 +7,7 @@ export const DATASET_NAME = 'threat-mirror-hosts';
 export const DATASET_FILE = 'threat-mirror-hosts.lst';
 
 export function* renderSuricataDataset(context: HostListContext): Generator<string> {
-  for (const host of context.selection.hosts) yield `${Buffer.from(host, 'utf8').toString('base64')}\n`;
+  for (const host of context.selection.hosts.sorted()) yield `${Buffer.from(host, 'utf8').toString('base64')}\n`;
 }
 
 /** sids in the range the Suricata docs leave to local rules (1000000–1999999). */

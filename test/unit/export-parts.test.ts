@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { hostBlockOf } from '../../src/export/host-block.js';
 import { dnsHostName } from '../../src/export/host-selection.js';
-import { hostsWithoutListedParent } from '../../src/export/metamask.js';
+import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
 import { STIX_NAMESPACE, stixString, uuidV5 } from '../../src/export/stix.js';
 
@@ -89,11 +89,17 @@ describe('host entries', () => {
     expect(dnsHostName("quote'.example")).toEqual({ problem: 'notAHost' });
   });
 
-  it('drop a metamask entry whose parent is listed (the detector blocks subdomains itself)', () => {
-    expect(hostsWithoutListedParent(['a.evil.example', 'b.a.evil.example', 'evil.example', 'other.example', 'x.other2.example'])).toEqual([
-      'evil.example',
-      'other.example',
-      'x.other2.example',
-    ]);
+  it('are kept once each, sorted, and without a listed parent for metamask (its detector blocks subdomains itself)', () => {
+    const hosts = new HostSet();
+    try {
+      for (const host of ['a.evil.example', 'b.a.evil.example', 'evil-x.example', 'evil.example', 'x.evil-x.example', 'x.other2.example', 'evil.example']) hosts.add(host);
+      expect(hosts.size).toBe(6);
+      expect([...hosts.sorted()]).toEqual(['a.evil.example', 'b.a.evil.example', 'evil-x.example', 'evil.example', 'x.evil-x.example', 'x.other2.example']);
+      expect([...hosts.sorted(14)]).toEqual(['a.evil.example', 'evil-x.example', 'evil.example']);
+      // evil-x.example sorts between evil.example and its subdomains by bytes ("-" < "."), not by labels.
+      expect([...hosts.withoutListedParent()].sort()).toEqual(['evil-x.example', 'evil.example', 'x.other2.example']);
+    } finally {
+      hosts.close();
+    }
   });
 });
