@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from './errors.js';
 import { isDay } from './days.js';
+import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
 
 export type Command =
   | { readonly kind: 'help' }
@@ -11,7 +12,14 @@ export type Command =
   | { readonly kind: 'backfill'; readonly from: string; readonly to: string | undefined; readonly organization: string | undefined }
   | { readonly kind: 'status'; readonly json: boolean; readonly organization: string | undefined }
   | { readonly kind: 'lookup'; readonly values: readonly string[]; readonly json: boolean; readonly organization: string | undefined }
-  | { readonly kind: 'verify'; readonly from: string | undefined; readonly to: string | undefined; readonly organization: string | undefined };
+  | { readonly kind: 'verify'; readonly from: string | undefined; readonly to: string | undefined; readonly organization: string | undefined }
+  | {
+      readonly kind: 'export';
+      readonly format: ExportFormat;
+      readonly organization: string | undefined;
+      readonly out: string | undefined;
+      readonly rules: boolean;
+    };
 
 const OPTIONS = {
   once: { type: 'boolean' },
@@ -20,13 +28,16 @@ const OPTIONS = {
   to: { type: 'string' },
   org: { type: 'string' },
   json: { type: 'boolean' },
+  format: { type: 'string' },
+  out: { type: 'string' },
+  rules: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
 
 type Flag = keyof typeof OPTIONS;
 
-const SUBCOMMANDS = ['status', 'lookup', 'verify'] as const;
+const SUBCOMMANDS = ['status', 'lookup', 'verify', 'export'] as const;
 
 /** Which flags each command accepts; anything else is an error, not silently ignored. */
 const ALLOWED: Record<Command['kind'], readonly Flag[]> = {
@@ -38,6 +49,7 @@ const ALLOWED: Record<Command['kind'], readonly Flag[]> = {
   status: ['json', 'org'],
   lookup: ['json', 'org'],
   verify: ['from', 'to', 'org'],
+  export: ['format', 'org', 'out', 'rules'],
 };
 
 export function parseCommandLine(argv: readonly string[]): Command {
@@ -84,9 +96,20 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return { kind, values: rest, json: values.json ?? false, organization };
     case 'verify':
       return { kind, from, to, organization };
+    case 'export':
+      return { kind, ...exportOptions(values), organization };
     default:
       return { kind: 'daemon' };
   }
+}
+
+function exportOptions(values: { format?: string; out?: string; rules?: boolean }): { format: ExportFormat; out: string | undefined; rules: boolean } {
+  const formats = EXPORT_FORMATS.join(', ');
+  if (values.format === undefined) throw new ConfigError(`export needs --format FORMAT (one of ${formats})`);
+  if (!isExportFormat(values.format)) throw new ConfigError(`--format: "${values.format}" is not a format; formats are ${formats}`);
+  if (values.rules && values.format !== 'suricata') throw new ConfigError('--rules: only with --format suricata');
+  if (values.out !== undefined && values.out.trim() === '') throw new ConfigError('--out: needs a file path');
+  return { format: values.format, out: values.out, rules: values.rules ?? false };
 }
 
 function assertDay(flag: string, value: string): string {

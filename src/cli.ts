@@ -60,6 +60,7 @@ export async function main(argv: readonly string[], env: Environment, unredacted
     }
     if (command.kind === 'status') return showStatus(command, loadDatabasePath(env), io);
     if (command.kind === 'lookup') return runLookup(command, loadDatabasePath(env), io);
+    if (command.kind === 'export') return runExportCommand(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);
   } catch (error) {
@@ -112,6 +113,26 @@ async function runLookup(command: Extract<Command, { kind: 'lookup' }>, dbPath: 
     return results.some((result) => result.matches.length > 0) ? EXIT_OK : EXIT_FAILED;
   } finally {
     opened.sqlite.close();
+  }
+}
+
+async function runExportCommand(command: Extract<Command, { kind: 'export' }>, dbPath: string, io: Io): Promise<number> {
+  if (!existsSync(dbPath)) {
+    io.stderr(`threat-mirror: THREAT_MIRROR_DB: no database at ${dbPath}; run a sync first or point THREAT_MIRROR_DB at the mirror\n`);
+    return EXIT_USAGE;
+  }
+  // Loaded here only: the export writers are no part of a sync.
+  const { mirrorKnowsOrganization, runExport } = await import('./export/export-command.js');
+  if (command.organization !== undefined && !mirrorKnowsOrganization(dbPath, command.organization)) {
+    io.stderr(`threat-mirror: --org: the mirror holds nothing for organization "${command.organization}"\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    await runExport(dbPath, command, { stdout: process.stdout, stderr: io.stderr });
+    return EXIT_OK;
+  } catch (error) {
+    io.stderr(`threat-mirror: export failed: ${errorMessage(error)}\n`);
+    return EXIT_FAILED;
   }
 }
 

@@ -4,6 +4,7 @@ import { validate as isCronExpression } from 'node-cron';
 import { z } from 'zod';
 import { ConfigError, errorMessage } from './errors.js';
 import { redact, registerSecret } from './redact.js';
+import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
 import { Secret } from './secret.js';
 
 export interface OrganizationConfig {
@@ -44,6 +45,8 @@ export interface Config {
   readonly reconcileMaxRequests: number;
   /** A fixed "now" for tests and replays; undefined means the system clock. */
   readonly fixedNow: Date | undefined;
+  /** Files the daemon keeps current after every run (THREAT_MIRROR_EXPORTS). */
+  readonly exports: ReadonlyArray<{ readonly format: ExportFormat; readonly path: string }>;
 }
 
 /**
@@ -87,6 +90,11 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_REPORTS_RECENT_DAYS', default: '30', meaning: 'Days of reports every incremental run re-reads (their statuses change after filing)' },
   { name: 'THREAT_MIRROR_RECONCILE_DAYS', default: '7', meaning: 'Every mirrored day is re-walked (removals, changes) at least once in this many days; 0: every run' },
   { name: 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', default: '20', meaning: 'Requests a run may spend per organization re-walking due days, after its incremental range; 0 turns it off' },
+  {
+    name: 'THREAT_MIRROR_EXPORTS',
+    default: '(none)',
+    meaning: `Export files the daemon rewrites (atomically) after each run that changed them, format=path pairs, e.g. rpz=/data/threats.rpz,hosts=/data/hosts.txt; formats: ${EXPORT_FORMATS.join(', ')}`,
+  },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
@@ -180,6 +188,24 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     reconcileDays: integer(env, 'THREAT_MIRROR_RECONCILE_DAYS', 7, 0, 3_650),
     reconcileMaxRequests: integer(env, 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', 20, 0, 1_000_000),
     fixedNow,
+    exports: Object.freeze(loadExports(env)),
+  });
+}
+
+/** `rpz=/data/threats.rpz,hosts=/data/hosts.txt`: each file once, each format as often as wanted. */
+function loadExports(env: Environment): Array<{ format: ExportFormat; path: string }> {
+  const list = value(env, 'THREAT_MIRROR_EXPORTS');
+  if (list === undefined) return [];
+  const seen = new Set<string>();
+  return list.split(',').map((pair) => pair.trim()).filter((pair) => pair !== '').map((pair) => {
+    const equals = pair.indexOf('=');
+    const format = pair.slice(0, equals).trim();
+    const path = pair.slice(equals + 1).trim();
+    if (equals < 0 || path === '') throw new ConfigError(`THREAT_MIRROR_EXPORTS: "${pair}" is not format=path`);
+    if (!isExportFormat(format)) throw new ConfigError(`THREAT_MIRROR_EXPORTS: "${format}" is not a format; formats are ${EXPORT_FORMATS.join(', ')}`);
+    if (seen.has(path)) throw new ConfigError(`THREAT_MIRROR_EXPORTS: ${path} is listed twice`);
+    seen.add(path);
+    return { format, path };
   });
 }
 

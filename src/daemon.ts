@@ -3,6 +3,7 @@ import cron from 'node-cron';
 import type { Logger } from 'pino';
 import type { Config, OrganizationConfig } from './config.js';
 import type { Clock } from './days.js';
+import { ExportRefresher } from './export/daemon-exports.js';
 import { startHttpEndpoints } from './http-endpoints.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { Mirror } from './mirror.js';
@@ -49,6 +50,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
             ),
           startup,
         });
+  const exports =
+    config.exports.length === 0 ? undefined : new ExportRefresher({ dbPath: config.dbPath, targets: config.exports, logger, observer: metrics });
   try {
     const scheduler = startScheduler({
       schedule: config.schedule,
@@ -59,6 +62,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
         startup();
         mirror.deps.store.checkpointWal();
+        // After every run, also a failed one (its committed pages count); not on the way out.
+        if (!runSignal.aborted) await exports?.refresh();
       },
     });
     await scheduler.stopped;

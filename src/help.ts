@@ -19,6 +19,9 @@ Usage:
                                         print the mirrored threats matching URLs, domains, addresses or any content
   threat-mirror verify [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--org NAME]
                                         re-fetch closed days, report drift from the mirror and repair it
+  threat-mirror export --format FORMAT [--org NAME] [--out FILE] [--rules]
+                                        write the current threats as a block list or feed (read-only):
+                                        domains, hosts, adguard, rpz, suricata, metamask, stix, csv, jsonl
 
 Options:
   --once             one incremental run, then exit
@@ -27,6 +30,9 @@ Options:
   --to YYYY-MM-DD    last day (inclusive) of a backfill or verify range
   --org NAME         only this configured organization
   --json             machine-readable output (status, lookup)
+  --format FORMAT    export format (see docs/exports.md)
+  --out FILE         export to FILE, replaced atomically and only when its content changed (default stdout)
+  --rules            suricata: the sample rules instead of the dataset
   -h, --help         this text
   -v, --version      the version
 

@@ -4,9 +4,10 @@ import type { RetryReason } from './api/errors.js';
 import type { ApiObserver } from './api/retry.js';
 import type { PageCounts } from './db/mirror-store.js';
 import { redact } from './redact.js';
+import type { ExportObserver } from './export/daemon-exports.js';
 import type { RunSummary, SyncObserver } from './sync/sync-organization.js';
 
-export interface MirrorMetrics extends ApiObserver, SyncObserver {
+export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver {
   readonly registry: Registry;
 }
 
@@ -42,8 +43,16 @@ export function createMetrics(): MirrorMetrics {
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
     registers: [registry],
   });
+  const exportEntries = new Gauge({ name: 'threat_mirror_export_entries', help: 'Entries (hosts, rules or threats) in each export file (THREAT_MIRROR_EXPORTS)', labelNames: ['format', 'path'], registers: [registry] });
+  const exportWritten = new Gauge({ name: 'threat_mirror_export_last_write_timestamp_seconds', help: 'Unix time each export file was last written (its mtime)', labelNames: ['format', 'path'], registers: [registry] });
+  const exportFailures = new Counter({ name: 'threat_mirror_export_failures_total', help: 'Export refreshes that failed (the previous file is kept)', labelNames: ['format', 'path'], registers: [registry] });
   return {
     registry,
+    exportChecked: (format: string, path: string, entries: number, lastWriteMs: number) => {
+      exportEntries.set({ format, path }, entries);
+      exportWritten.set({ format, path }, lastWriteMs / 1000);
+    },
+    exportFailed: (format: string, path: string) => exportFailures.inc({ format, path }),
     requestFinished: (organization: string, outcome: string) => requests.inc({ organization, outcome }),
     retried: (organization: string, reason: RetryReason) => retries.inc({ organization, reason }),
     rateLimitWaited: (organization: string, ms: number) => rateLimitWait.inc({ organization }, ms / 1000),

@@ -1,0 +1,126 @@
+// Replaces a file so that a reader (a resolver reloading its zone, an IDS, a wallet's updater)
+// only ever sees the old file or the new one whole: the new content goes to a temporary file in
+// the same folder (same filesystem, so the rename is atomic), is flushed to disk, then renamed
+// over the target; the folder is flushed too so the rename survives a power cut.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/** Chunks are gathered up to this size before each write. */
+const WRITE_BATCH_BYTES = 64 * 1024;
+
+export interface TempFile {
+  readonly path: string;
+  /** sha256 of what was written, comment lines left out (see fileDigest). */
+  readonly digest: string;
+  readonly bytes: number;
+}
+
+/** `.NAME.PID.tmp` beside the target: hidden from `*.rpz`-style globs, and its writer's pid is known. */
+function tempPathFor(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${process.pid}.tmp`);
+}
+
+/**
+ * Writes the chunks to a fresh temporary file beside `target` and flushes it to disk. With a
+ * comment prefix, chunks that start with it (comment lines come as chunks of their own) are left
+ * out of the digest.
+ */
+export async function writeTempFile(target: string, chunks: Iterable<string>, commentPrefix?: string): Promise<TempFile> {
+  await mkdir(dirname(target), { recursive: true });
+  await removeStaleTempFiles(target);
+  const path = tempPathFor(target);
+  const digest = createHash('sha256');
+  let bytes = 0;
+  const handle = await open(path, 'w', 0o644);
+  try {
+    let batch: string[] = [];
+    let batchLength = 0;
+    const flush = async (): Promise<void> => {
+      const buffer = Buffer.from(batch.join(''), 'utf8');
+      batch = [];
+      batchLength = 0;
+      bytes += buffer.length;
+      await handle.write(buffer);
+    };
+    for (const chunk of chunks) {
+      if (commentPrefix === undefined || !chunk.startsWith(commentPrefix)) digest.update(chunk, 'utf8');
+      batch.push(chunk);
+      batchLength += chunk.length;
+      if (batchLength >= WRITE_BATCH_BYTES) await flush();
+    }
+    await flush();
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await unlink(path).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  return { path, digest: digest.digest('hex'), bytes };
+}
+
+/** Renames the temporary file over the target, then flushes the folder's entry. */
+export async function commitTempFile(temp: TempFile, target: string): Promise<void> {
+  await rename(temp.path, target);
+  const folder = await open(dirname(target), 'r');
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
+}
+
+export async function discardTempFile(temp: TempFile): Promise<void> {
+  await unlink(temp.path).catch(() => undefined);
+}
+
+/**
+ * sha256 of a file, or undefined when there is none. With a comment prefix, lines that start with
+ * it are left out: a header whose counts moved while the entries did not is no change worth a
+ * rewrite (and a resolver's reload).
+ */
+export async function fileDigest(path: string, commentPrefix?: string): Promise<string | undefined> {
+  const digest = createHash('sha256');
+  try {
+    if (commentPrefix === undefined) {
+      for await (const chunk of createReadStream(path)) digest.update(chunk as Buffer);
+    } else {
+      for await (const line of createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity })) {
+        if (!line.startsWith(commentPrefix)) digest.update(`${line}\n`, 'utf8');
+      }
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return digest.digest('hex');
+}
+
+/** A writer killed mid-way (kill -9, power cut) leaves its temporary file: remove those whose process is gone. */
+async function removeStaleTempFiles(target: string): Promise<void> {
+  const prefix = `.${basename(target)}.`;
+  let names: string[];
+  try {
+    names = await readdir(dirname(target));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const pid = Number(name.slice(prefix.length, -'.tmp'.length));
+    if (!Number.isInteger(pid) || pid <= 0 || isAlive(pid)) continue;
+    await unlink(join(dirname(target), name)).catch(() => undefined);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

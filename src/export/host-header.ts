@@ -1,0 +1,18 @@
+// The comment lines at the top of host lists: what the file is and what was left out of it.
+// Nothing time-dependent, so two exports of the same mirror are byte-identical.
+import { describeLeftOut, type HostSelection } from './host-selection.js';
+
+export interface HostListContext {
+  readonly selection: HostSelection;
+  /** undefined: every configured organization. */
+  readonly organization: string | undefined;
+}
+
+export function headerLines(title: string, { selection, organization }: HostListContext): string[] {
+  return [
+    `threat-mirror ${title}`,
+    `organizations: ${organization ?? 'all'}`,
+    `${selection.hostCount} hosts from ${selection.hostThreats} URL/PAGE threats that block a whole host`,
+    `left out: ${describeLeftOut(selection.leftOut)}`,
+  ];
+}

@@ -1,0 +1,25 @@
+// `metamask`: the configuration JSON of MetaMask's eth-phishing-detect. Its detector blocks a
+// listed host and every subdomain of it, so a host whose parent is listed is dropped (as the
+// project's own clean-config does); hosts are already in punycode (xn--) form. The list is
+// written as it is read, parents first (ordered by reversed labels), never held whole in memory.
+import type { HostListContext } from './host-header.js';
+
+/** Upstream's config.json has format version 2 and tolerance 2; the fuzzylist is left empty. */
+const VERSION = 2;
+const TOLERANCE = 2;
+
+export function metamaskEntries(context: HostListContext): number {
+  let entries = 0;
+  for (const _host of context.selection.hosts.withoutListedParent()) entries += 1;
+  return entries;
+}
+
+export function* renderMetamask(context: HostListContext): Generator<string> {
+  yield `{\n  "version": ${VERSION},\n  "tolerance": ${TOLERANCE},\n  "fuzzylist": [],\n  "whitelist": [],\n  "blacklist": [`;
+  let first = true;
+  for (const host of context.selection.hosts.withoutListedParent()) {
+    yield `${first ? '' : ','}\n    ${JSON.stringify(host)}`;
+    first = false;
+  }
+  yield first ? ']\n}\n' : '\n  ]\n}\n';
+}

@@ -1,0 +1,77 @@
+// Where an export goes: a file replaced atomically and only when its content changed, or a stream.
+import { once } from 'node:events';
+import { open } from 'node:fs/promises';
+import { commitTempFile, discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
+import type { BuiltExport } from './build-export.js';
+import { nextRpzSerial, rpzSerialOf } from './rpz.js';
+
+export interface FileWriteResult {
+  /** false: the file already held exactly this content and was left untouched (same mtime). */
+  readonly written: boolean;
+  readonly entries: number;
+}
+
+/** The SOA comes within the first lines: never read a whole zone of a million names for it. */
+const SERIAL_WINDOW_BYTES = 4096;
+
+/**
+ * Writes the export to `path` unless the file already holds the same content. "Changed" is judged
+ * on the content itself (sha256 of the new content against the file's), so a restart, a run that
+ * changed only other threats or organizations, or a second export of the same mirror leaves the file
+ * alone. Comment lines do not count (their counts are as of the last write), and neither does a
+ * zone's serial: the new zone is first rendered with the old serial, and only when it differs is
+ * it rendered again with the next one.
+ */
+export async function writeExportFile(path: string, built: BuiltExport): Promise<FileWriteResult> {
+  const previousSerial = built.hasSerial ? await serialOfFile(path) : undefined;
+  const nextSerial = nextRpzSerial(built.changeSeq, previousSerial);
+  const trialSerial = previousSerial ?? nextSerial;
+  let temp = await writeTempFile(path, built.render(trialSerial), built.commentPrefix);
+  if ((await fileDigest(path, built.commentPrefix)) === temp.digest) {
+    await discardTempFile(temp);
+    return { written: false, entries: built.entries() };
+  }
+  if (trialSerial !== nextSerial) {
+    await discardTempFile(temp);
+    temp = await writeTempFile(path, built.render(nextSerial), built.commentPrefix);
+  }
+  try {
+    await commitTempFile(temp, path);
+  } catch (error) {
+    await discardTempFile(temp);
+    throw error;
+  }
+  return { written: true, entries: built.entries() };
+}
+
+async function serialOfFile(path: string): Promise<number | undefined> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const buffer = Buffer.alloc(SERIAL_WINDOW_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return rpzSerialOf(buffer.subarray(0, bytesRead).toString('utf8'));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes the export to a stream (stdout), waiting for it to drain so memory stays flat. */
+export async function writeExportStream(stream: NodeJS.WritableStream, built: BuiltExport): Promise<void> {
+  let batch = '';
+  const flush = async (): Promise<void> => {
+    if (batch === '') return;
+    const ready = stream.write(batch);
+    batch = '';
+    if (!ready) await once(stream, 'drain');
+  };
+  for (const chunk of built.render(nextRpzSerial(built.changeSeq, undefined))) {
+    batch += chunk;
+    if (batch.length >= 64 * 1024) await flush();
+  }
+  await flush();
+}

@@ -1,0 +1,213 @@
+// Safe Browsing v4 URL canonicalization ("URLs and Hashing"): the form in which a URL threat is
+// stored and a looked-up URL is compared, so that variants a browser treats as the same page
+// (case, percent-escapes, dot segments, default ports, fragments, trailing dots) compare equal.
+// Pure and dependency-free apart from node: built-ins: the DNS export reuses it.
+import { domainToASCII } from 'node:url';
+
+export interface CanonicalUrl {
+  /** Lower-cased; "http" when the input had none. Not part of any expression. */
+  readonly scheme: string;
+  /** Lower-cased, dots trimmed and collapsed, IPv4 as a dotted quad, IDNs in xn-- form, escaped. */
+  readonly host: string;
+  /** Starts with "/"; dot segments resolved, runs of slashes collapsed, escaped. */
+  readonly path: string;
+  /** Null when the URL has no "?"; "" when it ends with a bare "?". Never normalized beyond escaping. */
+  readonly query: string | null;
+}
+
+const WITH_SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//;
+// "mailto:x", "javascript:…", "data:…" are not web URLs; "host:8080/…" (a port) is.
+const OTHER_SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:(?![0-9])/;
+const CONTROL_WHITESPACE = /[\t\r\n]/g;
+/** Percent-unescaping to a fixed point stops here: each round shortens the text, this bounds hostile input. */
+const MAX_UNESCAPE_ROUNDS = 64;
+
+/**
+ * The canonical parts of a URL, or null when it has no host or is not a web URL.
+ * Follows the specification's steps: strip tab/CR/LF and surrounding spaces, drop the fragment,
+ * percent-unescape repeatedly, normalize host and path, then escape bytes <= 0x20, >= 0x7F, "#" and "%".
+ * A JavaScript string is taken as UTF-8: a non-ASCII character outside the host is escaped as its UTF-8 bytes.
+ */
+export function canonicalizeUrl(input: string): CanonicalUrl | null {
+  let rest = input.replace(CONTROL_WHITESPACE, '').trim();
+  const hash = rest.indexOf('#');
+  if (hash >= 0) rest = rest.slice(0, hash);
+  let scheme = 'http';
+  const withScheme = WITH_SCHEME.exec(rest);
+  if (withScheme) {
+    scheme = (withScheme[1] as string).toLowerCase();
+    rest = rest.slice(withScheme[0].length);
+  } else if (OTHER_SCHEME.test(rest)) {
+    return null;
+  }
+  let query: string | null = null;
+  const question = rest.indexOf('?');
+  if (question >= 0) {
+    query = rest.slice(question + 1);
+    rest = rest.slice(0, question);
+  }
+  const slash = rest.indexOf('/');
+  const authority = slash >= 0 ? rest.slice(0, slash) : rest;
+  const rawPath = slash >= 0 ? rest.slice(slash) : '/';
+  const host = canonicalHost(authority);
+  if (host === null) return null;
+  return {
+    scheme,
+    host,
+    path: escapeBytes(normalizePath(unescapeBytes(toBytes(rawPath)))),
+    query: query === null ? null : escapeBytes(unescapeBytes(toBytes(query))),
+  };
+}
+
+/** The URL written back out: scheme://host/path?query. */
+export function formatCanonicalUrl(url: CanonicalUrl): string {
+  return `${url.scheme}://${url.host}${url.path}${url.query === null ? '' : `?${url.query}`}`;
+}
+
+/** The full host + path (+ query) expression: what a URL threat is stored under. */
+export function canonicalExpression(url: CanonicalUrl): string {
+  return `${url.host}${url.path}${url.query === null ? '' : `?${url.query}`}`;
+}
+
+/** Whether blocking this URL blocks its whole host (and, by host suffix, its subdomains): path "/" and no query. */
+export function isHostBlock(url: CanonicalUrl): boolean {
+  return url.path === '/' && url.query === null;
+}
+
+/** A dotted-quad IPv4 host or a bracketed IPv6 one: hosts that get no suffix expressions. */
+export function isIpHost(host: string): boolean {
+  return host.startsWith('[') || /^(?:\d{1,3}\.){3}\d{1,3}$/.test(host);
+}
+
+function canonicalHost(authority: string): string | null {
+  let host = authority.slice(authority.lastIndexOf('@') + 1);
+  if (host.startsWith('[')) {
+    const close = host.indexOf(']');
+    if (close < 0) return null;
+    return host.slice(0, close + 1).toLowerCase();
+  }
+  host = host.replace(/:[0-9]*$/, '');
+  const bytes = unescapeBytes(toBytes(host));
+  let name = trimAndCollapseDots(lowerAscii(bytes));
+  if (name.length === 0) return null;
+  if (name.some((byte) => byte >= 0x80)) {
+    const ascii = idnToAscii(name);
+    if (ascii !== null) name = toBytes(ascii);
+  } else {
+    const ipv4 = parseIpv4(Buffer.from(name).toString('latin1'));
+    if (ipv4 !== null) return ipv4;
+  }
+  return escapeBytes(name);
+}
+
+function idnToAscii(name: Uint8Array): string | null {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(name);
+  } catch {
+    return null;
+  }
+  const ascii = domainToASCII(text);
+  return ascii === '' ? null : ascii;
+}
+
+/** Any legal IPv4 spelling (decimal, octal, hex, fewer than four parts) as a dotted quad; null if not one. */
+export function parseIpv4(host: string): string | null {
+  const parts = host.split('.');
+  if (parts.length > 4) return null;
+  const numbers: number[] = [];
+  for (const part of parts) {
+    if (part.length === 0 || part.length > 12) return null;
+    let value: number;
+    if (/^0[xX][0-9a-fA-F]*$/.test(part)) value = part.length === 2 ? 0 : Number.parseInt(part.slice(2), 16);
+    else if (/^0[0-7]+$/.test(part)) value = Number.parseInt(part.slice(1), 8);
+    else if (/^(?:0|[1-9][0-9]*)$/.test(part)) value = Number.parseInt(part, 10);
+    else return null;
+    numbers.push(value);
+  }
+  const last = numbers.pop() as number;
+  if (numbers.some((value) => value > 255)) return null;
+  if (last >= 256 ** (4 - numbers.length)) return null;
+  let address = last;
+  numbers.forEach((value, index) => {
+    address += value * 256 ** (3 - index);
+  });
+  return [24, 16, 8, 0].map((shift) => Math.floor(address / 2 ** shift) % 256).join('.');
+}
+
+/** Resolve "/./" and "/../", collapse runs of slashes; keep a trailing slash (also after a final "." or ".."). */
+function normalizePath(bytes: Uint8Array): Uint8Array {
+  const path = Buffer.from(bytes).toString('latin1');
+  const segments = path.split('/');
+  const kept: string[] = [];
+  for (const segment of segments) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') kept.pop();
+    else kept.push(segment);
+  }
+  const last = segments[segments.length - 1];
+  const trailingSlash = last === '' || last === '.' || last === '..';
+  const normalized = kept.length === 0 ? '/' : `/${kept.join('/')}${trailingSlash ? '/' : ''}`;
+  return Buffer.from(normalized, 'latin1');
+}
+
+function toBytes(text: string): Uint8Array {
+  return Buffer.from(text, 'utf8');
+}
+
+function hexValue(byte: number): number {
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
+  if (byte >= 0x41 && byte <= 0x46) return byte - 0x37;
+  if (byte >= 0x61 && byte <= 0x66) return byte - 0x57;
+  return -1;
+}
+
+/** Percent-unescape until nothing changes ("%2525" → "%25" → "%"); a "%" without two hex digits stays. */
+function unescapeBytes(bytes: Uint8Array): Uint8Array {
+  let current = bytes;
+  for (let round = 0; round < MAX_UNESCAPE_ROUNDS && current.includes(0x25); round++) {
+    const out = new Uint8Array(current.length);
+    let length = 0;
+    for (let index = 0; index < current.length; index++) {
+      const byte = current[index] as number;
+      if (byte === 0x25 && index + 2 < current.length) {
+        const high = hexValue(current[index + 1] ?? -1);
+        const low = hexValue(current[index + 2] ?? -1);
+        if (high >= 0 && low >= 0) {
+          out[length++] = high * 16 + low;
+          index += 2;
+          continue;
+        }
+      }
+      out[length++] = byte;
+    }
+    if (length === current.length) break;
+    current = out.subarray(0, length);
+  }
+  return current;
+}
+
+const HEX = '0123456789ABCDEF';
+
+function escapeBytes(bytes: Uint8Array): string {
+  let text = '';
+  for (const byte of bytes) {
+    if (byte <= 0x20 || byte >= 0x7f || byte === 0x23 || byte === 0x25) text += `%${HEX[byte >> 4]}${HEX[byte & 15]}`;
+    else text += String.fromCharCode(byte);
+  }
+  return text;
+}
+
+function lowerAscii(bytes: Uint8Array): Uint8Array {
+  return bytes.map((byte) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte));
+}
+
+function trimAndCollapseDots(bytes: Uint8Array): Uint8Array {
+  const out: number[] = [];
+  for (const byte of bytes) {
+    if (byte === 0x2e && (out.length === 0 || out[out.length - 1] === 0x2e)) continue;
+    out.push(byte);
+  }
+  if (out[out.length - 1] === 0x2e) out.pop();
+  return Uint8Array.from(out);
+}

@@ -1,0 +1,105 @@
+// The pure parts of the exports: flags and variables, zone serials, STIX strings and ids,
+// the metamask parent rule, and which hosts are fit for a DNS list.
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../../src/cli-args.js';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { hostBlockOf } from '../../src/export/host-block.js';
+import { dnsHostName } from '../../src/export/host-selection.js';
+import { HostSet } from '../../src/export/host-set.js';
+import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
+import { STIX_NAMESPACE, stixString, uuidV5 } from '../../src/export/stix.js';
+
+const base = { THREAT_MIRROR_API_URL: 'http://127.0.0.1:9999', THREAT_MIRROR_API_KEY: 'k' };
+
+function thrown(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('export flags and THREAT_MIRROR_EXPORTS', () => {
+  it('reads the export command and refuses what does not fit', () => {
+    expect(parseCommandLine(['export', '--format', 'rpz', '--out', '/tmp/x.rpz', '--org', 'acme'])).toEqual({
+      kind: 'export', format: 'rpz', out: '/tmp/x.rpz', organization: 'acme', rules: false,
+    });
+    expect(parseCommandLine(['export', '--format', 'suricata', '--rules'])).toMatchObject({ rules: true, out: undefined });
+    expect(thrown(() => parseCommandLine(['export']))).toMatch(/^export needs --format FORMAT \(one of domains, hosts/);
+    expect(thrown(() => parseCommandLine(['export', '--format', 'zone']))).toMatch(/^--format: "zone" is not a format/);
+    expect(thrown(() => parseCommandLine(['export', '--format', 'csv', '--rules']))).toBe('--rules: only with --format suricata');
+    expect(thrown(() => parseCommandLine(['export', '--format', 'csv', '--json']))).toMatch(/^--json: not an option of the export command/);
+    expect(thrown(() => parseCommandLine(['status', '--format', 'csv']))).toMatch(/^--format: not an option of the status command/);
+  });
+
+  it('reads format=path pairs and names the variable when one is wrong', () => {
+    expect(loadConfig({ ...base, THREAT_MIRROR_EXPORTS: ' rpz=/data/t.rpz , hosts=/data/hosts.txt,' }).exports).toEqual([
+      { format: 'rpz', path: '/data/t.rpz' },
+      { format: 'hosts', path: '/data/hosts.txt' },
+    ]);
+    expect(loadConfig(base).exports).toEqual([]);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_EXPORTS: 'rpz' }))).toBe('THREAT_MIRROR_EXPORTS: "rpz" is not format=path');
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_EXPORTS: 'bind=/x' }))).toMatch(/^THREAT_MIRROR_EXPORTS: "bind" is not a format/);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_EXPORTS: 'rpz=/x,hosts=/x' }))).toBe('THREAT_MIRROR_EXPORTS: /x is listed twice');
+  });
+});
+
+describe('zone serials', () => {
+  it('follow change_seq, and grow past the previous file when a rebuilt mirror starts again', () => {
+    expect(nextRpzSerial(120, undefined)).toBe(120);
+    expect(nextRpzSerial(120, 100)).toBe(120);
+    expect(nextRpzSerial(50, 100)).toBe(101);
+    expect(nextRpzSerial(0, undefined)).toBe(1);
+    expect(nextRpzSerial(5, 2 ** 32 - 10)).toBe(5); // RFC 1982: 5 is after 4294967286
+    expect(nextRpzSerial(2 ** 32 + 7, undefined)).toBe(7);
+    expect(rpzSerialOf('; c\n$TTL 300\n@ IN SOA localhost. hostmaster.localhost. 4242 3600 600 864000 300\n')).toBe(4242);
+  });
+});
+
+describe('STIX helpers', () => {
+  it('escape only quote and backslash, as the patterning grammar defines a string literal', () => {
+    expect(stixString(`a'b\\c"d\n`)).toBe(`'a\\'b\\\\c"d\n'`);
+  });
+
+  it('make RFC 9562 version-5 UUIDs (the RFC\'s own example) in a namespace that is not STIX\'s SCO one', () => {
+    // RFC 9562 appendix A.4: uuidv5(DNS namespace, "www.example.com").
+    expect(uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'www.example.com')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
+    expect(STIX_NAMESPACE).not.toBe('00abedb4-aa42-466c-9c01-fed23315a9b7');
+  });
+});
+
+describe('host entries', () => {
+  it('come only from whole-host blocks with a DNS name that is no public suffix', () => {
+    expect(hostBlockOf('HTTP://Evil.Example:80/a/../#x')).toEqual({ kind: 'host', host: 'evil.example' });
+    expect(hostBlockOf('https://docs-host.example/forms/abc')).toEqual({ kind: 'path-level' });
+    expect(hostBlockOf('https://evil.example/?utm=1')).toEqual({ kind: 'path-level' });
+    expect(hostBlockOf('evil.example')).toEqual({ kind: 'host', host: 'evil.example' });
+    expect(hostBlockOf('mailto:a@evil.example')).toEqual({ kind: 'not-a-host' });
+    expect(dnsHostName('evil.example')).toBe('evil.example');
+    expect(dnsHostName('a_b.evil.example')).toBe('a_b.evil.example');
+    expect(dnsHostName('1.2.3.4')).toEqual({ problem: 'ipAddress' });
+    expect(dnsHostName('[::1]')).toEqual({ problem: 'ipAddress' });
+    expect(dnsHostName('blogspot.com')).toEqual({ problem: 'publicSuffix' });
+    expect(dnsHostName('localhost')).toEqual({ problem: 'publicSuffix' });
+    expect(dnsHostName(`${'x'.repeat(64)}.example`)).toEqual({ problem: 'notAHost' });
+    expect(dnsHostName(`${'a.'.repeat(126)}example`)).toEqual({ problem: 'notAHost' });
+    expect(dnsHostName("quote'.example")).toEqual({ problem: 'notAHost' });
+  });
+
+  it('are kept once each, sorted, and without a listed parent for metamask (its detector blocks subdomains itself)', () => {
+    const hosts = new HostSet();
+    try {
+      for (const host of ['a.evil.example', 'b.a.evil.example', 'evil-x.example', 'evil.example', 'x.evil-x.example', 'x.other2.example', 'evil.example']) hosts.add(host);
+      expect(hosts.size).toBe(6);
+      expect([...hosts.sorted()]).toEqual(['a.evil.example', 'b.a.evil.example', 'evil-x.example', 'evil.example', 'x.evil-x.example', 'x.other2.example']);
+      expect([...hosts.sorted(14)]).toEqual(['a.evil.example', 'evil-x.example', 'evil.example']);
+      // evil-x.example sorts between evil.example and its subdomains by bytes ("-" < "."), not by labels.
+      expect([...hosts.withoutListedParent()].sort()).toEqual(['evil-x.example', 'evil.example', 'x.other2.example']);
+    } finally {
+      hosts.close();
+    }
+  });
+});
