@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Debian packages whose programs judge the project's outputs in `npm test`: named-checkzone
-# (bind9-utils) and unbound for the RPZ export, dig (dnsutils), the sqlite3 shell, promtool
+# (bind9-utils) and unbound for the RPZ export, the sqlite3 shell, promtool
 # (prometheus), setpriv (util-linux) for readers without write access. Installed only if missing.
 set -euo pipefail
-declare -A needs=([named-checkzone]=bind9-utils [unbound]=unbound [dig]=dnsutils [sqlite3]=sqlite3 [promtool]=prometheus [setpriv]=util-linux)
+declare -A needs=([named-checkzone]=bind9-utils [unbound]=unbound [sqlite3]=sqlite3 [promtool]=prometheus [setpriv]=util-linux)
 missing=()
 for tool in "${!needs[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("${needs[$tool]}")
