@@ -11,7 +11,8 @@ export type Command =
   | { readonly kind: 'backfill'; readonly from: string; readonly to: string | undefined; readonly organization: string | undefined }
   | { readonly kind: 'status'; readonly json: boolean; readonly organization: string | undefined }
   | { readonly kind: 'lookup'; readonly values: readonly string[]; readonly json: boolean; readonly organization: string | undefined }
-  | { readonly kind: 'verify'; readonly from: string | undefined; readonly to: string | undefined; readonly organization: string | undefined };
+  | { readonly kind: 'verify'; readonly from: string | undefined; readonly to: string | undefined; readonly organization: string | undefined }
+  | { readonly kind: 'snapshot'; readonly out: string };
 
 const OPTIONS = {
   once: { type: 'boolean' },
@@ -20,13 +21,14 @@ const OPTIONS = {
   to: { type: 'string' },
   org: { type: 'string' },
   json: { type: 'boolean' },
+  out: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
 
 type Flag = keyof typeof OPTIONS;
 
-const SUBCOMMANDS = ['status', 'lookup', 'verify'] as const;
+const SUBCOMMANDS = ['status', 'lookup', 'verify', 'snapshot'] as const;
 
 /** Which flags each command accepts; anything else is an error, not silently ignored. */
 const ALLOWED: Record<Command['kind'], readonly Flag[]> = {
@@ -38,6 +40,7 @@ const ALLOWED: Record<Command['kind'], readonly Flag[]> = {
   status: ['json', 'org'],
   lookup: ['json', 'org'],
   verify: ['from', 'to', 'org'],
+  snapshot: ['out'],
 };
 
 export function parseCommandLine(argv: readonly string[]): Command {
@@ -84,6 +87,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return { kind, values: rest, json: values.json ?? false, organization };
     case 'verify':
       return { kind, from, to, organization };
+    case 'snapshot':
+      if (values.out === undefined || values.out.trim() === '') throw new ConfigError('snapshot needs --out FILE (where to write the copy; FILE.json gets its manifest)');
+      return { kind, out: values.out };
     default:
       return { kind: 'daemon' };
   }

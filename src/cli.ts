@@ -18,7 +18,7 @@ import { createLogger } from './logger.js';
 import type { MirrorMetrics } from './metrics.js';
 import { clockFor, type Mirror, openMirror } from './mirror.js';
 import { packageVersion } from './package-root.js';
-import { formatStatus, readStatus } from './status.js';
+import { formatFileSizes, formatStatus, readFileSizes, readStatus } from './status.js';
 import { syncOrganizations } from './sync/sync-all.js';
 import type { RunSummary, SyncRequest } from './sync/sync-organization.js';
 import { formatDrift, verifyOrganization } from './verify.js';
@@ -55,6 +55,7 @@ export async function main(argv: readonly string[], env: Environment, io: Io = p
     }
     if (command.kind === 'status') return showStatus(command, loadDatabasePath(env), io);
     if (command.kind === 'lookup') return runLookup(command, loadDatabasePath(env), io);
+    if (command.kind === 'snapshot') return await runSnapshot(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);
   } catch (error) {
@@ -107,6 +108,22 @@ async function runLookup(command: Extract<Command, { kind: 'lookup' }>, dbPath: 
     return results.some((result) => result.matches.length > 0) ? EXIT_OK : EXIT_FAILED;
   } finally {
     opened.sqlite.close();
+  }
+}
+
+async function runSnapshot(command: Extract<Command, { kind: 'snapshot' }>, dbPath: string, io: Io): Promise<number> {
+  if (!existsSync(dbPath)) {
+    io.stderr(`threat-mirror: THREAT_MIRROR_DB: no database at ${dbPath}; run a sync first or point THREAT_MIRROR_DB at the mirror\n`);
+    return EXIT_USAGE;
+  }
+  const { writeSnapshot, manifestPathFor } = await import('./db/snapshot.js');
+  try {
+    const manifest = writeSnapshot(dbPath, command.out, new Date().toISOString());
+    io.stdout(`snapshot ${command.out}: ${manifest.bytes} bytes, sha256 ${manifest.sha256}, max change_seq ${manifest.maxChangeSeq ?? '(none)'}; manifest ${manifestPathFor(command.out)}\n`);
+    return EXIT_OK;
+  } catch (error) {
+    io.stderr(`threat-mirror: snapshot of ${dbPath} to ${command.out} failed, nothing was replaced: ${errorMessage(error)}\n`);
+    return EXIT_FAILED;
   }
 }
 
@@ -194,7 +211,8 @@ function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath: strin
   const opened = openDatabaseReadOnly(dbPath);
   try {
     const statuses = readStatus(opened.sqlite, command.organization);
-    io.stdout(command.json ? `${JSON.stringify({ database: dbPath, organizations: statuses }, null, 2)}\n` : formatStatus(statuses));
+    const files = readFileSizes(dbPath);
+    io.stdout(command.json ? `${JSON.stringify({ database: dbPath, files, organizations: statuses }, null, 2)}\n` : formatFileSizes(files) + formatStatus(statuses));
     return EXIT_OK;
   } finally {
     opened.sqlite.close();

@@ -37,7 +37,16 @@ export interface Config {
   readonly reportsRecentDays: number;
   /** A fixed "now" for tests and replays; undefined means the system clock. */
   readonly fixedNow: Date | undefined;
+  /** auto: the writer thread checkpoints the WAL; external: a replicator (Litestream) does. */
+  readonly checkpoints: CheckpointMode;
+  /** /readyz turns 503 once checkpoints have been held off by a reader for longer than this. */
+  readonly walStarvedSeconds: number;
+  /** Where the daemon publishes a snapshot after every run that changed something; undefined: none. */
+  readonly snapshotPath: string | undefined;
 }
+
+export type CheckpointMode = 'auto' | 'external';
+const CHECKPOINT_MODES = ['auto', 'external'] as const;
 
 /**
  * 4 MiB, forty times a page of 100 long URLs. The CLI caps its heap (its shebang), and each
@@ -73,6 +82,13 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_HTTP_HOST', default: '127.0.0.1', meaning: 'Address the HTTP endpoints bind to' },
   { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports and their proposals' },
   { name: 'THREAT_MIRROR_REPORTS_RECENT_DAYS', default: '30', meaning: 'Days of reports every incremental run re-reads (their statuses change after filing)' },
+  {
+    name: 'THREAT_MIRROR_CHECKPOINTS',
+    default: 'auto',
+    meaning: 'auto: the writer folds the WAL into the file; external: leave it to a replicator such as Litestream (docs/readers-and-replicas.md)',
+  },
+  { name: 'THREAT_MIRROR_WAL_STARVED_SECONDS', default: '1800', meaning: '/readyz reports a reason once readers have kept WAL checkpoints from completing this long' },
+  { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
@@ -134,6 +150,9 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     reports: boolean(env, 'THREAT_MIRROR_REPORTS', false),
     reportsRecentDays: integer(env, 'THREAT_MIRROR_REPORTS_RECENT_DAYS', 30, 1, 3_650),
     fixedNow,
+    checkpoints: parseVariable(env, 'THREAT_MIRROR_CHECKPOINTS', 'auto', z.enum(CHECKPOINT_MODES, { error: `must be one of ${CHECKPOINT_MODES.join(', ')}` })),
+    walStarvedSeconds: integer(env, 'THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, 1, 31_536_000),
+    snapshotPath: value(env, 'THREAT_MIRROR_SNAPSHOT'),
   });
 }
 

@@ -6,9 +6,11 @@ import type { Clock } from './days.js';
 import { startHttpEndpoints } from './http-endpoints.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { Mirror } from './mirror.js';
-import { checkReadiness } from './readiness.js';
+import { checkReadiness, withWalHealth } from './readiness.js';
 import { startScheduler } from './scheduler.js';
 import { syncOrganizations } from './sync/sync-all.js';
+import { WalHealth } from './wal-health.js';
+import { publishSnapshot } from './snapshot.js';
 
 export interface DaemonOptions {
   readonly config: Config;
@@ -25,6 +27,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { config, mirror, metrics, organizations, logger, clock, signal } = options;
   const staleAfterSeconds = 2 * schedulePeriodSeconds(config.schedule);
   mirror.deps.store.recordSetting('stale_after_seconds', String(staleAfterSeconds), clock().toISOString());
+  const wal = new WalHealth(config.dbPath, config.walStarvedSeconds);
+  metrics.observeWal(wal, clock);
   const endpoints =
     config.httpPort === undefined
       ? undefined
@@ -34,11 +38,15 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           registry: metrics.registry,
           logger,
           readiness: () =>
-            checkReadiness(
-              mirror.deps.store.sqlite,
-              organizations.map((organization) => organization.name),
+            withWalHealth(
+              checkReadiness(
+                mirror.deps.store.sqlite,
+                organizations.map((organization) => organization.name),
+                clock(),
+                staleAfterSeconds,
+              ),
+              wal,
               clock(),
-              staleAfterSeconds,
             ),
         });
   try {
@@ -48,8 +56,17 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       logger,
       signal,
       run: async (runSignal) => {
-        await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
-        mirror.deps.store.checkpointWal();
+        const summaries = await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
+        if (config.checkpoints === 'auto') {
+          // On the writer thread: the event loop goes on answering probes and signals meanwhile.
+          const outcome = await mirror.deps.store.checkpointWal();
+          wal.record(outcome, clock());
+          if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
+        }
+        const changed = summaries.some((summary) => summary.inserted + summary.updated + summary.removed > 0);
+        if (config.snapshotPath !== undefined && !runSignal.aborted) {
+          await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });
+        }
       },
     });
     await scheduler.stopped;

@@ -19,6 +19,8 @@ Usage:
                                         print the mirrored threats matching URLs, domains, addresses or any content
   threat-mirror verify [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--org NAME]
                                         re-fetch closed days, report drift from the mirror and repair it
+  threat-mirror snapshot --out FILE     write a consistent, compacted copy that opens read-only anywhere,
+                                        and its manifest FILE.json (sha256, bytes, change_seq, checkpoints)
 
 Options:
   --once             one incremental run, then exit
@@ -27,6 +29,7 @@ Options:
   --to YYYY-MM-DD    last day (inclusive) of a backfill or verify range
   --org NAME         only this configured organization
   --json             machine-readable output (status, lookup)
+  --out FILE         where snapshot writes the copy (replaced whole, never partially)
   -h, --help         this text
   -v, --version      the version
 

@@ -36,12 +36,13 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
     for (const releaser of releasers.splice(0).reverse()) await releaser();
   };
   try {
-    const opened = openDatabase(config.dbPath);
+    // The main thread's connection never checkpoints: the writer thread does, off the event loop.
+    const opened = openDatabase(config.dbPath, { autoCheckpoint: false });
     releasers.push(() => opened.close());
     const abandoned = new MirrorStore(opened, noPages).markAbandonedRuns(clock().toISOString());
     if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
     // Not waited for: the thread starts (~130 ms here) while the first pages are fetched.
-    const pages = new PageWriterWorker(config.dbPath, config.maxResponseBytes);
+    const pages = new PageWriterWorker(config.dbPath, config.maxResponseBytes, config.checkpoints === 'auto');
     releasers.push(() => pages.close());
     pages.ready.then(
       ({ backfilled }) => {
@@ -84,6 +85,7 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
 /** For the start-up bookkeeping that runs before the writer thread exists: it writes no pages. */
 const noPages: PageSink = {
   write: () => Promise.reject(new Error('no page writer yet')),
+  checkpoint: () => Promise.reject(new Error('no page writer yet')),
   close: () => Promise.resolve(),
 };
 
