@@ -3,12 +3,11 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
 import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
-import { withDb, withWritableDb } from './support/mirror-db.js';
+import { differingTables, withDb, withWritableDb } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 import { readAsUnprivilegedReader, shareFolder, unprivilegedReaderUnavailable } from './support/unprivileged-reader.js';
 
@@ -60,27 +59,6 @@ interface Manifest {
 
 const manifestOf = (snapshotPath: string): Manifest => JSON.parse(readFileSync(`${snapshotPath}.json`, 'utf8')) as Manifest;
 const sha256Of = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
-
-/** Tables whose rows differ between the snapshot and the mirror (both ways), by name. */
-function differingTables(snapshotPath: string, dbPath: string): string[] {
-  const db = new Database(snapshotPath, { readonly: true, fileMustExist: true });
-  try {
-    db.prepare('ATTACH DATABASE ? AS mirror').run(dbPath);
-    const tables = db
-      .prepare("SELECT name FROM mirror.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")
-      .pluck()
-      .all() as string[];
-    expect(tables.length).toBeGreaterThan(10);
-    return tables.filter((table) => {
-      const one = db.prepare(`SELECT count(*) FROM (SELECT * FROM main."${table}" EXCEPT SELECT * FROM mirror."${table}")`).pluck().get() as number;
-      const other = db.prepare(`SELECT count(*) FROM (SELECT * FROM mirror."${table}" EXCEPT SELECT * FROM main."${table}")`).pluck().get() as number;
-      const counts = db.prepare(`SELECT (SELECT count(*) FROM main."${table}") - (SELECT count(*) FROM mirror."${table}")`).pluck().get() as number;
-      return one !== 0 || other !== 0 || counts !== 0;
-    });
-  } finally {
-    db.close();
-  }
-}
 
 describe('snapshot', () => {
   it('writes an equal, intact copy in DELETE mode with a manifest whose checksum matches', async () => {
