@@ -212,7 +212,7 @@ function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath: strin
   try {
     const statuses = readStatus(opened.sqlite, command.organization);
     const files = readFileSizes(dbPath);
-    io.stdout(command.json ? `${JSON.stringify({ database: dbPath, files, organizations: statuses }, null, 2)}\n` : formatFileSizes(files) + formatStatus(statuses));
+    io.stdout(command.json ? `${JSON.stringify({ database: dbPath, files, organizations: statuses }, null, 2)}\n` : formatStatus(statuses) + formatFileSizes(files));
     return EXIT_OK;
   } finally {
     opened.sqlite.close();
