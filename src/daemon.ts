@@ -8,9 +8,9 @@ import type { MirrorMetrics } from './metrics.js';
 import type { Mirror } from './mirror.js';
 import { checkReadiness, withWalHealth } from './readiness.js';
 import { startScheduler } from './scheduler.js';
+import { publishSnapshot } from './snapshot.js';
 import { syncOrganizations } from './sync/sync-all.js';
 import { WalHealth } from './wal-health.js';
-import { publishSnapshot } from './snapshot.js';
 
 export interface DaemonOptions {
   readonly config: Config;

@@ -16,6 +16,7 @@ export interface WriterThreadData {
   /** False when a replicator (Litestream) does the checkpoints: see THREAT_MIRROR_CHECKPOINTS. */
   readonly autoCheckpoint: boolean;
 }
+
 export type WriterResponse = { readonly id: number; readonly result?: unknown; readonly error?: { message: string; code?: string } };
 
 /** What the thread did before it took pages: how many old rows it gave lookup columns. */
