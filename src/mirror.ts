@@ -36,8 +36,11 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
     for (const releaser of releasers.splice(0).reverse()) await releaser();
   };
   try {
-    // The main thread's connection never checkpoints: the writer thread does, off the event loop.
-    const opened = openDatabase(config.dbPath, { autoCheckpoint: false });
+    // With a replicator, no connection checkpoints. Otherwise the main connection's commits may
+    // run SQLite's automatic checkpoint once the WAL passes ~40 MB: PASSIVE, it never waits for a
+    // reader. Turning it off there too let a backfill of 4 MB pages outrun the writer thread and
+    // exhaust the 48 MB heap under load (measured); the between-run checkpoints are the thread's.
+    const opened = openDatabase(config.dbPath, { autoCheckpoint: config.checkpoints === 'auto' });
     releasers.push(() => opened.close());
     const abandoned = new MirrorStore(opened, noPages).markAbandonedRuns(clock().toISOString());
     if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');

@@ -3,9 +3,8 @@ import type Database from 'better-sqlite3';
 
 export interface WriterPragmaOptions {
   /**
-   * Whether this connection's commits fold the WAL into the file once it passes ~40 MB. Off on
-   * the main thread's connection (a checkpoint there would hold up the event loop for its copy
-   * and fsync) and everywhere when a replicator such as Litestream does the checkpoints.
+   * Whether this connection's commits fold the WAL into the file once it passes ~40 MB (PASSIVE:
+   * never waits for a reader). Off when a replicator such as Litestream does the checkpoints.
    */
   readonly autoCheckpoint?: boolean;
 }
