@@ -19,7 +19,8 @@ export type Command =
       readonly organization: string | undefined;
       readonly out: string | undefined;
       readonly rules: boolean;
-    };
+    }
+  | { readonly kind: 'snapshot'; readonly out: string };
 
 const OPTIONS = {
   once: { type: 'boolean' },
@@ -37,7 +38,7 @@ const OPTIONS = {
 
 type Flag = keyof typeof OPTIONS;
 
-const SUBCOMMANDS = ['status', 'lookup', 'verify', 'export'] as const;
+const SUBCOMMANDS = ['status', 'lookup', 'verify', 'export', 'snapshot'] as const;
 
 /** Which flags each command accepts; anything else is an error, not silently ignored. */
 const ALLOWED: Record<Command['kind'], readonly Flag[]> = {
@@ -50,6 +51,7 @@ const ALLOWED: Record<Command['kind'], readonly Flag[]> = {
   lookup: ['json', 'org'],
   verify: ['from', 'to', 'org'],
   export: ['format', 'org', 'out', 'rules'],
+  snapshot: ['out'],
 };
 
 export function parseCommandLine(argv: readonly string[]): Command {
@@ -98,6 +100,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return { kind, from, to, organization };
     case 'export':
       return { kind, ...exportOptions(values), organization };
+    case 'snapshot':
+      if (values.out === undefined || values.out.trim() === '') throw new ConfigError('snapshot needs --out FILE (where to write the copy; FILE.json gets its manifest)');
+      return { kind, out: values.out };
     default:
       return { kind: 'daemon' };
   }

@@ -19,7 +19,7 @@ import type { MirrorMetrics } from './metrics.js';
 import { clockFor, type Mirror, openMirror } from './mirror.js';
 import { packageVersion } from './package-root.js';
 import { redact } from './redact.js';
-import { formatServiceNotices, formatStatus, readServiceNotices, readStatus } from './status.js';
+import { formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readServiceNotices, readStatus } from './status.js';
 import { syncOrganizations } from './sync/sync-all.js';
 import type { RunSummary, SyncRequest } from './sync/sync-organization.js';
 import { formatDrift, verifyOrganization } from './verify.js';
@@ -61,6 +61,7 @@ export async function main(argv: readonly string[], env: Environment, unredacted
     if (command.kind === 'status') return showStatus(command, loadDatabasePath(env), io);
     if (command.kind === 'lookup') return runLookup(command, loadDatabasePath(env), io);
     if (command.kind === 'export') return runExportCommand(command, loadDatabasePath(env), io);
+    if (command.kind === 'snapshot') return await runSnapshot(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);
   } catch (error) {
@@ -132,6 +133,22 @@ async function runExportCommand(command: Extract<Command, { kind: 'export' }>, d
     return EXIT_OK;
   } catch (error) {
     io.stderr(`threat-mirror: export failed: ${errorMessage(error)}\n`);
+    return EXIT_FAILED;
+  }
+}
+
+async function runSnapshot(command: Extract<Command, { kind: 'snapshot' }>, dbPath: string, io: Io): Promise<number> {
+  if (!existsSync(dbPath)) {
+    io.stderr(`threat-mirror: THREAT_MIRROR_DB: no database at ${dbPath}; run a sync first or point THREAT_MIRROR_DB at the mirror\n`);
+    return EXIT_USAGE;
+  }
+  const { writeSnapshot, manifestPathFor } = await import('./db/snapshot.js');
+  try {
+    const manifest = writeSnapshot(dbPath, command.out, new Date().toISOString());
+    io.stdout(`snapshot ${command.out}: ${manifest.bytes} bytes, sha256 ${manifest.sha256}, max change_seq ${manifest.maxChangeSeq ?? '(none)'}; manifest ${manifestPathFor(command.out)}\n`);
+    return EXIT_OK;
+  } catch (error) {
+    io.stderr(`threat-mirror: snapshot of ${dbPath} to ${command.out} failed, nothing was replaced: ${errorMessage(error)}\n`);
     return EXIT_FAILED;
   }
 }
@@ -224,10 +241,11 @@ function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath: strin
   try {
     const statuses = readStatus(opened.sqlite, command.organization);
     const notices = readServiceNotices(opened.sqlite);
+    const files = readFileSizes(dbPath);
     io.stdout(
       command.json
-        ? `${JSON.stringify({ database: dbPath, organizations: statuses, serviceNotices: notices }, null, 2)}\n`
-        : `${formatStatus(statuses)}${formatServiceNotices(notices)}`,
+        ? `${JSON.stringify({ database: dbPath, files, organizations: statuses, serviceNotices: notices }, null, 2)}\n`
+        : `${formatStatus(statuses)}${formatServiceNotices(notices)}${formatFileSizes(files)}`,
     );
     return EXIT_OK;
   } finally {

@@ -47,7 +47,16 @@ export interface Config {
   readonly fixedNow: Date | undefined;
   /** Files the daemon keeps current after every run (THREAT_MIRROR_EXPORTS). */
   readonly exports: ReadonlyArray<{ readonly format: ExportFormat; readonly path: string }>;
+  /** auto: the writer thread checkpoints the WAL; external: a replicator (Litestream) does. */
+  readonly checkpoints: CheckpointMode;
+  /** /readyz turns 503 once checkpoints have been held off by a reader for longer than this. */
+  readonly walStarvedSeconds: number;
+  /** Where the daemon publishes a snapshot after every run that changed something; undefined: none. */
+  readonly snapshotPath: string | undefined;
 }
+
+export type CheckpointMode = 'auto' | 'external';
+const CHECKPOINT_MODES = ['auto', 'external'] as const;
 
 /**
  * 4 MiB, forty times a page of 100 long URLs. The CLI caps its heap (its shebang), and each
@@ -95,6 +104,13 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
     default: '(none)',
     meaning: `Export files the daemon rewrites (atomically) after each run that changed them, format=path pairs, e.g. rpz=/data/threats.rpz,hosts=/data/hosts.txt; formats: ${EXPORT_FORMATS.join(', ')}`,
   },
+  {
+    name: 'THREAT_MIRROR_CHECKPOINTS',
+    default: 'auto',
+    meaning: 'auto: the writer folds the WAL into the file; external: leave it to a replicator such as Litestream (docs/readers-and-replicas.md)',
+  },
+  { name: 'THREAT_MIRROR_WAL_STARVED_SECONDS', default: '1800', meaning: '/readyz reports a reason once readers have kept WAL checkpoints from completing this long' },
+  { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
@@ -189,6 +205,9 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     reconcileMaxRequests: integer(env, 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', 20, 0, 1_000_000),
     fixedNow,
     exports: Object.freeze(loadExports(env)),
+    checkpoints: parseVariable(env, 'THREAT_MIRROR_CHECKPOINTS', 'auto', z.enum(CHECKPOINT_MODES, { error: `must be one of ${CHECKPOINT_MODES.join(', ')}` })),
+    walStarvedSeconds: integer(env, 'THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, 1, 31_536_000),
+    snapshotPath: value(env, 'THREAT_MIRROR_SNAPSHOT'),
   });
 }
 

@@ -7,10 +7,12 @@ import { ExportRefresher } from './export/daemon-exports.js';
 import { startHttpEndpoints } from './http-endpoints.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { Mirror } from './mirror.js';
-import { checkReadiness } from './readiness.js';
+import { checkReadiness, withWalHealth } from './readiness.js';
 import { startScheduler } from './scheduler.js';
+import { publishSnapshot } from './snapshot.js';
 import { createStartupLatch } from './startup.js';
 import { syncOrganizations } from './sync/sync-all.js';
+import { WalHealth } from './wal-health.js';
 
 export interface DaemonOptions {
   readonly config: Config;
@@ -33,6 +35,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     () => logger.info('every organization has synced once: /startupz (the container health) answers 200 from now on'),
   );
   startup(); // a file that already holds a mirror counts at once
+  const wal = new WalHealth(config.dbPath, config.walStarvedSeconds);
+  metrics.observeWal(wal, clock);
   const endpoints =
     config.httpPort === undefined
       ? undefined
@@ -42,11 +46,15 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           registry: metrics.registry,
           logger,
           readiness: () =>
-            checkReadiness(
-              mirror.deps.store.sqlite,
-              organizations.map((organization) => organization.name),
+            withWalHealth(
+              checkReadiness(
+                mirror.deps.store.sqlite,
+                organizations.map((organization) => organization.name),
+                clock(),
+                staleAfterSeconds,
+              ),
+              wal,
               clock(),
-              staleAfterSeconds,
             ),
           startup,
         });
@@ -59,9 +67,18 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       logger,
       signal,
       run: async (runSignal) => {
-        await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
+        const summaries = await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
         startup();
-        mirror.deps.store.checkpointWal();
+        if (config.checkpoints === 'auto') {
+          // On the writer thread: the event loop goes on answering probes and signals meanwhile.
+          const outcome = await mirror.deps.store.checkpointWal();
+          wal.record(outcome, clock());
+          if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
+        }
+        const changed = summaries.some((summary) => summary.inserted + summary.updated + summary.removed > 0);
+        if (config.snapshotPath !== undefined && !runSignal.aborted) {
+          await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });
+        }
         // After every run, also a failed one (its committed pages count); not on the way out.
         if (!runSignal.aborted) await exports?.refresh();
       },

@@ -22,6 +22,8 @@ Usage:
   threat-mirror export --format FORMAT [--org NAME] [--out FILE] [--rules]
                                         write the current threats as a block list or feed (read-only):
                                         domains, hosts, adguard, rpz, suricata, metamask, stix, csv, jsonl
+  threat-mirror snapshot --out FILE     write a consistent, compacted copy that opens read-only anywhere,
+                                        and its manifest FILE.json (sha256, bytes, change_seq, checkpoints)
 
 Options:
   --once             one incremental run, then exit
@@ -31,7 +33,8 @@ Options:
   --org NAME         only this configured organization
   --json             machine-readable output (status, lookup)
   --format FORMAT    export format (see docs/exports.md)
-  --out FILE         export to FILE, replaced atomically and only when its content changed (default stdout)
+  --out FILE         export: to FILE, replaced atomically and only when its content changed (default stdout);
+                     snapshot: where the copy goes (replaced whole, never partially)
   --rules            suricata: the sample rules instead of the dataset
   -h, --help         this text
   -v, --version      the version

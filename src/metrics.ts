@@ -6,9 +6,12 @@ import type { PageCounts } from './db/mirror-store.js';
 import { redact } from './redact.js';
 import type { ExportObserver } from './export/daemon-exports.js';
 import type { RunSummary, SyncObserver } from './sync/sync-organization.js';
+import type { WalHealth } from './wal-health.js';
 
 export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver {
   readonly registry: Registry;
+  /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
+  observeWal(wal: WalHealth, clock: () => Date): void;
 }
 
 export function createMetrics(): MirrorMetrics {
@@ -53,6 +56,34 @@ export function createMetrics(): MirrorMetrics {
       exportWritten.set({ format, path }, lastWriteMs / 1000);
     },
     exportFailed: (format: string, path: string) => exportFailures.inc({ format, path }),
+    observeWal: (wal, clock) => {
+      new Gauge({
+        name: 'threat_mirror_wal_bytes',
+        help: 'Size of the database -wal file; it grows while a reader holds a read transaction',
+        registers: [registry],
+        collect() {
+          this.set(wal.walBytes());
+        },
+      });
+      new Gauge({
+        name: 'threat_mirror_wal_checkpoint_starved_seconds',
+        help: 'Seconds since WAL checkpoints stopped completing because a reader holds the WAL (0 while they complete)',
+        registers: [registry],
+        collect() {
+          this.set(wal.starvedSeconds(clock()));
+        },
+      });
+      new Gauge({
+        name: 'threat_mirror_wal_checkpoints',
+        help: 'WAL checkpoints run between runs since start, by result (complete, or incomplete: held off by a reader)',
+        labelNames: ['result'],
+        registers: [registry],
+        collect() {
+          this.set({ result: 'complete' }, wal.checkpoints.complete);
+          this.set({ result: 'incomplete' }, wal.checkpoints.incomplete);
+        },
+      });
+    },
     requestFinished: (organization: string, outcome: string) => requests.inc({ organization, outcome }),
     retried: (organization: string, reason: RetryReason) => retries.inc({ organization, reason }),
     rateLimitWaited: (organization: string, ms: number) => rateLimitWait.inc({ organization }, ms / 1000),

@@ -43,12 +43,16 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
     for (const releaser of releasers.splice(0).reverse()) await releaser();
   };
   try {
-    const opened = openDatabase(config.dbPath);
+    // With a replicator, no connection checkpoints. Otherwise the main connection's commits may
+    // run SQLite's automatic checkpoint once the WAL passes ~40 MB: PASSIVE, it never waits for a
+    // reader. Turning it off there too let a backfill of 4 MB pages outrun the writer thread and
+    // exhaust the 48 MB heap under load (measured); the between-run checkpoints are the thread's.
+    const opened = openDatabase(config.dbPath, { autoCheckpoint: config.checkpoints === 'auto' });
     releasers.push(() => opened.close());
     const abandoned = new MirrorStore(opened, noPages).markAbandonedRuns(clock().toISOString());
     if (abandoned > 0) logger.warn({ runs: abandoned }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
     // Not waited for: the thread starts (~130 ms here) while the first pages are fetched.
-    const pages = new PageWriterWorker(config.dbPath, config.maxResponseBytes);
+    const pages = new PageWriterWorker(config.dbPath, config.maxResponseBytes, config.checkpoints === 'auto');
     releasers.push(() => pages.close());
     pages.ready.then(
       ({ backfilled }) => {
@@ -96,6 +100,7 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
 /** For the start-up bookkeeping that runs before the writer thread exists: it writes no pages. */
 const noPages: PageSink = {
   write: () => Promise.reject(new Error('no page writer yet')),
+  checkpoint: () => Promise.reject(new Error('no page writer yet')),
   close: () => Promise.resolve(),
 };
 

@@ -1,6 +1,7 @@
 // Whether the mirror's data can be trusted now: every organization synced, recently, and the file answers.
 import type Database from 'better-sqlite3';
 import { errorMessage } from './errors.js';
+import type { WalHealth } from './wal-health.js';
 
 export interface OrganizationReadiness {
   readonly organization: string;
@@ -14,6 +15,8 @@ export interface Readiness {
   readonly ready: boolean;
   readonly reasons: readonly string[];
   readonly organizations: readonly OrganizationReadiness[];
+  /** The WAL's size and how long readers have kept checkpoints from completing (daemon only). */
+  readonly wal?: { readonly bytes: number; readonly checkpointsStarvedSeconds: number };
 }
 
 interface Row {
@@ -53,4 +56,12 @@ export function checkReadiness(sqlite: Database.Database, organizations: readonl
     return { organization, lastRunStatus: row?.last_run_status ?? null, lastSuccessAt, lastError: row?.last_error ?? null, stale };
   });
   return { ready: reasons.length === 0, reasons, organizations: states };
+}
+
+/** Adds the WAL's state, and a reason once readers have starved checkpoints past the threshold. */
+export function withWalHealth(readiness: Readiness, wal: WalHealth, now: Date): Readiness {
+  const reason = wal.reason(now);
+  const state = { bytes: wal.walBytes(), checkpointsStarvedSeconds: Math.round(wal.starvedSeconds(now)) };
+  if (reason === undefined) return { ...readiness, wal: state };
+  return { ready: false, reasons: [...readiness.reasons, reason], organizations: readiness.organizations, wal: state };
 }

@@ -1,5 +1,6 @@
 // `threat-mirror status`: per organization, the checkpoint, unfinished plans, recent runs and row counts.
 // Opens the file read-only: it never writes, so it is safe beside a running daemon.
+import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 
 export interface OrganizationStatus {
@@ -147,4 +148,25 @@ export function formatServiceNotices(notices: readonly ServiceNotice[]): string 
     lines.push(`  ${notice.endpoint} deprecated (Deprecation: ${notice.deprecation ?? '(none)'}; Sunset: ${notice.sunset ?? '(none)'}), recorded ${notice.seenAt}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The file's and its WAL's sizes: a WAL that keeps growing means a reader holds a read transaction. */
+export interface FileSizes {
+  readonly databaseBytes: number;
+  readonly walBytes: number;
+}
+
+export function readFileSizes(dbPath: string): FileSizes {
+  const size = (path: string): number => {
+    try {
+      return statSync(path).size;
+    } catch {
+      return 0;
+    }
+  };
+  return { databaseBytes: size(dbPath), walBytes: size(`${dbPath}-wal`) };
+}
+
+export function formatFileSizes(files: FileSizes): string {
+  return `database ${files.databaseBytes} bytes, WAL ${files.walBytes} bytes\n`;
 }

@@ -6,6 +6,7 @@ import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
 import type { PageInput, PageResult } from './page-writer.js';
 import type { PageSink } from './page-writer-worker.js';
 import { ReconcileLedger } from './reconcile-ledger.js';
+import type { WalCheckpoint } from './wal-checkpoint.js';
 import { ReportWriter } from './report-writer.js';
 import {
   mirrorSettings,
@@ -227,15 +228,12 @@ export class MirrorStore {
   }
 
   /**
-   * Between runs, fold the WAL back into the file: a reader holding an old snapshot stops this
-   * from truncating, so it is tried when idle and failure is harmless.
+   * Between runs, fold the WAL back into the file, on the writer thread: the main thread only
+   * awaits the answer. A reader holding an old snapshot keeps it from completing (see
+   * checkpointWithoutWaiting); the outcome says so, and the next run tries again.
    */
-  checkpointWal(): void {
-    try {
-      this.#opened.sqlite.pragma('wal_checkpoint(TRUNCATE)');
-    } catch {
-      // a reader is busy; the next idle moment will do
-    }
+  checkpointWal(): Promise<WalCheckpoint> {
+    return this.#pages.checkpoint();
   }
 
   /** Per day, the digest of the organization's current threats (not removed) between two days. */

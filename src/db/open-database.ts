@@ -5,7 +5,7 @@ import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { packageRoot } from '../package-root.js';
 import * as schema from './schema.js';
-import { applyWriterPragmas } from './writer-pragmas.js';
+import { applyWriterPragmas, type WriterPragmaOptions } from './writer-pragmas.js';
 
 export type MirrorDatabase = BetterSQLite3Database<typeof schema>;
 
@@ -16,8 +16,8 @@ export interface OpenedDatabase {
 }
 
 /** For the writer (its folder exists): creates the file, sets WAL, migrates. */
-export function openDatabase(path: string): OpenedDatabase {
-  const opened = connectDatabase(path);
+export function openDatabase(path: string, options: WriterPragmaOptions = {}): OpenedDatabase {
+  const opened = connectDatabase(path, options);
   try {
     migrate(opened.db, { migrationsFolder: migrationsFolder() });
     return opened;
@@ -28,10 +28,10 @@ export function openDatabase(path: string): OpenedDatabase {
 }
 
 /** A writing connection with the writer's pragmas, to a file already migrated. */
-export function connectDatabase(path: string): OpenedDatabase {
+export function connectDatabase(path: string, options: WriterPragmaOptions = {}): OpenedDatabase {
   const sqlite = new Database(path);
   try {
-    applyWriterPragmas(sqlite);
+    applyWriterPragmas(sqlite, options);
     return { sqlite, db: drizzle(sqlite, { schema }), close: () => closeWriterConnection(sqlite) };
   } catch (error) {
     sqlite.close();
@@ -44,10 +44,10 @@ export function openDatabaseReadOnly(path: string): OpenedDatabase {
   const sqlite = new Database(path, { readonly: true, fileMustExist: true });
   sqlite.pragma('busy_timeout = 5000');
   // A read-only connection never checkpoints, and closing it never removes the -wal/-shm files.
-  return { sqlite, db: drizzle(sqlite, { schema }), close: () => {
-      if (sqlite.open) sqlite.close();
-    },
+  const close = (): void => {
+    if (sqlite.open) sqlite.close();
   };
+  return { sqlite, db: drizzle(sqlite, { schema }), close };
 }
 
 /**

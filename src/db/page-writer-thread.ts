@@ -3,9 +3,20 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Database } from './sqlite.js';
 import { type PageInput, PageWriter } from './page-writer.js';
+import { checkpointWithoutWaiting } from './wal-checkpoint.js';
 import { applyWriterPragmas } from './writer-pragmas.js';
 
-export type WriterRequest = { readonly id: number; readonly input: PageInput } | { readonly id: number; readonly close: true };
+export type WriterRequest =
+  | { readonly id: number; readonly input: PageInput }
+  | { readonly id: number; readonly checkpoint: true }
+  | { readonly id: number; readonly close: true };
+
+export interface WriterThreadData {
+  readonly dbPath: string;
+  /** False when a replicator (Litestream) does the checkpoints: see THREAT_MIRROR_CHECKPOINTS. */
+  readonly autoCheckpoint: boolean;
+}
+
 export type WriterResponse = { readonly id: number; readonly result?: unknown; readonly error?: { message: string; code?: string } };
 
 /** What the thread did before it took pages: how many old rows it gave lookup columns. */
@@ -20,8 +31,9 @@ if (port) {
   let sqlite: Database;
   let writer: PageWriter;
   try {
-    sqlite = new Database((workerData as { dbPath: string }).dbPath);
-    applyWriterPragmas(sqlite);
+    const data = workerData as WriterThreadData;
+    sqlite = new Database(data.dbPath);
+    applyWriterPragmas(sqlite, { autoCheckpoint: data.autoCheckpoint });
     writer = new PageWriter(sqlite);
     // Rows from before the lookup columns existed get theirs (and a place in the change feed)
     // before any page: this writer's change_seq counter then goes on from theirs.
@@ -55,6 +67,12 @@ if (port) {
       sqlite.close();
       port.postMessage({ id: request.id } satisfies WriterResponse);
       port.close();
+      return;
+    }
+    if ('checkpoint' in request) {
+      // After the pages sent before it, on this thread: the main thread never waits for it.
+      flush();
+      port.postMessage({ id: request.id, result: checkpointWithoutWaiting(sqlite) } satisfies WriterResponse);
       return;
     }
     queued.push(request);

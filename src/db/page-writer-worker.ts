@@ -1,10 +1,13 @@
 // The main thread's handle on the page-writer thread: write() resolves when the page is committed.
 import { Worker } from 'node:worker_threads';
 import type { PageInput, PageResult } from './page-writer.js';
-import type { WriterRequest, WriterResponse, WriterStart } from './page-writer-thread.js';
+import type { WriterRequest, WriterResponse, WriterStart, WriterThreadData } from './page-writer-thread.js';
+import type { WalCheckpoint } from './wal-checkpoint.js';
 
 export interface PageSink {
   write(input: PageInput): Promise<PageResult>;
+  /** Folds the WAL into the file on the writer's connection, after the pages sent before; never waits for a reader. */
+  checkpoint(): Promise<WalCheckpoint>;
   close(): Promise<void>;
 }
 
@@ -20,12 +23,15 @@ export class PageWriterWorker implements PageSink {
    */
   readonly ready: Promise<WriterStart>;
 
-  /** `maxPageBytes`: the largest response the sync accepts; the thread's heap must hold a few. */
-  constructor(dbPath: string, maxPageBytes: number) {
+  /**
+   * `maxPageBytes`: the largest response the sync accepts; the thread's heap must hold a few.
+   * `autoCheckpoint`: false when a replicator does the checkpoints.
+   */
+  constructor(dbPath: string, maxPageBytes: number, autoCheckpoint = true) {
     this.ready = new Promise((resolve, reject) => this.#pending.set(0, { resolve: (start) => resolve(start as WriterStart), reject }));
     this.ready.catch(() => undefined);
     this.#worker = new Worker(new URL('./page-writer-thread.js', import.meta.url), {
-      workerData: { dbPath },
+      workerData: { dbPath, autoCheckpoint } satisfies WriterThreadData,
       // The thread holds at most a few pages: keep its heap small (16 MB holds pages of 4 MiB,
       // the default limit; measured), larger only where larger pages are allowed.
       resourceLimits: { maxOldGenerationSizeMb: Math.max(16, Math.ceil((4 * maxPageBytes) / 2 ** 20)), maxYoungGenerationSizeMb: 2 },
@@ -50,6 +56,11 @@ export class PageWriterWorker implements PageSink {
     // Numbered now, sent in call order once the thread is ready: pages keep their order.
     const id = this.#nextId++;
     return this.ready.then(() => this.#send({ id, input }) as Promise<PageResult>);
+  }
+
+  checkpoint(): Promise<WalCheckpoint> {
+    const id = this.#nextId++;
+    return this.ready.then(() => this.#send({ id, checkpoint: true }) as Promise<WalCheckpoint>);
   }
 
   /** Lets the page being written commit, closes the thread's connection, and ends the thread. */

@@ -1,10 +1,19 @@
 // The pragmas every writing connection sets (the main thread's and the page-writer thread's).
 import type Database from 'better-sqlite3';
 
-export function applyWriterPragmas(sqlite: Database.Database): void {
+export interface WriterPragmaOptions {
+  /**
+   * Whether this connection's commits fold the WAL into the file once it passes ~40 MB (PASSIVE:
+   * never waits for a reader). Off when a replicator such as Litestream does the checkpoints.
+   */
+  readonly autoCheckpoint?: boolean;
+}
+
+export function applyWriterPragmas(sqlite: Database.Database, { autoCheckpoint = true }: WriterPragmaOptions = {}): void {
   // First: every later statement, these pragmas included, may meet the other connection's lock.
   sqlite.pragma('busy_timeout = 5000');
   // WAL lets readers in other processes read while a page commits, never seeing it half-written.
+  // The writer's last close leaves the file in DELETE mode (see open-database.ts): this sets it back.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   // Foreign keys document the schema but are not enforced: the one writer inserts parents
@@ -12,7 +21,8 @@ export function applyWriterPragmas(sqlite: Database.Database): void {
   sqlite.pragma('foreign_keys = OFF');
   // Checkpoint every ~40 MB of WAL rather than 4 MB: fewer, larger copies back into the file
   // (+35% write throughput measured); the size limit trims the WAL once a checkpoint is done,
-  // also after a long-lived reader held checkpoints back.
-  sqlite.pragma('wal_autocheckpoint = 10000');
+  // also after a long-lived reader held checkpoints back. These automatic checkpoints are
+  // PASSIVE: they never wait for a reader.
+  sqlite.pragma(`wal_autocheckpoint = ${autoCheckpoint ? 10000 : 0}`);
   sqlite.pragma('journal_size_limit = 67108864');
 }

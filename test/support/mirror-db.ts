@@ -47,3 +47,24 @@ export function runs(path: string): Array<Record<string, unknown>> {
 export function scalar<T>(path: string, sql: string, ...params: unknown[]): T {
   return withDb(path, (db) => db.prepare(sql).pluck().get(...params) as T);
 }
+
+/** Tables whose rows differ between a copy (a snapshot, a restore) and the mirror, either way, by name. */
+export function differingTables(copyPath: string, dbPath: string): string[] {
+  const db = new Database(copyPath, { readonly: true, fileMustExist: true });
+  try {
+    db.prepare('ATTACH DATABASE ? AS mirror').run(dbPath);
+    const tables = db
+      .prepare("SELECT name FROM mirror.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")
+      .pluck()
+      .all() as string[];
+    if (tables.length < 10) throw new Error(`only ${tables.length} tables in ${dbPath}: not a mirror`);
+    return tables.filter((table) => {
+      const one = db.prepare(`SELECT count(*) FROM (SELECT * FROM main."${table}" EXCEPT SELECT * FROM mirror."${table}")`).pluck().get() as number;
+      const other = db.prepare(`SELECT count(*) FROM (SELECT * FROM mirror."${table}" EXCEPT SELECT * FROM main."${table}")`).pluck().get() as number;
+      const counts = db.prepare(`SELECT (SELECT count(*) FROM main."${table}") - (SELECT count(*) FROM mirror."${table}")`).pluck().get() as number;
+      return one !== 0 || other !== 0 || counts !== 0;
+    });
+  } finally {
+    db.close();
+  }
+}

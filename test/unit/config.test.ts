@@ -70,4 +70,13 @@ describe('loadConfig', () => {
     expect(String(config.organizations[0]?.apiKey)).toBe('[redacted]');
     expect(configError({ ...base, THREAT_MIRROR_API_KEY_FILE: '/k' })).not.toContain('k-secret-1');
   });
+
+  it('reads the readers-and-replicas settings and names the variable of a bad one', () => {
+    expect(loadConfig(base, noFiles)).toMatchObject({ checkpoints: 'auto', walStarvedSeconds: 1800, snapshotPath: undefined });
+    expect(
+      loadConfig({ ...base, THREAT_MIRROR_CHECKPOINTS: 'external', THREAT_MIRROR_WAL_STARVED_SECONDS: '60', THREAT_MIRROR_SNAPSHOT: '/data/s/m.db' }, noFiles),
+    ).toMatchObject({ checkpoints: 'external', walStarvedSeconds: 60, snapshotPath: '/data/s/m.db' });
+    expect(configError({ ...base, THREAT_MIRROR_CHECKPOINTS: 'never' })).toBe('THREAT_MIRROR_CHECKPOINTS: "never" must be one of auto, external');
+    expect(configError({ ...base, THREAT_MIRROR_WAL_STARVED_SECONDS: '0' })).toBe('THREAT_MIRROR_WAL_STARVED_SECONDS: "0" must be at least 1');
+  });
 });

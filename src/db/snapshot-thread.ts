@@ -1,0 +1,10 @@
+// The snapshot's thread (see writeSnapshotOffThread): VACUUM INTO, fsync and hashing run here.
+import { parentPort, workerData } from 'node:worker_threads';
+import { writeSnapshot } from './snapshot.js';
+
+const { dbPath, snapshotPath, createdAt } = workerData as { dbPath: string; snapshotPath: string; createdAt: string };
+try {
+  parentPort?.postMessage({ manifest: writeSnapshot(dbPath, snapshotPath, createdAt) });
+} catch (error) {
+  parentPort?.postMessage({ error: (error as Error).message });
+}

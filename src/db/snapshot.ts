@@ -1,0 +1,124 @@
+// A consistent, compacted copy of the mirror that opens anywhere, read-only, beside a JSON manifest.
+//
+// `VACUUM INTO` copies one read transaction's view (whole pages only, like any reader) into a new
+// file in rollback (DELETE) journal mode, so it needs no -wal/-shm and opens on a read-only mount.
+// It is written to FILE.partial, fsynced, and renamed over FILE: a reader of FILE, or a process
+// killed mid-way, never sees a partial copy at that path.
+import { createHash } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Database } from './sqlite.js';
+
+export interface SnapshotManifest {
+  /** The snapshot's file name, relative to the manifest. */
+  readonly file: string;
+  readonly sha256: string;
+  readonly bytes: number;
+  /** The change feed's position in the snapshot: a reader that saw this much has everything in it. */
+  readonly maxChangeSeq: number | null;
+  readonly organizations: ReadonlyArray<{ readonly organization: string; readonly completeThrough: string | null }>;
+  readonly createdAt: string;
+  readonly journalMode: 'delete';
+}
+
+/** The manifest's path: FILE.json beside FILE. */
+export function manifestPathFor(snapshotPath: string): string {
+  return `${snapshotPath}.json`;
+}
+
+/** Writes the snapshot and its manifest; returns the manifest. Synchronous: run it off the main thread in the daemon. */
+export function writeSnapshot(dbPath: string, snapshotPath: string, createdAt: string): SnapshotManifest {
+  const target = resolve(snapshotPath);
+  mkdirSync(dirname(target), { recursive: true });
+  const partial = `${target}.partial`;
+  const manifestPartial = `${manifestPathFor(target)}.partial`;
+  // A process killed mid-way leaves these; VACUUM INTO needs its target absent.
+  rmSync(partial, { force: true });
+  rmSync(manifestPartial, { force: true });
+  try {
+    const source = new Database(dbPath, { readonly: true, fileMustExist: true });
+    try {
+      source.pragma('busy_timeout = 5000');
+      source.prepare('VACUUM INTO ?').run(partial);
+    } finally {
+      source.close();
+    }
+    const copy = new Database(partial, { readonly: true, fileMustExist: true });
+    let facts: Pick<SnapshotManifest, 'maxChangeSeq' | 'organizations'>;
+    try {
+      facts = {
+        maxChangeSeq: copy.prepare('SELECT max(change_seq) FROM threats').pluck().get() as number | null,
+        organizations: copy
+          .prepare('SELECT organization, complete_through AS completeThrough FROM sync_checkpoints ORDER BY organization')
+          .all() as SnapshotManifest['organizations'],
+      };
+    } finally {
+      copy.close();
+    }
+    const { sha256, bytes } = fsyncAndHash(partial);
+    const manifest: SnapshotManifest = { file: basename(target), sha256, bytes, ...facts, createdAt, journalMode: 'delete' };
+    writeFileSync(manifestPartial, `${JSON.stringify(manifest, null, 2)}\n`);
+    fsyncAndHash(manifestPartial);
+    // The copy first: a manifest never names a file that is not there yet. A reader that fetches
+    // both between the two renames sees a checksum mismatch and tries again.
+    renameSync(partial, target);
+    renameSync(manifestPartial, manifestPathFor(target));
+    fsyncDirectory(dirname(target));
+    return manifest;
+  } catch (error) {
+    rmSync(partial, { force: true });
+    rmSync(manifestPartial, { force: true });
+    throw error;
+  }
+}
+
+/** The same, on a thread of its own: the daemon's event loop goes on answering probes meanwhile. */
+export function writeSnapshotOffThread(dbPath: string, snapshotPath: string, createdAt: string): Promise<SnapshotManifest> {
+  return new Promise((resolvePromise, reject) => {
+    const worker = new Worker(new URL('./snapshot-thread.js', import.meta.url), {
+      workerData: { dbPath, snapshotPath, createdAt },
+      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
+    });
+    let settled = false;
+    worker.once('message', (message: { manifest?: SnapshotManifest; error?: string }) => {
+      settled = true;
+      if (message.manifest) resolvePromise(message.manifest);
+      else reject(new Error(message.error ?? 'the snapshot thread failed'));
+    });
+    worker.once('error', (error) => {
+      settled = true;
+      reject(error);
+    });
+    worker.once('exit', (code) => {
+      if (!settled) reject(new Error(`the snapshot thread exited (code ${code})`));
+    });
+  });
+}
+
+function fsyncAndHash(path: string): { sha256: string; bytes: number } {
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(1 << 20);
+  const fd = openSync(path, 'r+');
+  let bytes = 0;
+  try {
+    fsyncSync(fd);
+    for (let read = readSync(fd, buffer, 0, buffer.length, null); read > 0; read = readSync(fd, buffer, 0, buffer.length, null)) {
+      hash.update(buffer.subarray(0, read));
+      bytes += read;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { sha256: hash.digest('hex'), bytes };
+}
+
+/** Makes the renames durable: a crash after this keeps the new names. */
+function fsyncDirectory(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
