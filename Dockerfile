@@ -22,7 +22,7 @@ RUN npm run build && npm prune --omit=dev
 # this platform only. better-sqlite3 12 keeps only its JavaScript, which drizzle-orm imports and
 # which loads no binary until a database is opened with it: not the compiled .node, SQLite sources,
 # object files and static library of its build (about 25 MB). Not prebuild-install, which only runs
-# at install time.
+# at install time, nor the Litestream binary the tests use (an optional dependency, so the prune keeps it).
 RUN mkdir -p /runtime/dist \
  && cp -r package.json drizzle node_modules /runtime/ \
  && cp -r dist/src /runtime/dist/src \
@@ -30,7 +30,7 @@ RUN mkdir -p /runtime/dist \
  && rm -rf dist/src/standin dist/src/demo.js drizzle/meta/*_snapshot.json \
  && find dist -name '*.map' -delete \
  && cd node_modules \
- && rm -rf .package-lock.json @types prebuild-install \
+ && rm -rf .package-lock.json @types prebuild-install @flydotio \
  && find . \( -name '*.d.ts' -o -name '*.d.cts' -o -name '*.d.mts' -o -name '*.map' -o -name '*.ts' -o \( -name '*.md' ! -iname 'licen[cs]e*' \) -o -name '*.tsbuildinfo' \) -type f -delete \
  && find . -depth -type d \( -name test -o -name tests -o -name __tests__ -o -name examples -o -name example \) -exec rm -rf {} + \
  && rm -rf better-sqlite3/build better-sqlite3/deps better-sqlite3/src better-sqlite3/binding.gyp \

@@ -1,4 +1,4 @@
-// The daemon beside the real Litestream (0.3.13 from the npm package @flydotio/litestream), as
+// The daemon beside the real Litestream (0.3.13 from the npm package @flydotio/litestream-linux-x64), as
 // docs/readers-and-replicas.md sets it up: THREAT_MIRROR_CHECKPOINTS=external, a file replica.
 // Skips with a message where the binary is absent (it is an optional, linux-x64 dev dependency).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
