@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config, OrganizationConfig } from './config.js';
 import type { Clock } from './days.js';
 import { startHttpEndpoints } from './http-endpoints.js';
+import type { LookupHandler } from './lookup-http.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { Mirror } from './mirror.js';
 import { checkReadiness } from './readiness.js';
@@ -25,6 +26,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { config, mirror, metrics, organizations, logger, clock, signal } = options;
   const staleAfterSeconds = 2 * schedulePeriodSeconds(config.schedule);
   mirror.deps.store.recordSetting('stale_after_seconds', String(staleAfterSeconds), clock().toISOString());
+  const lookup = config.httpPort === undefined ? undefined : await openLookup(config.dbPath, logger);
   const endpoints =
     config.httpPort === undefined
       ? undefined
@@ -33,6 +35,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           port: config.httpPort,
           registry: metrics.registry,
           logger,
+          lookup: lookup?.handler,
           readiness: () =>
             checkReadiness(
               mirror.deps.store.sqlite,
@@ -55,7 +58,23 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     await scheduler.stopped;
   } finally {
     await endpoints?.close();
+    lookup?.close();
   }
+}
+
+/**
+ * /v1/lookup's own read-only connection: WAL readers never block the page writer, and its reads
+ * never wait on the main connection's statements. Loaded only when served (the Public Suffix List).
+ */
+async function openLookup(dbPath: string, logger: Logger): Promise<{ handler: LookupHandler; close(): void }> {
+  const [{ openDatabaseReadOnly }, { ThreatLookup }, { createLookupHandler }] = await Promise.all([
+    import('./db/open-database.js'),
+    import('./lookup.js'),
+    import('./lookup-http.js'),
+  ]);
+  const opened = openDatabaseReadOnly(dbPath);
+  const handler = createLookupHandler(new ThreatLookup(opened.sqlite), (error) => logger.error({ err: error }, 'lookup failed'));
+  return { handler, close: () => opened.sqlite.close() };
 }
 
 /** The gap between two runs of the schedule: "stale" means two of them passed without a success. */

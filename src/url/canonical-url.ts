@@ -59,6 +59,21 @@ export function canonicalizeUrl(input: string): CanonicalUrl | null {
   };
 }
 
+// A bare host name or IPv4 address, with optional port, path, query or fragment: "evil.example",
+// "evil.example/x", "1.2.3.4:8080/a".
+const BARE_HOST = /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{1,63}\.?(?::[0-9]{1,5})?(?:[/?#]|$)/i;
+
+/**
+ * canonicalizeUrl for input that says it is a URL: one with a scheme and "//", or one that starts
+ * with a host name or IPv4 address. Free text such as "not a url" is refused here, although the
+ * specification (which assumes its input is a URL) would read it as a host.
+ */
+export function canonicalizeWebUrl(input: string): CanonicalUrl | null {
+  const trimmed = input.trim();
+  if (!WITH_SCHEME.test(trimmed) && !BARE_HOST.test(trimmed)) return null;
+  return canonicalizeUrl(trimmed);
+}
+
 /** The URL written back out: scheme://host/path?query. */
 export function formatCanonicalUrl(url: CanonicalUrl): string {
   return `${url.scheme}://${url.host}${url.path}${url.query === null ? '' : `?${url.query}`}`;

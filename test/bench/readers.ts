@@ -10,7 +10,7 @@ import { generateThreats, type StandinThreat } from '../../src/standin/index.js'
 import type { LookupFields } from '../../src/lookup-fields.js';
 
 const COUNT = Number(process.env.BENCH_THREATS ?? 1_000_000);
-const NO_LOOKUPS: LookupFields = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null };
+const NO_LOOKUPS: LookupFields = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null, urlExpression: null };
 
 function writeAll(sqlite: Database.Database, writer: PageWriter, threats: readonly StandinThreat[]): number {
   const plan = sqlite.prepare("INSERT INTO sync_plans (organization, mode, range_start, range_end, created_at) VALUES ('bench', 'backfill', '2000-01-01', '2000-01-01', 'x') RETURNING id").get() as { id: number };
