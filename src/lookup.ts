@@ -58,8 +58,7 @@ interface Row {
 
 /** Prepared once per connection; the connection may be read-only. */
 export class ThreatLookup {
-  readonly #byContent: Database.Statement;
-  readonly #byExpressions: Database.Statement;
+  readonly #byContentOrExpressions: Database.Statement;
   readonly #byAddress: Database.Statement;
   readonly #byEmail: Database.Statement;
   readonly #byHost: Database.Statement;
@@ -73,9 +72,9 @@ export class ThreatLookup {
                           AND (@organization IS NULL OR o.organization = @organization)
           WHERE ${where} GROUP BY t.id ORDER BY t.id`,
       );
-    this.#byContent = select('t.content = @value');
-    // json_each: one statement for any number of expressions; SQLite probes the index once per expression.
-    this.#byExpressions = select('t.url_expression IN (SELECT value FROM json_each(@expressions))');
+    // One statement for the exact content and any number of expressions (json_each): SQLite probes
+    // threats_content once and threats_url_expression once per expression (a multi-index OR).
+    this.#byContentOrExpressions = select('t.content = @value OR t.url_expression IN (SELECT value FROM json_each(@expressions))');
     this.#byAddress = select('t.address = @address AND (@chain IS NULL OR (t.address_namespace = @namespace AND t.address_chain = @chain))');
     this.#byEmail = select('t.email = @email');
     this.#byHost = select("t.host = @host AND t.type IN ('URL', 'PAGE')");
@@ -90,14 +89,14 @@ export class ThreatLookup {
         if (!matches.has(row.id)) matches.set(row.id, { id: row.id, content: row.content, type: row.type, organizations: organizationsOf(row), match: match(row) });
       }
     };
-    add(this.#byContent.all({ value, organization }) as Row[], () => ({ by: 'exact' }));
     const trimmed = value.trim();
     // Free text without a scheme that does not start with a host name is matched exactly, never guessed to be a URL.
     const url = trimmed.length > MAX_PARSED_LENGTH ? null : canonicalizeWebUrl(trimmed);
-    if (url !== null) {
-      const expressions = JSON.stringify(coveringExpressions(url));
-      add(this.#byExpressions.all({ expressions, organization }) as Row[], (row) => ({ by: 'expression', expression: row.url_expression ?? '' }));
-    }
+    const expressions = url === null ? [] : coveringExpressions(url);
+    const rows = this.#byContentOrExpressions.all({ value, expressions: JSON.stringify(expressions), organization }) as Row[];
+    // Exact matches first, as they are the strongest answer.
+    add(rows.filter((row) => row.content === value), () => ({ by: 'exact' }));
+    add(rows, (row) => ({ by: 'expression', expression: row.url_expression ?? '' }));
     const address = trimmed.length > MAX_PARSED_LENGTH ? null : parseAddress(trimmed);
     if (address !== null) {
       const rows = this.#byAddress.all({ address: address.address, namespace: address.addressNamespace, chain: address.addressChain, organization }) as Row[];

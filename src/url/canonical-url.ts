@@ -152,7 +152,9 @@ export function parseIpv4(host: string): string | null {
 
 /** Resolve "/./" and "/../", collapse runs of slashes; keep a trailing slash (also after a final "." or ".."). */
 function normalizePath(bytes: Uint8Array): Uint8Array {
-  const path = Buffer.from(bytes).toString('latin1');
+  const path = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
+  // Most paths need nothing: no "//", no "." or ".." segment.
+  if (!/\/\/|\/\.\.?(?:\/|$)/.test(path)) return bytes;
   const segments = path.split('/');
   const kept: string[] = [];
   for (const segment of segments) {
@@ -205,6 +207,7 @@ function unescapeBytes(bytes: Uint8Array): Uint8Array {
 const HEX = '0123456789ABCDEF';
 
 function escapeBytes(bytes: Uint8Array): string {
+  if (bytes.every((byte) => byte > 0x20 && byte < 0x7f && byte !== 0x23 && byte !== 0x25)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
   let text = '';
   for (const byte of bytes) {
     if (byte <= 0x20 || byte >= 0x7f || byte === 0x23 || byte === 0x25) text += `%${HEX[byte >> 4]}${HEX[byte & 15]}`;
