@@ -86,11 +86,37 @@ describe('URL matching by Safe Browsing expressions', () => {
       threat(3, 'http://Blocked.Example/a/b', 'PAGE'),
       threat(4, 'https://shared-host.example/forms/other?id=7', 'URL'),
     ]);
-    const ask = async (value: string) => {
-      const { code, document } = await cliLookup(dbPath, [value]);
-      const result = document.results[0] as Result;
+    // One run of the command answers every value below (the CLI takes many); exit codes are checked apart.
+    const values = [
+      'https://shared-host.example/forms/abc/step2?x=1',
+      'https://shared-host.example/forms/abcdef',
+      'https://shared-host.example/',
+      'https://shared-host.example/forms/',
+      'shared-host.example',
+      'https://shared-host.example/forms/other?id=7',
+      'https://shared-host.example/forms/other?id=8',
+      'http://deep.sub.evil.example/any/path?q=1',
+      'evil.example',
+      'EVIL.example/x',
+      'https://evil.example./#frag',
+      'https://notevil.example/',
+      'https://evil.example.org/',
+      'HTTP://blocked.example:80/a/./b/../b#top',
+      'http://blocked.example./a/b',
+      'http://%62locked.example/%61/b',
+      'https://BLOCKED.example//a/b/',
+      'http://Blocked.Example/a/b',
+    ];
+    const { document } = await cliLookup(dbPath, values);
+    const answers = new Map(document.results.map((result) => [result.value, result]));
+    const ask = (value: string) => {
+      const result = answers.get(value) as Result;
+      const code = result.blocked ? 0 : 1;
       return { code, blocked: result.blocked, ids: result.matches.map((match) => match.id), matches: result.matches, sameHost: (result.same_host ?? []).map((other) => other.id) };
     };
+    // The exit code: 0 only when a value is blocked; a same-host threat alone never makes it 0.
+    expect((await cliLookup(dbPath, ['https://shared-host.example/forms/abcdef'])).code).toBe(1);
+    expect((await cliLookup(dbPath, ['https://shared-host.example/forms/abcdef', 'evil.example'])).code).toBe(0);
 
     const below = await ask('https://shared-host.example/forms/abc/step2?x=1');
     expect(below).toMatchObject({ code: 0, ids: [1], sameHost: [4] });
