@@ -32,14 +32,15 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
       return answer(url.searchParams.getAll('value'));
     }
     if (request.method !== 'POST') return send(405, { error: 'method not allowed; use GET ?value=V or POST {"values": [...]}' });
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
+      if (response.headersSent) return; // refused already: the rest is read and dropped
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
-        send(413, { error: `request body over ${MAX_BODY_BYTES} bytes` });
-        request.destroy();
-        return;
+        chunks = [];
+        response.setHeader('connection', 'close');
+        return send(413, { error: `request body over ${MAX_BODY_BYTES} bytes; send at most 1,000 values` });
       }
       chunks.push(chunk);
     });

@@ -236,6 +236,9 @@ describe('GET and POST /v1/lookup', () => {
       expect(response.headers.get('content-type')).toBe('application/json');
       expect(((await response.json()) as { error: string }).error).toMatch(message);
     }
+    const huge = await post({ values: ['x'.repeat(5 * 1024 * 1024)] });
+    expect(huge.status).toBe(413);
+    expect(((await huge.json()) as { error: string }).error).toMatch(/request body over/);
     expect((await fetch(base, { method: 'DELETE' })).status).toBe(405);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
   });
