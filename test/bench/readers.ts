@@ -63,16 +63,18 @@ try {
 
   const DROP_FTS_TRIGGERS = 'DROP TRIGGER threats_fts_insert; DROP TRIGGER threats_fts_update; DROP TRIGGER threats_fts_delete;';
   const DROP_LOOKUP_INDEXES = `DROP INDEX threats_content; DROP INDEX threats_host; DROP INDEX threats_registrable_domain;
-    DROP INDEX threats_address; DROP INDEX threats_email; DROP INDEX threats_email_domain;`;
+    DROP INDEX threats_address; DROP INDEX threats_email; DROP INDEX threats_email_domain; DROP INDEX threats_url_expression;`;
   // Each variant writes the same threats into a new file; the difference between them is what
   // one part costs. The last one (everything) stays open for the lookups.
-  const variants = [
+  const allVariants = [
     { name: 'without lookup columns, their indexes and the FTS triggers', drop: DROP_FTS_TRIGGERS + DROP_LOOKUP_INDEXES, derive: () => NO_LOOKUPS },
     { name: 'lookup columns derived and stored, no indexes, no FTS', drop: DROP_FTS_TRIGGERS + DROP_LOOKUP_INDEXES },
     { name: 'lookup columns and FTS triggers, no lookup indexes', drop: DROP_LOOKUP_INDEXES },
     { name: 'lookup columns and their indexes, no FTS triggers', drop: DROP_FTS_TRIGGERS },
     { name: 'with all of them', drop: '' },
   ];
+  // BENCH_LOOKUPS_ONLY=1: write only the complete file, for the lookup figures (a third of the time).
+  const variants = process.env.BENCH_LOOKUPS_ONLY === '1' ? allVariants.slice(-1) : allVariants;
   const rates: Array<{ name: string; rate: number }> = [];
   let full: ReturnType<typeof openDatabase> | undefined;
   for (const [index, variant] of variants.entries()) {
@@ -106,7 +108,7 @@ try {
   // What people look up: a blocked URL in another spelling, another page on a blocked URL's host
   // (not blocked), pages under the stand-in's shared page host, and hosts never seen.
   const urlValues = sample((threat) => {
-    if (threat.type === 'URL') {
+    if (threat.type === 'URL' && URL.canParse(threat.content)) {
       const url = new URL(threat.content);
       return threat.id % 2 === 0 ? `HTTP://${url.host.toUpperCase()}${url.pathname}${url.search}#x` : `https://${url.host}/account/verify/step-2.html?session=${threat.id}`;
     }
@@ -150,7 +152,7 @@ try {
   }
   const lookupsOk = ['content', 'host', 'address'].every((name) => (results[name as keyof typeof results]?.medianUs ?? Infinity) < 50);
   process.stdout.write(`\n${lookupsOk ? 'PASS' : 'FAIL'}  exact lookups by content, host, address under 50 µs at the median\n`);
-  process.stdout.write(`${cost <= 0.3 ? 'PASS' : 'FAIL'}  lookup columns and triggers cost at most 30% of upsert throughput: ${(cost * 100).toFixed(0)}%\n`);
+  if (variants.length > 1) process.stdout.write(`${cost <= 0.3 ? 'PASS' : 'FAIL'}  lookup columns and triggers cost at most 30% of upsert throughput: ${(cost * 100).toFixed(0)}%\n`);
   process.stdout.write(`${urlLookup.medianUs < 100 ? 'PASS' : 'FAIL'}  lookup of a URL (all expressions) under 100 µs at the median: ${urlLookup.medianUs.toFixed(1)} µs\n`);
   if (load) {
     const { result } = load;
