@@ -43,6 +43,7 @@ export interface LookupOptions {
   readonly sameHost?: boolean;
 }
 
+const LOOKUP_MMAP_BYTES = 256 * 1024 * 1024;
 /** Values per request at most (the endpoint's and the CLI's limit). */
 export const MAX_LOOKUP_VALUES = 1000;
 /** Longer values are still matched exactly but never parsed as URLs, addresses or e-mails. */
@@ -66,6 +67,9 @@ export class ThreatLookup {
   readonly #freshness: Database.Statement;
 
   constructor(sqlite: Database.Database) {
+    // A URL lookup probes the expression index ~10-40 times at random: read through a memory map
+    // instead of a read() per page missing from the 2 MB page cache. Per connection, no writes.
+    sqlite.pragma(`mmap_size = ${LOOKUP_MMAP_BYTES}`);
     const select = (where: string): Database.Statement =>
       sqlite.prepare(
         `SELECT t.id, t.content, t.type, t.url_expression, group_concat(o.organization, char(31)) AS organizations
