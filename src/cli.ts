@@ -106,12 +106,13 @@ async function runLookup(command: Extract<Command, { kind: 'lookup' }>, dbPath: 
     return EXIT_USAGE;
   }
   // Loaded here only: normalizing needs the Public Suffix List, which a sync's main thread does not.
-  const { formatLookup, lookupThreats } = await import('./lookup.js');
+  const { formatLookup, lookupValues, ThreatLookup } = await import('./lookup.js');
   const opened = openDatabaseReadOnly(dbPath);
   try {
-    const results = lookupThreats(opened.sqlite, command.values, command.organization);
-    io.stdout(command.json ? `${JSON.stringify(results, null, 2)}\n` : formatLookup(results));
-    return results.some((result) => result.matches.length > 0) ? EXIT_OK : EXIT_FAILED;
+    // The same answer as GET /v1/lookup; --json adds same-host threats that do not cover a URL, as context.
+    const document = await lookupValues(new ThreatLookup(opened.sqlite), command.values, { organization: command.organization, sameHost: command.json });
+    io.stdout(command.json ? `${JSON.stringify(document, null, 2)}\n` : formatLookup(document));
+    return document.results.some((result) => result.blocked) ? EXIT_OK : EXIT_FAILED;
   } finally {
     opened.sqlite.close();
   }
@@ -301,7 +302,8 @@ function isEntryPoint(): boolean {
 
 if (isEntryPoint()) {
   main(process.argv.slice(2), process.env).then(
-    (code) => process.exit(code),
+    // stdout to a pipe is asynchronous: exiting at once cut a large `lookup --json` short (at 214 KB).
+    (code) => process.stdout.write('', () => process.exit(code)),
     (error: unknown) => {
       process.stderr.write(redact(`threat-mirror: unexpected error: ${errorMessage(error)}\n`));
       process.exit(EXIT_FAILED);

@@ -93,7 +93,7 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   },
   { name: 'THREAT_MIRROR_SCHEDULE', default: '*/10 * * * *', meaning: 'Cron expression (UTC) of the daemon' },
   { name: 'THREAT_MIRROR_JITTER_SECONDS', default: '0', meaning: 'Random delay before each scheduled run, so a fleet does not hit the service at once' },
-  { name: 'THREAT_MIRROR_HTTP_PORT', default: '(off)', meaning: 'Serve /healthz, /readyz and /metrics on this port' },
+  { name: 'THREAT_MIRROR_HTTP_PORT', default: '(off)', meaning: 'Serve /healthz, /readyz, /metrics and /v1/lookup on this port' },
   { name: 'THREAT_MIRROR_HTTP_HOST', default: '127.0.0.1', meaning: 'Address the HTTP endpoints bind to' },
   { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports and their proposals' },
   { name: 'THREAT_MIRROR_REPORTS_RECENT_DAYS', default: '30', meaning: 'Days of reports every incremental run re-reads (their statuses change after filing)' },

@@ -5,6 +5,7 @@ import type { Config, OrganizationConfig } from './config.js';
 import type { Clock } from './days.js';
 import { ExportRefresher } from './export/daemon-exports.js';
 import { startHttpEndpoints } from './http-endpoints.js';
+import type { LookupHandler } from './lookup-http.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { Mirror } from './mirror.js';
 import { checkReadiness, withWalHealth } from './readiness.js';
@@ -37,6 +38,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   startup(); // a file that already holds a mirror counts at once
   const wal = new WalHealth(config.dbPath, config.walStarvedSeconds);
   metrics.observeWal(wal, clock);
+  const lookup = config.httpPort === undefined ? undefined : await openLookup(config.dbPath, logger);
   const endpoints =
     config.httpPort === undefined
       ? undefined
@@ -45,6 +47,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           port: config.httpPort,
           registry: metrics.registry,
           logger,
+          lookup: lookup?.handler,
           readiness: () =>
             withWalHealth(
               checkReadiness(
@@ -86,7 +89,23 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     await scheduler.stopped;
   } finally {
     await endpoints?.close();
+    lookup?.close();
   }
+}
+
+/**
+ * /v1/lookup's own read-only connection: WAL readers never block the page writer, and its reads
+ * never wait on the main connection's statements. Loaded only when served (the Public Suffix List).
+ */
+async function openLookup(dbPath: string, logger: Logger): Promise<{ handler: LookupHandler; close(): void }> {
+  const [{ openDatabaseReadOnly }, { ThreatLookup }, { createLookupHandler }] = await Promise.all([
+    import('./db/open-database.js'),
+    import('./lookup.js'),
+    import('./lookup-http.js'),
+  ]);
+  const opened = openDatabaseReadOnly(dbPath);
+  const handler = createLookupHandler(new ThreatLookup(opened.sqlite), (error) => logger.error({ err: error }, 'lookup failed'));
+  return { handler, close: () => opened.sqlite.close() };
 }
 
 /** The gap between two runs of the schedule: "stale" means two of them passed without a success. */

@@ -44,7 +44,9 @@ async function main(): Promise<void> {
     await step('threat-mirror --once', ['--once'], env);
     query();
     say('\nA script asks the same from a shell (exit 0: blocked, 1: not):');
-    await step('threat-mirror lookup https://wallet-verify.example-phish.com/other-page innocent.example', ['lookup', 'https://wallet-verify.example-phish.com/other-page', 'innocent.example'], env, true);
+    // A variant of the blocked URL matches; another page on its host does not (issue 17).
+    const values = ['HTTPS://Wallet-Verify.Example-Phish.com:443/connect#top', 'https://wallet-verify.example-phish.com/other-page', 'innocent.example'];
+    await step(`threat-mirror lookup ${values.join(' ')}`, ['lookup', ...values], env, true);
     say(`\nThe file stays at ${relative(process.cwd(), DB_PATH)}: try  sqlite3 ${relative(process.cwd(), DB_PATH)} "SELECT * FROM sync_status"`);
   } finally {
     await standin.close();

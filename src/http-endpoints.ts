@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { LookupHandler } from './lookup-http.js';
 import type { Readiness } from './readiness.js';
 import type { Startup } from './startup.js';
 
@@ -14,6 +15,8 @@ export interface HttpEndpointsOptions {
   /** /startupz: 200 once every organization has synced once, then for the life of the process. */
   readonly startup?: () => Startup;
   readonly logger: Logger;
+  /** GET/POST /v1/lookup (src/lookup-http.ts); absent: not served. */
+  readonly lookup?: LookupHandler | undefined;
 }
 
 export interface HttpEndpoints {
@@ -28,6 +31,7 @@ export async function startHttpEndpoints(options: HttpEndpointsOptions): Promise
       response.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
       response.end(body);
     };
+    if (path === '/v1/lookup' && options.lookup) return options.lookup(request, response);
     if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, 'application/json', '{"error":"method not allowed"}\n');
     if (path === '/healthz') return send(200, 'application/json', '{"status":"ok"}\n');
     if (path === '/readyz') {

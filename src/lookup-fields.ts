@@ -1,6 +1,7 @@
 // Lookup columns derived from a threat's content, and the same normalization for values people
 // look up, so "is this blocked?" is an index search whatever form the question comes in.
 import { getDomain } from 'tldts';
+import { canonicalExpression, canonicalizeWebUrl } from './url/canonical-url.js';
 
 export interface LookupFields {
   /** URL and PAGE: the lower-cased host name (IDNs in their xn-- form). */
@@ -15,6 +16,8 @@ export interface LookupFields {
   /** EMAIL: the lower-cased address and its domain. */
   readonly email: string | null;
   readonly emailDomain: string | null;
+  /** URL and PAGE: the Safe Browsing canonical expression (host/path?query) lookups match against. */
+  readonly urlExpression: string | null;
 }
 
 const NONE: LookupFields = Object.freeze({
@@ -25,6 +28,7 @@ const NONE: LookupFields = Object.freeze({
   address: null,
   email: null,
   emailDomain: null,
+  urlExpression: null,
 });
 
 // CAIP-10 account ids: namespace [-a-z0-9]{3,8}, reference [-_a-zA-Z0-9]{1,32}, address [-.%a-zA-Z0-9]{1,128}.
@@ -42,7 +46,9 @@ export function deriveLookupFields(type: string, content: string): LookupFields 
     case 'URL':
     case 'PAGE': {
       const host = hostOfUrl(content);
-      return host === null ? NONE : { ...NONE, host, registrableDomain: registrableDomainOf(host) };
+      const canonical = canonicalizeWebUrl(content);
+      const urlExpression = canonical === null ? null : canonicalExpression(canonical);
+      return host === null ? { ...NONE, urlExpression } : { ...NONE, host, registrableDomain: registrableDomainOf(host), urlExpression };
     }
     case 'ADDRESS':
       return { ...NONE, ...parseAddress(content) };
@@ -92,33 +98,4 @@ export function parseEmail(value: string): { email: string; domain: string } | n
   const domain = (match[1] as string).toLowerCase();
   if (!DOMAIN.test(domain)) return null;
   return { email: value.trim().toLowerCase(), domain };
-}
-
-/** What a looked-up value may match, normalized like the derived columns. */
-export interface LookupQuery {
-  readonly content: string;
-  readonly host: string | null;
-  readonly domain: string | null;
-  readonly address: string | null;
-  readonly addressNamespace: string | null;
-  readonly addressChain: string | null;
-  readonly email: string | null;
-}
-
-export function normalizeLookup(value: string): LookupQuery {
-  const trimmed = value.trim();
-  const host = hostOfUrl(trimmed);
-  const address = parseAddress(trimmed);
-  const email = parseEmail(trimmed);
-  const lowered = trimmed.toLowerCase().replace(/\.$/, '');
-  const domain = host === null && email === null && DOMAIN.test(lowered) ? lowered : null;
-  return {
-    content: trimmed,
-    host,
-    domain,
-    address: address?.address ?? null,
-    addressNamespace: address?.addressNamespace ?? null,
-    addressChain: address?.addressChain ?? null,
-    email: email?.email ?? null,
-  };
 }

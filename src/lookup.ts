@@ -1,85 +1,184 @@
-// `threat-mirror lookup VALUE…`: is this blocked? Each value is normalized like the derived
-// columns and matched through their indexes; only threats currently blocked (not removed) count.
+// "Is this blocked?" for every kind of value, shared by `threat-mirror lookup` and GET/POST /v1/lookup.
+// URLs and bare domains match by Safe Browsing expressions (src/url/), addresses and e-mails by
+// their derived columns, anything else by exact content. Every match is an index search, and only
+// threats currently blocked (not removed) for some organization count.
 import type Database from 'better-sqlite3';
-import { normalizeLookup } from './lookup-fields.js';
+import { parseAddress, parseEmail } from './lookup-fields.js';
+import { canonicalizeWebUrl } from './url/canonical-url.js';
+import { coveringExpressions } from './url/expressions.js';
 
-export type MatchedBy = 'content' | 'host' | 'registrable_domain' | 'address' | 'email' | 'email_domain';
+/** How a threat matched: its exact content, one of the URL's expressions (which), its address, its e-mail. */
+export type LookupMatchKind = { readonly by: 'exact' } | { readonly by: 'expression'; readonly expression: string } | { readonly by: 'address' } | { readonly by: 'email' };
 
 export interface LookupMatch {
   readonly id: number;
   readonly content: string;
   readonly type: string;
-  readonly blockedAt: string;
   readonly organizations: readonly string[];
-  readonly matchedBy: MatchedBy;
+  readonly match: LookupMatchKind;
 }
 
 export interface LookupResult {
   readonly value: string;
+  readonly blocked: boolean;
   readonly matches: readonly LookupMatch[];
+  /** Only when asked for: URL and PAGE threats on the URL's host that do not cover it. Context, never a match. */
+  readonly same_host?: ReadonlyArray<Omit<LookupMatch, 'match'>>;
 }
+
+export interface MirrorFreshness {
+  /** The earliest organization's checkpoint: every answer is complete through this day; null before a first complete run. */
+  readonly complete_through: string | null;
+  /** True when any organization's last success is older than its stale threshold (or there is none). */
+  readonly stale: boolean;
+}
+
+export interface LookupDocument {
+  readonly results: readonly LookupResult[];
+  readonly mirror: MirrorFreshness;
+}
+
+export interface LookupOptions {
+  readonly organization?: string | undefined;
+  readonly sameHost?: boolean;
+}
+
+const LOOKUP_MMAP_BYTES = 256 * 1024 * 1024;
+/** Values per request at most (the endpoint's and the CLI's limit). */
+export const MAX_LOOKUP_VALUES = 1000;
+/** Longer values are still matched exactly but never parsed as URLs, addresses or e-mails. */
+const MAX_PARSED_LENGTH = 4096;
 
 interface Row {
   id: number;
   content: string;
   type: string;
-  blocked_at: string;
+  url_expression: string | null;
   organizations: string;
 }
 
-const SELECT = `SELECT id, content, type, blocked_at, group_concat(organization, ',') AS organizations FROM current_threats`;
+/** Prepared once per connection; the connection may be read-only. */
+export class ThreatLookup {
+  readonly #byContentOrExpressions: (expressions: number) => Database.Statement;
+  readonly #expressionStatements = new Map<number, Database.Statement>();
+  readonly #byAddress: Database.Statement;
+  readonly #byEmail: Database.Statement;
+  readonly #byHost: Database.Statement;
+  readonly #freshness: Database.Statement;
 
-export function lookupThreats(sqlite: Database.Database, values: readonly string[], organization?: string): LookupResult[] {
-  const scope = organization === undefined ? '' : ' AND organization = @organization';
-  const by = (where: string) => sqlite.prepare(`${SELECT} WHERE ${where}${scope} GROUP BY id ORDER BY id`);
-  const queries: Array<[MatchedBy, Database.Statement, (query: ReturnType<typeof normalizeLookup>) => Record<string, unknown> | undefined]> = [
-    ['content', by('content = @value'), (query) => ({ value: query.content })],
-    ['host', by('host = @value'), (query) => {
-      const host = query.host ?? query.domain;
-      return host === null ? undefined : { value: host };
-    }],
-    ['registrable_domain', by('registrable_domain = @value'), (query) => (query.domain ? { value: query.domain } : undefined)],
-    [
-      'address',
-      by('address = @address AND (@chain IS NULL OR (address_namespace = @namespace AND address_chain = @chain))'),
-      (query) => (query.address ? { address: query.address, namespace: query.addressNamespace, chain: query.addressChain } : undefined),
-    ],
-    ['email', by('email = @value'), (query) => (query.email ? { value: query.email } : undefined)],
-    ['email_domain', by('email_domain = @value'), (query) => (query.domain ? { value: query.domain } : undefined)],
-  ];
-  return values.map((value) => {
-    const query = normalizeLookup(value);
-    const matches = new Map<number, LookupMatch>();
-    for (const [matchedBy, statement, parameters] of queries) {
-      const bound = parameters(query);
-      if (bound === undefined) continue;
-      for (const row of statement.all({ ...bound, ...(organization === undefined ? {} : { organization }) }) as Row[]) {
-        if (matches.has(row.id)) continue;
-        matches.set(row.id, {
-          id: row.id,
-          content: row.content,
-          type: row.type,
-          blockedAt: row.blocked_at,
-          organizations: row.organizations.split(','),
-          matchedBy,
-        });
+  constructor(sqlite: Database.Database) {
+    // A URL lookup probes the expression index ~10-40 times at random: read through a memory map
+    // instead of a read() per page missing from the 2 MB page cache. Per connection, no writes.
+    sqlite.pragma(`mmap_size = ${LOOKUP_MMAP_BYTES}`);
+    const select = (where: string): Database.Statement =>
+      sqlite.prepare(
+        `SELECT t.id, t.content, t.type, t.url_expression, group_concat(o.organization, char(31)) AS organizations
+           FROM threats t JOIN organization_threats o ON o.threat_id = t.id AND o.removed_at IS NULL
+                          AND (@organization IS NULL OR o.organization = @organization)
+          WHERE ${where} GROUP BY t.id ORDER BY t.id`,
+      );
+    // One statement for the exact content and the expressions: SQLite probes threats_content once
+    // and threats_url_expression once per expression (a multi-index OR). Prepared per number of
+    // expressions (bounded by coveringExpressions): a bound list costs less than json_each's parse.
+    this.#byContentOrExpressions = (count: number): Database.Statement => {
+      let statement = this.#expressionStatements.get(count);
+      if (statement === undefined) {
+        const list = Array.from({ length: count }, (_, index) => `@e${index}`).join(', ');
+        statement = select(count === 0 ? 't.content = @value' : `t.content = @value OR t.url_expression IN (${list})`);
+        this.#expressionStatements.set(count, statement);
       }
+      return statement;
+    };
+    this.#byAddress = select('t.address = @address AND (@chain IS NULL OR (t.address_namespace = @namespace AND t.address_chain = @chain))');
+    this.#byEmail = select('t.email = @email');
+    this.#byHost = select("t.host = @host AND t.type IN ('URL', 'PAGE')");
+    this.#freshness = sqlite.prepare('SELECT min(complete_through) AS completeThrough, count(*) AS organizations, count(complete_through) AS complete, max(stale) AS stale FROM sync_status');
+  }
+
+  lookup(value: string, options: LookupOptions = {}): LookupResult {
+    const organization = options.organization ?? null;
+    const matches = new Map<number, LookupMatch>();
+    const add = (rows: Row[], match: (row: Row) => LookupMatchKind): void => {
+      for (const row of rows) {
+        if (!matches.has(row.id)) matches.set(row.id, { id: row.id, content: row.content, type: row.type, organizations: organizationsOf(row), match: match(row) });
+      }
+    };
+    const trimmed = value.trim();
+    // Free text without a scheme that does not start with a host name is matched exactly, never guessed to be a URL.
+    const url = trimmed.length > MAX_PARSED_LENGTH ? null : canonicalizeWebUrl(trimmed);
+    const expressions = url === null ? [] : coveringExpressions(url);
+    const bound: Record<string, string | null> = { value, organization };
+    expressions.forEach((expression, index) => {
+      bound[`e${index}`] = expression;
+    });
+    const rows = this.#byContentOrExpressions(expressions.length).all(bound) as Row[];
+    // Exact matches first, as they are the strongest answer.
+    add(rows.filter((row) => row.content === value), () => ({ by: 'exact' }));
+    add(rows, (row) => ({ by: 'expression', expression: row.url_expression ?? '' }));
+    const address = trimmed.length > MAX_PARSED_LENGTH ? null : parseAddress(trimmed);
+    if (address !== null) {
+      const rows = this.#byAddress.all({ address: address.address, namespace: address.addressNamespace, chain: address.addressChain, organization }) as Row[];
+      add(rows, () => ({ by: 'address' }));
     }
-    return { value, matches: [...matches.values()] };
-  });
+    const email = trimmed.length > MAX_PARSED_LENGTH ? null : parseEmail(trimmed);
+    if (email !== null) add(this.#byEmail.all({ email: email.email, organization }) as Row[], () => ({ by: 'email' }));
+    const result: LookupResult = { value, blocked: matches.size > 0, matches: [...matches.values()] };
+    if (!options.sameHost) return result;
+    const sameHost = url === null ? [] : (this.#byHost.all({ host: url.host, organization }) as Row[]).filter((row) => !matches.has(row.id));
+    return { ...result, same_host: sameHost.map((row) => ({ id: row.id, content: row.content, type: row.type, organizations: organizationsOf(row) })) };
+  }
+
+  freshness(): MirrorFreshness {
+    const row = this.#freshness.get() as { completeThrough: string | null; organizations: number; complete: number; stale: number | null };
+    const allComplete = row.organizations > 0 && row.complete === row.organizations;
+    return { complete_through: allComplete ? row.completeThrough : null, stale: row.organizations === 0 || row.stale === 1 };
+  }
 }
 
-export function formatLookup(results: readonly LookupResult[]): string {
+/**
+ * The whole answer for a list of values. Looks values up in slices and yields to the event loop
+ * between them, so a request of 1,000 values never holds /healthz or a sync's work for long, and
+ * no read transaction stays open across slices (a long one would stop WAL checkpoints).
+ */
+export async function lookupValues(lookup: ThreatLookup, values: readonly string[], options: LookupOptions = {}): Promise<LookupDocument> {
+  const results: LookupResult[] = [];
+  for (let offset = 0; offset < values.length; offset += LOOKUP_SLICE) {
+    if (offset > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    for (const value of values.slice(offset, offset + LOOKUP_SLICE)) results.push(lookup.lookup(value, options));
+  }
+  return { results, mirror: lookup.freshness() };
+}
+
+const LOOKUP_SLICE = 50;
+
+function organizationsOf(row: Row): string[] {
+  return row.organizations.split('\u001f').sort();
+}
+
+/** Checks a request's values: 1 to 1,000 non-empty strings. Returns the reason when they are not. */
+export function checkLookupValues(values: unknown): string | null {
+  if (!Array.isArray(values)) return '"values" must be an array of strings';
+  if (values.length === 0) return 'give at least one value to look up';
+  if (values.length > MAX_LOOKUP_VALUES) return `at most ${MAX_LOOKUP_VALUES} values per request (got ${values.length})`;
+  const bad = values.findIndex((value) => typeof value !== 'string' || value.trim() === '');
+  if (bad >= 0) return `value ${bad + 1} must be a non-empty string`;
+  return null;
+}
+
+export function formatLookup(document: LookupDocument): string {
   const lines: string[] = [];
-  for (const result of results) {
-    if (result.matches.length === 0) {
+  for (const result of document.results) {
+    if (!result.blocked) {
       lines.push(`${result.value}: not blocked`);
       continue;
     }
     lines.push(`${result.value}: blocked (${result.matches.length} ${result.matches.length === 1 ? 'match' : 'matches'})`);
     for (const match of result.matches) {
-      lines.push(`  #${match.id} ${match.type} ${JSON.stringify(match.content)} blocked ${match.blockedAt} for ${match.organizations.join(', ')} (by ${match.matchedBy})`);
+      const how = match.match.by === 'expression' ? `expression ${match.match.expression}` : match.match.by;
+      lines.push(`  #${match.id} ${match.type} ${JSON.stringify(match.content)} for ${match.organizations.join(', ')} (by ${how})`);
     }
   }
+  const { complete_through: through, stale } = document.mirror;
+  lines.push(`(mirror complete through ${through ?? 'no complete run yet'}${stale ? '; stale' : ''})`);
   return `${lines.join('\n')}\n`;
 }

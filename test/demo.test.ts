@@ -39,7 +39,7 @@ it('the demo mirrors two organizations, prints SQL answers, exits 0 and leaves n
   expect(output).toMatch(/1 new/);
   expect(output).toMatch(/"type":"URL"/);
   expect(output).toMatch(/rejected_proposals/);
-  expect(output).toMatch(/other-page: blocked \(1 match\)[\s\S]*innocent\.example: not blocked\n {2}\(exit 0\)/);
+  expect(output).toMatch(/connect#top: blocked \(1 match\)\n.*\(by expression wallet-verify\.example-phish\.com\/connect\)\n.*other-page: not blocked\n.*innocent\.example: not blocked\n[\s\S]*\(exit 0\)/);
   expect(code).toBe(0);
   expect(existsSync(join(cwd, 'data', 'demo', 'threat-mirror.db'))).toBe(true);
   expect(processesIn(cwd)).toEqual([]);

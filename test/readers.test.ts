@@ -58,14 +58,14 @@ describe('lookup columns and text search', () => {
     const dbPath = join(tempDir(), 'mirror.db');
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     // What a file written by a version without lookup columns looks like after the migration.
-    withWritableDb(dbPath, (db) => db.exec('UPDATE threats SET change_seq = 0, host = NULL, registrable_domain = NULL, email = NULL, email_domain = NULL'));
+    withWritableDb(dbPath, (db) => db.exec('UPDATE threats SET change_seq = 0, host = NULL, registrable_domain = NULL, email = NULL, email_domain = NULL, url_expression = NULL'));
     const second = await runCli(['--once'], env(service, dbPath));
     expect(second.code).toBe(0);
     expect(second.logs.find((line) => String(line.msg).startsWith('derived lookup columns'))?.threats).toBe(2);
-    const rows = withDb(dbPath, (reader) => reader.prepare('SELECT id, host, registrable_domain, email, email_domain, change_seq FROM threats ORDER BY id').all());
+    const rows = withDb(dbPath, (reader) => reader.prepare('SELECT id, host, registrable_domain, email, email_domain, url_expression, change_seq FROM threats ORDER BY id').all());
     expect(rows).toEqual([
-      { id: 1, host: 'evil.example.com', registrable_domain: 'example.com', email: null, email_domain: null, change_seq: expect.any(Number) },
-      { id: 2, host: null, registrable_domain: null, email: 'boss@corp-phish.example', email_domain: 'corp-phish.example', change_seq: expect.any(Number) },
+      { id: 1, host: 'evil.example.com', registrable_domain: 'example.com', email: null, email_domain: null, url_expression: 'evil.example.com/login', change_seq: expect.any(Number) },
+      { id: 2, host: null, registrable_domain: null, email: 'boss@corp-phish.example', email_domain: 'corp-phish.example', url_expression: null, change_seq: expect.any(Number) },
     ]);
     // Each row has its own place in the feed, and the re-scan that followed moved nothing again.
     expect(new Set(rows.map((row) => (row as { change_seq: number }).change_seq))).toEqual(new Set([1, 2]));
@@ -91,11 +91,14 @@ describe('lookup columns and text search', () => {
       { id: 5, host: null, registrable_domain: null, address_namespace: null, address_chain: null, address: null, email: null, email_domain: null },
       { id: 6, host: null, registrable_domain: null, address_namespace: null, address_chain: null, address: null, email: null, email_domain: null },
     ]);
+    const expressions = withDb(dbPath, (db) => db.prepare('SELECT id, url_expression FROM threats WHERE url_expression IS NOT NULL ORDER BY id').all());
+    expect(expressions).toEqual([{ id: 1, url_expression: 'login.wallet-verify.example-phish.co.uk/connect' }]);
     withDb(dbPath, (db) => {
       const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((row) => row.detail).join(' ');
       expect(plan("SELECT id FROM threats WHERE content = 'x'")).toMatch(/USING (COVERING )?INDEX threats_content/);
       expect(plan("SELECT id FROM threats WHERE host = 'x'")).toMatch(/USING (COVERING )?INDEX threats_host/);
       expect(plan("SELECT id FROM threats WHERE address = 'x'")).toMatch(/USING (COVERING )?INDEX threats_address/);
+      expect(plan("SELECT id FROM threats WHERE url_expression IN ('a/', 'b/')")).toMatch(/USING (COVERING )?INDEX threats_url_expression/);
       expect(plan('SELECT id FROM threats WHERE change_seq > 5')).toMatch(/USING (COVERING )?INDEX threats_change_seq/);
       const match = (query: string) => db.prepare('SELECT rowid FROM threats_fts WHERE threats_fts MATCH ? ORDER BY rowid').pluck().all(query);
       expect(match('wallet')).toEqual([1]);
@@ -176,7 +179,7 @@ describe('change feed and removals', () => {
 });
 
 describe('lookup command', () => {
-  it('finds threats by content, URL host, domain, address and e-mail, with exit 0 on a match and 1 on none', async () => {
+  it('matches URLs by expression, addresses and e-mails by their columns, with exit 0 on a match and 1 on none', async () => {
     const service = await start([
       threat(1, 'https://login.evil-phish.example/connect', 'URL', TODAY),
       threat(2, 'eip155:1:0xAbCdEf0123456789abcdef0123456789ABCDEF01', 'ADDRESS', TODAY),
@@ -185,27 +188,31 @@ describe('lookup command', () => {
     const dbPath = join(tempDir(), 'mirror.db');
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     const reader = { THREAT_MIRROR_DB: dbPath };
+    type Json = { results: Array<{ value: string; blocked: boolean; matches: Array<{ id: number; match: { by: string } }>; same_host: Array<{ id: number }> }> };
     const json = async (...values: string[]) => {
       const result = await runCli(['lookup', '--json', ...values], reader);
-      return { code: result.code, results: JSON.parse(result.stdout) as Array<{ value: string; matches: Array<{ id: number; matchedBy: string }> }> };
+      return { code: result.code, results: (JSON.parse(result.stdout) as Json).results };
     };
-    const byUrl = await json('https://LOGIN.evil-phish.example/other-path');
-    expect(byUrl.code).toBe(0);
-    expect(byUrl.results[0]?.matches).toMatchObject([{ id: 1, matchedBy: 'host' }]);
-    const byDomain = await json('evil-phish.example');
-    expect(byDomain.results[0]?.matches.map((match) => [match.id, match.matchedBy])).toEqual([
-      [1, 'registrable_domain'],
-      [3, 'email_domain'],
-    ]);
-    expect((await json('0xABCDEF0123456789ABCDEF0123456789ABCDEF01')).results[0]?.matches).toMatchObject([{ id: 2, matchedBy: 'address' }]);
+    // Issue 17 changed this: another path on the threat's host is not blocked (it was "by host"); the
+    // path-level threat shows only as same-host context.
+    const otherPath = await json('https://LOGIN.evil-phish.example/other-path');
+    expect(otherPath.code).toBe(1);
+    expect(otherPath.results[0]).toMatchObject({ blocked: false, matches: [], same_host: [{ id: 1 }] });
+    const variant = await json('HTTPS://Login.Evil-Phish.Example.:443/a/../connect/#top');
+    expect(variant.code).toBe(0);
+    expect(variant.results[0]?.matches).toMatchObject([{ id: 1, match: { by: 'expression', expression: 'login.evil-phish.example/connect' } }]);
+    // Nor does a bare domain match a path-level threat or an e-mail at that domain (it did, by registrable domain).
+    expect((await json('evil-phish.example')).results[0]).toMatchObject({ blocked: false, matches: [] });
+    expect((await json('0xABCDEF0123456789ABCDEF0123456789ABCDEF01')).results[0]?.matches).toMatchObject([{ id: 2, match: { by: 'address' } }]);
     expect((await json('eip155:137:0xabcdef0123456789abcdef0123456789abcdef01')).results[0]?.matches).toEqual([]);
-    expect((await json('SUPPORT@evil-phish.example')).results[0]?.matches).toMatchObject([{ id: 3, matchedBy: 'email' }]);
+    expect((await json('SUPPORT@evil-phish.example')).results[0]?.matches).toMatchObject([{ id: 3, match: { by: 'email' } }]);
     const none = await runCli(['lookup', 'https://innocent.example/'], reader);
     expect(none.code).toBe(1);
     expect(none.stdout).toMatch(/not blocked/);
     const text = await runCli(['lookup', 'https://login.evil-phish.example/connect', 'innocent.example'], reader);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^https:\/\/login\.evil-phish\.example\/connect: blocked \(1 match\)/);
+    expect(text.stdout).toMatch(/\(by exact\)/);
     expect((await runCli(['lookup'], reader)).code).toBe(2);
     expect((await runCli(['lookup', 'x'], { THREAT_MIRROR_DB: join(tempDir(), 'missing.db') })).code).toBe(2);
   });

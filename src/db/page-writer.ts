@@ -163,13 +163,13 @@ export class PageWriter {
     const pending = this.#sqlite.prepare('SELECT id, type, content FROM threats WHERE change_seq = 0 LIMIT 1000');
     const update = this.#sqlite.prepare(
       `UPDATE threats SET change_seq = ?, host = ?, registrable_domain = ?, address_namespace = ?, address_chain = ?,
-              address = ?, email = ?, email_domain = ? WHERE id = ?`,
+              address = ?, email = ?, email_domain = ?, url_expression = ? WHERE id = ?`,
     );
     const batch = this.#sqlite.transaction(() => {
       const rows = pending.all() as Array<{ id: number; type: string; content: string }>;
       for (const row of rows) {
         const fields = this.#derive(row.type, row.content);
-        update.run(++this.#changeSeq, fields.host, fields.registrableDomain, fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, row.id);
+        update.run(++this.#changeSeq, fields.host, fields.registrableDomain, fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, fields.urlExpression, row.id);
       }
       return rows.length;
     });
@@ -194,6 +194,7 @@ export class PageWriter {
         values.push(
           threat.id, threat.content, threat.type, threat.blockedAt, stamp, stamp, this.#changeSeq,
           fields.host, fields.registrableDomain, fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain,
+          fields.urlExpression,
         );
       }
       // A row is returned only when written: first_seen_at equal to this page's stamp means inserted.
@@ -262,12 +263,13 @@ export class PageWriter {
     if (!statement) {
       statement = this.#sqlite.prepare(
         `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq,
-                              host, registrable_domain, address_namespace, address_chain, address, email, email_domain)
-         VALUES ${placeholders(rows, 14)}
+                              host, registrable_domain, address_namespace, address_chain, address, email, email_domain, url_expression)
+         VALUES ${placeholders(rows, 15)}
          ON CONFLICT (id) DO UPDATE SET content = excluded.content, type = excluded.type, blocked_at = excluded.blocked_at,
            updated_at = excluded.updated_at, change_seq = excluded.change_seq, host = excluded.host,
            registrable_domain = excluded.registrable_domain, address_namespace = excluded.address_namespace,
-           address_chain = excluded.address_chain, address = excluded.address, email = excluded.email, email_domain = excluded.email_domain
+           address_chain = excluded.address_chain, address = excluded.address, email = excluded.email, email_domain = excluded.email_domain,
+           url_expression = excluded.url_expression
          WHERE threats.content IS NOT excluded.content OR threats.type IS NOT excluded.type OR threats.blocked_at IS NOT excluded.blocked_at
          RETURNING id, first_seen_at`,
       );

@@ -28,6 +28,8 @@ export const threats = sqliteTable(
     address: text('address'),
     email: text('email'),
     emailDomain: text('email_domain'),
+    /** URL and PAGE: the Safe Browsing canonical expression host/path?query (src/url/); what `lookup` matches. */
+    urlExpression: text('url_expression'),
   },
   // Partial indexes: a lookup column is NULL for other types, and NULLs need no index entries.
   (table) => [
@@ -40,6 +42,7 @@ export const threats = sqliteTable(
     index('threats_address').on(table.address).where(sql`address IS NOT NULL`),
     index('threats_email').on(table.email).where(sql`email IS NOT NULL`),
     index('threats_email_domain').on(table.emailDomain).where(sql`email_domain IS NOT NULL`),
+    index('threats_url_expression').on(table.urlExpression).where(sql`url_expression IS NOT NULL`),
   ],
 );
 

@@ -59,6 +59,21 @@ export function canonicalizeUrl(input: string): CanonicalUrl | null {
   };
 }
 
+// A bare host name or IPv4 address, with optional port, path, query or fragment: "evil.example",
+// "evil.example/x", "1.2.3.4:8080/a".
+const BARE_HOST = /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{1,63}\.?(?::[0-9]{1,5})?(?:[/?#]|$)/i;
+
+/**
+ * canonicalizeUrl for input that says it is a URL: one with a scheme and "//", or one that starts
+ * with a host name or IPv4 address. Free text such as "not a url" is refused here, although the
+ * specification (which assumes its input is a URL) would read it as a host.
+ */
+export function canonicalizeWebUrl(input: string): CanonicalUrl | null {
+  const trimmed = input.trim();
+  if (!WITH_SCHEME.test(trimmed) && !BARE_HOST.test(trimmed)) return null;
+  return canonicalizeUrl(trimmed);
+}
+
 /** The URL written back out: scheme://host/path?query. */
 export function formatCanonicalUrl(url: CanonicalUrl): string {
   return `${url.scheme}://${url.host}${url.path}${url.query === null ? '' : `?${url.query}`}`;
@@ -137,7 +152,9 @@ export function parseIpv4(host: string): string | null {
 
 /** Resolve "/./" and "/../", collapse runs of slashes; keep a trailing slash (also after a final "." or ".."). */
 function normalizePath(bytes: Uint8Array): Uint8Array {
-  const path = Buffer.from(bytes).toString('latin1');
+  const path = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
+  // Most paths need nothing: no "//", no "." or ".." segment.
+  if (!/\/\/|\/\.\.?(?:\/|$)/.test(path)) return bytes;
   const segments = path.split('/');
   const kept: string[] = [];
   for (const segment of segments) {
@@ -190,6 +207,7 @@ function unescapeBytes(bytes: Uint8Array): Uint8Array {
 const HEX = '0123456789ABCDEF';
 
 function escapeBytes(bytes: Uint8Array): string {
+  if (bytes.every((byte) => byte > 0x20 && byte < 0x7f && byte !== 0x23 && byte !== 0x25)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
   let text = '';
   for (const byte of bytes) {
     if (byte <= 0x20 || byte >= 0x7f || byte === 0x23 || byte === 0x25) text += `%${HEX[byte >> 4]}${HEX[byte & 15]}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deriveLookupFields, normalizeLookup } from '../../src/lookup-fields.js';
+import { deriveLookupFields } from '../../src/lookup-fields.js';
 
 describe('deriveLookupFields', () => {
   it('derives host and registrable domain from URLs and pages', () => {
@@ -12,7 +12,11 @@ describe('deriveLookupFields', () => {
     expect(idn.host).toMatch(/^xn--[a-z0-9-]+\.example$/);
     expect(idn.registrableDomain).toBe(idn.host);
     expect(deriveLookupFields('URL', 'http://192.168.0.1/login')).toMatchObject({ host: '192.168.0.1', registrableDomain: null });
-    expect(deriveLookupFields('URL', 'https://evil.example./')).toMatchObject({ host: 'evil.example' });
+    expect(deriveLookupFields('URL', 'https://evil.example./')).toMatchObject({ host: 'evil.example', urlExpression: 'evil.example/' });
+    expect(deriveLookupFields('PAGE', 'HTTP://Shared-Host.example:80/forms/./abc#x')).toMatchObject({ urlExpression: 'shared-host.example/forms/abc' });
+    expect(deriveLookupFields('URL', 'evil.example/x')).toMatchObject({ host: null, urlExpression: 'evil.example/x' });
+    expect(deriveLookupFields('URL', 'not a url at all').urlExpression).toBeNull();
+    expect(deriveLookupFields('EMAIL', 'a@evil.example').urlExpression).toBeNull();
   });
 
   it('splits chain-qualified addresses, lower-casing hex ones only', () => {
@@ -33,7 +37,7 @@ describe('deriveLookupFields', () => {
   });
 
   it('keeps NULL for content that does not parse, hostile content included, and never throws', () => {
-    const none = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null };
+    const none = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null, urlExpression: null };
     const hostile = [
       'evil.example/login',
       'https://',
@@ -59,16 +63,5 @@ describe('deriveLookupFields', () => {
       }
     }
     expect(deriveLookupFields('PLATFORM_03', 'https://social.example.com/@x')).toEqual(none);
-  });
-});
-
-describe('normalizeLookup', () => {
-  it('reads URLs, bare domains, addresses and e-mails like the derived columns', () => {
-    expect(normalizeLookup(' https://EVIL.example/a ')).toMatchObject({ content: 'https://EVIL.example/a', host: 'evil.example', domain: null });
-    expect(normalizeLookup('Evil.Example')).toMatchObject({ host: null, domain: 'evil.example' });
-    expect(normalizeLookup('0xABC')).toMatchObject({ address: '0xabc', addressChain: null });
-    expect(normalizeLookup('eip155:137:0xABC')).toMatchObject({ address: '0xabc', addressNamespace: 'eip155', addressChain: '137' });
-    expect(normalizeLookup('X@Example.com')).toMatchObject({ email: 'x@example.com', domain: null });
-    expect(normalizeLookup('just words')).toMatchObject({ host: null, domain: null, address: null, email: null });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalExpression, canonicalizeUrl, formatCanonicalUrl, isHostBlock, parseIpv4 } from '../../src/url/canonical-url.js';
+import { canonicalExpression, canonicalizeUrl, canonicalizeWebUrl, formatCanonicalUrl, isHostBlock, parseIpv4 } from '../../src/url/canonical-url.js';
 import { coveringExpressions, hostSuffixes, pathPrefixes, urlExpressions } from '../../src/url/expressions.js';
 
 const canonical = (input: string): string | null => {
@@ -93,6 +93,15 @@ describe('canonicalizeUrl', () => {
     expect(canonicalizeUrl('http:///path-only')).toBeNull();
     expect(canonicalizeUrl('')).toBeNull();
     expect(canonical('evil.example:8443/x')).toBe('http://evil.example/x');
+  });
+
+  it('reads only what says it is a URL when asked for a web URL', () => {
+    expect(canonicalizeWebUrl('not a url at all')).toBeNull();
+    expect(canonicalizeWebUrl('%20leadingspace.com/')).toBeNull();
+    expect(canonicalizeWebUrl('hello')).toBeNull();
+    expect(canonicalizeWebUrl(' Evil.Example/x ')).toMatchObject({ host: 'evil.example', path: '/x' });
+    expect(canonicalizeWebUrl('1.2.3.4:8080/a')).toMatchObject({ host: '1.2.3.4', path: '/a' });
+    expect(canonicalizeWebUrl('http:// leadingspace.com/')).toMatchObject({ host: '%20leadingspace.com' });
   });
 
   it('tells a whole-host block from a path block', () => {

@@ -1,0 +1,59 @@
+// GET /v1/lookup?value=V (repeatable) and POST /v1/lookup {"values": [...]}: the lookup command over
+// HTTP, for services that do not link SQLite. Answers from its own read-only connection.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkLookupValues, lookupValues, type ThreatLookup } from './lookup.js';
+
+/** A request body above this is refused: 1,000 values of a long URL each fit with room to spare. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export type LookupHandler = (request: IncomingMessage, response: ServerResponse) => void;
+
+export function createLookupHandler(lookup: ThreatLookup, onError: (error: unknown) => void): LookupHandler {
+  return (request, response) => {
+    const send = (status: number, body: unknown): void => {
+      response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      response.end(`${JSON.stringify(body)}\n`);
+    };
+    const answer = (values: unknown): void => {
+      const problem = checkLookupValues(values);
+      if (problem !== null) return send(400, { error: problem });
+      lookupValues(lookup, values as string[]).then(
+        (document) => send(200, document),
+        (error: unknown) => {
+          onError(error);
+          send(500, { error: 'lookup failed; see the daemon log' });
+        },
+      );
+    };
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      const unknown = [...url.searchParams.keys()].find((key) => key !== 'value');
+      if (unknown !== undefined) return send(400, { error: `unknown query parameter "${unknown}"; use value=V, repeated for several values` });
+      return answer(url.searchParams.getAll('value'));
+    }
+    if (request.method !== 'POST') return send(405, { error: 'method not allowed; use GET ?value=V or POST {"values": [...]}' });
+    let chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      if (response.headersSent) return; // refused already: the rest is read and dropped
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        chunks = [];
+        response.setHeader('connection', 'close');
+        return send(413, { error: `request body over ${MAX_BODY_BYTES} bytes; send at most 1,000 values` });
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      if (response.headersSent) return;
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return send(400, { error: 'body must be JSON: {"values": ["…"]}' });
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body) || !('values' in body)) return send(400, { error: 'body must be an object with "values": ["…"]' });
+      answer((body as { values: unknown }).values);
+    });
+  };
+}

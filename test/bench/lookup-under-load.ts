@@ -1,0 +1,79 @@
+// Part of `npm run bench:readers`: the real daemon serves /v1/lookup from the benchmark's file while
+// its first sync backfills new threats from the stand-in, and autocannon (a child process) loads it.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import type { Result } from 'autocannon';
+import { addDays } from '../../src/days.js';
+import { generateThreats, startStandin } from '../../src/standin/index.js';
+
+export interface LoadResult {
+  readonly result: Result;
+  readonly rate: number;
+  readonly seconds: number;
+  readonly backfillThreats: number;
+  readonly writtenDuringLoad: number;
+  readonly backfillRunningAtEnd: boolean;
+}
+
+const NOW = '2026-03-15T12:00:00.000Z';
+const KEY = 'bench-load-key';
+const FIRST_BACKFILL_ID = 50_000_000;
+const CLI = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
+const LOAD = fileURLToPath(new URL('./lookup-load.js', import.meta.url));
+
+export async function loadWhileBackfilling(options: { dbPath: string; values: readonly string[]; rate: number; seconds: number }): Promise<LoadResult> {
+  const count = Number(process.env.BENCH_BACKFILL_THREATS ?? 400_000);
+  const threats = generateThreats({ seed: 77, organizations: ['bench'], count, fromDay: addDays(NOW.slice(0, 10), -30), toDay: addDays(NOW.slice(0, 10), -1) }).map(
+    (threat) => ({ ...threat, id: threat.id + FIRST_BACKFILL_ID }),
+  );
+  const standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'bench' }, userKeys: {} }, now: () => new Date(NOW) });
+  const daemon = spawn(process.execPath, [CLI], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      THREAT_MIRROR_API_URL: standin.url,
+      THREAT_MIRROR_API_KEY: KEY,
+      THREAT_MIRROR_ORG: 'bench',
+      THREAT_MIRROR_DB: options.dbPath,
+      THREAT_MIRROR_NOW: NOW,
+      THREAT_MIRROR_INITIAL_DAYS: '30',
+      THREAT_MIRROR_SCHEDULE: '0 0 1 1 *',
+      THREAT_MIRROR_HTTP_PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let syncDone = false;
+  const port = await new Promise<number>((resolve, reject) => {
+    let buffer = '';
+    daemon.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk;
+      const lines = buffer.split('\n');
+      buffer = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.startsWith('{')) continue;
+        const log = JSON.parse(line) as { msg?: string; port?: number; status?: string };
+        if (log.msg === 'serving /healthz, /readyz and /metrics' && log.port !== undefined) resolve(log.port);
+        if (log.msg?.startsWith('sync of organization')) syncDone = true;
+      }
+    });
+    daemon.once('exit', (code) => reject(new Error(`the daemon exited with ${code} before serving`)));
+  });
+  try {
+    const load = spawn(process.execPath, [LOAD, `http://127.0.0.1:${port}`, String(options.rate), String(options.seconds)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    load.stdin.end(JSON.stringify(options.values));
+    let output = '';
+    load.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    await new Promise((resolve) => load.once('exit', resolve));
+    const backfillRunningAtEnd = !syncDone;
+    const reader = new Database(options.dbPath, { readonly: true });
+    const writtenDuringLoad = reader.prepare('SELECT count(*) FROM threats WHERE id >= ?').pluck().get(FIRST_BACKFILL_ID) as number;
+    reader.close();
+    return { result: JSON.parse(output) as Result, rate: options.rate, seconds: options.seconds, backfillThreats: threats.length, writtenDuringLoad, backfillRunningAtEnd };
+  } finally {
+    daemon.kill('SIGTERM');
+    await new Promise((resolve) => (daemon.exitCode === null ? daemon.once('exit', resolve) : resolve(undefined)));
+    await standin.close();
+  }
+}
