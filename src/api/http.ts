@@ -22,14 +22,15 @@ export interface DeprecationNotice {
   readonly sunset: string | null;
 }
 
-export interface HttpResponse {
-  readonly status: number;
-  readonly json: unknown;
-  /** The body as received: the parsed numbers of `json` may have lost digits (ids beyond 2^53). */
-  readonly text: string;
-}
+/**
+ * Turns a 200 body into what the caller keeps, synchronously: the parsed JSON and the text as
+ * received (its numbers keep every digit, which `json` may have lost beyond 2^53). Neither outlives
+ * the call, so a page's text is never held across an await while other responses are parsed: the
+ * CLI's heap is capped at 48 MB and a page may be 4 MiB.
+ */
+export type BodyReader<T> = (json: unknown, text: string) => T;
 
-export async function requestJson(request: HttpRequest, now: () => number = Date.now): Promise<HttpResponse> {
+export async function requestJson<T>(request: HttpRequest, read: BodyReader<T>, now: () => number = Date.now): Promise<T> {
   const timeout = AbortSignal.timeout(request.timeoutMs);
   const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
   try {
@@ -48,11 +49,13 @@ export async function requestJson(request: HttpRequest, now: () => number = Date
     }
     if (response.status === 200) {
       const text = await readBodyCapped(response, request);
+      let json: unknown;
       try {
-        return { status: 200, json: JSON.parse(text) as unknown, text };
+        json = JSON.parse(text);
       } catch {
         throw new RetryableApiError(`${request.label}: response body is not valid JSON (${text.length} characters; truncated?)`, 'bad_body');
       }
+      return read(json, text);
     }
     // A retryable status needs no body: failing at once lets a 429 pause the key sooner.
     const retryable = response.status === 408 || response.status === 429 || response.status >= 500;

@@ -52,19 +52,20 @@ export async function fetchReportPage(options: ApiClientOptions, caller: ApiCall
   }
   const { value, retries } = await withRetry(
     { organization: caller.name, budget: options.budgets.forKey(caller.apiKey.reveal()), policy: options.retry, logger: options.logger, observer: options.observer, signal },
-    async () => {
-      const response = await requestJson({
-        method: 'GET',
-        url: `${options.apiUrl}/organization/reports?${query.toString()}`,
-        headers: { accept: 'application/json', 'x-api-key': caller.apiKey.reveal() },
-        timeoutMs: options.timeoutMs,
-        maxResponseBytes: options.maxResponseBytes,
-        signal,
-        label,
-        onDeprecation: (notice) => options.notices?.deprecation('GET /organization/reports', notice),
-      });
-      return parseReportPage(response.json, label, response.text);
-    },
+    () =>
+      requestJson(
+        {
+          method: 'GET',
+          url: `${options.apiUrl}/organization/reports?${query.toString()}`,
+          headers: { accept: 'application/json', 'x-api-key': caller.apiKey.reveal() },
+          timeoutMs: options.timeoutMs,
+          maxResponseBytes: options.maxResponseBytes,
+          signal,
+          label,
+          onDeprecation: (notice) => options.notices?.deprecation('GET /organization/reports', notice),
+        },
+        (json, text) => parseReportPage(json, label, text),
+      ),
   );
   return { ...value, retries };
 }

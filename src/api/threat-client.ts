@@ -80,20 +80,21 @@ export async function fetchThreatPage(
       observer: options.observer,
       signal,
     },
-    async () => {
-      const response = await requestJson({
-        method: 'POST',
-        url: `${options.apiUrl}/threats/list`,
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': caller.apiKey.reveal() },
-        body,
-        timeoutMs: options.timeoutMs,
-        maxResponseBytes: options.maxResponseBytes,
-        signal,
-        label,
-        onDeprecation: (notice) => options.notices?.deprecation('POST /threats/list', notice),
-      });
-      return parseThreatPage(response.json, label, response.text);
-    },
+    () =>
+      requestJson(
+        {
+          method: 'POST',
+          url: `${options.apiUrl}/threats/list`,
+          headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': caller.apiKey.reveal() },
+          body,
+          timeoutMs: options.timeoutMs,
+          maxResponseBytes: options.maxResponseBytes,
+          signal,
+          label,
+          onDeprecation: (notice) => options.notices?.deprecation('POST /threats/list', notice),
+        },
+        (json, text) => parseThreatPage(json, label, text),
+      ),
   );
   return { ...value, retries };
 }
