@@ -67,9 +67,10 @@ standin_requests() { node -e 'fetch(process.argv[1] + "/__standin/requests").the
 free_port() { node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
 
 # A second container that reads the volume as a reader service would: read-only root, the volume
-# mounted :ro, better-sqlite3 with readonly: true, no network. Prints one JSON line.
+# mounted :ro, better-sqlite3 with readonly: true, no network. Prints one JSON line. The image's
+# Node 22 opens SQLite with better-sqlite3 13 (better-sqlite3-napi; src/db/sqlite.ts says why).
 readonly READER_JS='
-const Database = require("better-sqlite3");
+const Database = require("better-sqlite3-napi");
 const db = new Database("/mirror/threat-mirror.db", { readonly: true, fileMustExist: true });
 const out = { check: db.pragma("quick_check", { simple: true }), threats: db.prepare("SELECT count(*) FROM current_threats").pluck().get() };
 out.sample = db.prepare("SELECT content FROM current_threats ORDER BY id LIMIT 1").pluck().get() ?? null;
