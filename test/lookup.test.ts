@@ -1,7 +1,7 @@
 // Issue 17: Safe Browsing-grade URL matching, one lookup for every kind, and GET/POST /v1/lookup.
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../src/db/sqlite.js';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
 // its first sync backfills new threats from the stand-in, and autocannon (a child process) loads it.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/db/sqlite.js';
 import type { Result } from 'autocannon';
 import { addDays } from '../../src/days.js';
 import { generateThreats, startStandin } from '../../src/standin/index.js';
