@@ -375,28 +375,37 @@ async function walkWindow(
     return fetchPage(null);
   };
   let next = cursor === null ? fetchPage(null) : fetchPage(cursor).catch(restartIfRefused);
+  /**
+   * Takes a page in: prefetches the next one, checks it, and hands it to the writer. Only what the
+   * loop needs comes back, so the loop holds no page while it waits for commits: a page of large
+   * records (4 MB) held across those waits by each of four windows, beside the prefetched ones, ran
+   * the CLI's 48 MB heap out (45 MB live after a full GC, measured).
+   */
+  const handOver = (page: ThreatPage): { nextPage: string | null; chars: number; empty: boolean } => {
+    throwIfWriteFailed();
+    if (page.nextPage !== null) {
+      if (page.nextPage === cursor || seenCursors.has(page.nextPage)) {
+        throw new ProtocolError(
+          `organization "${organization.name}": the service returned next_page "${page.nextPage}" again for ${window.windowStart}..${window.windowEnd}; stopped to avoid a loop`,
+        );
+      }
+      seenCursors.add(page.nextPage);
+      next = fetchPage(page.nextPage);
+    }
+    reportUnknownTypes(page, log);
+    onPage?.(page.threats);
+    if (seenIds) for (const threat of page.threats) seenIds.add(threat.id);
+    pages += 1;
+    records += page.threats.length + page.rejected.length;
+    const chars = pageChars(page);
+    uncommitted.push({ committed: commit(page, cursor, pages), chars });
+    uncommittedChars += chars;
+    return { nextPage: page.nextPage, chars, empty: page.threats.length + page.rejected.length === 0 };
+  };
   try {
     for (;;) {
-      const page = await next;
-      throwIfWriteFailed();
-      if (page.nextPage !== null) {
-        if (page.nextPage === cursor || seenCursors.has(page.nextPage)) {
-          throw new ProtocolError(
-            `organization "${organization.name}": the service returned next_page "${page.nextPage}" again for ${window.windowStart}..${window.windowEnd}; stopped to avoid a loop`,
-          );
-        }
-        seenCursors.add(page.nextPage);
-        next = fetchPage(page.nextPage);
-      }
-      reportUnknownTypes(page, log);
-      onPage?.(page.threats);
-      if (seenIds) for (const threat of page.threats) seenIds.add(threat.id);
-      pages += 1;
-      records += page.threats.length + page.rejected.length;
-      const chars = pageChars(page);
-      uncommitted.push({ committed: commit(page, cursor, pages), chars });
-      uncommittedChars += chars;
-      if (page.nextPage === null) {
+      const { nextPage, chars, empty } = handOver(await next);
+      if (nextPage === null) {
         while (uncommitted.length > 0) await awaitOldest();
         return records;
       }
@@ -404,14 +413,13 @@ async function walkWindow(
       while (uncommitted.length >= MAX_UNCOMMITTED_PAGES_PER_WINDOW || uncommittedChars - chars > MAX_UNCOMMITTED_CHARS_PER_WINDOW) {
         await awaitOldest();
       }
-      const empty = page.threats.length + page.rejected.length === 0;
       emptyPagesInARow = empty ? emptyPagesInARow + 1 : 0;
       if (emptyPagesInARow >= MAX_EMPTY_PAGES_IN_A_ROW) {
         throw new ProtocolError(
           `organization "${organization.name}": the service returned ${emptyPagesInARow} empty pages in a row that still point to a next page for ${window.windowStart}..${window.windowEnd}; stopped to avoid a loop`,
         );
       }
-      cursor = page.nextPage;
+      cursor = nextPage;
     }
   } finally {
     // Stopping (an error, a signal) still lets the pages already fetched commit, and counts them.
