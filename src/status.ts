@@ -53,11 +53,14 @@ export function readStatus(sqlite: Database.Database, only?: string): Organizati
   const windows = sqlite.prepare(
     'SELECT window_start AS windowStart, window_end AS windowEnd, next_page AS nextPage, pages, records, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? ORDER BY window_start',
   );
-  const runs = sqlite.prepare(
+  // A report run's counts are in reports_* (threats_* before migration 0011_report_run_counts).
+  const runCounts = (count: (column: string) => string): string =>
     `SELECT id, stream, mode, status, range_start AS rangeStart, range_end AS rangeEnd, started_at AS startedAt, finished_at AS finishedAt, pages,
-            threats_inserted AS threatsInserted, threats_updated AS threatsUpdated, threats_rejected AS threatsRejected, error
-       FROM sync_runs WHERE organization = ? ORDER BY id DESC LIMIT ${RECENT_RUNS}`,
-  );
+            ${count('inserted')} AS threatsInserted, ${count('updated')} AS threatsUpdated, ${count('rejected')} AS threatsRejected, error
+       FROM sync_runs WHERE organization = ? ORDER BY id DESC LIMIT ${RECENT_RUNS}`;
+  const runs =
+    prepareIfMigrated(sqlite, runCounts((column) => `CASE stream WHEN 'reports' THEN reports_${column} ELSE threats_${column} END`)) ??
+    sqlite.prepare(runCounts((column) => `threats_${column}`));
   return organizations.map((organization) => ({
     organization,
     completeThrough: (checkpoint.get(organization) as string | undefined) ?? null,

@@ -2,7 +2,7 @@
 // the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
 // marks what the service no longer returns).
 import type { OrganizationConfig } from './config.js';
-import { addToDigest, type DayDigest, digestHex, emptyDigest } from './db/content-hash.js';
+import { addToDayDigests, type DayDigest, digestHex, emptyDigest } from './db/content-hash.js';
 import { addDays, daysBetween } from './days.js';
 import { type RunSummary, type SyncDeps, syncOrganization } from './sync/sync-organization.js';
 
@@ -45,10 +45,7 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
       onPage: (threats) => {
         for (const threat of threats) {
           const day = threat.blockedAt.slice(0, 10);
-          if (day < from || day > to) continue;
-          let digest = service.get(day);
-          if (!digest) service.set(day, (digest = emptyDigest()));
-          addToDigest(digest, threat.id, threat.content, threat.type, threat.blockedAt);
+          if (day >= from && day <= to) addToDayDigests(service, threat);
         }
       },
     },

@@ -22,3 +22,19 @@ export function addToDigest(digest: DayDigest, id: number, content: string, type
 export function digestHex(digest: DayDigest): string {
   return digest.high.toString(16).padStart(8, '0') + digest.low.toString(16).padStart(8, '0');
 }
+
+/** A threat as the digest sees it. */
+export interface DigestedThreat {
+  readonly id: number;
+  readonly content: string;
+  readonly type: string;
+  readonly blockedAt: string;
+}
+
+/** Adds a threat to the digest of its day (UTC, from blocked_at), starting that day's digest if new. */
+export function addToDayDigests(digests: Map<string, DayDigest>, threat: DigestedThreat): void {
+  const day = threat.blockedAt.slice(0, 10);
+  let digest = digests.get(day);
+  if (!digest) digests.set(day, (digest = emptyDigest()));
+  addToDigest(digest, threat.id, threat.content, threat.type, threat.blockedAt);
+}

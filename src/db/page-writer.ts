@@ -10,6 +10,7 @@ import type { Threat } from '../api/threat-record.js';
 import { addDays, daysBetween } from '../days.js';
 import { deriveLookupFields, type LookupFields } from '../lookup-fields.js';
 import { addToDigest, type DayDigest, digestHex, emptyDigest } from './content-hash.js';
+import { COUNT_THREAT_PAGE_SQL } from './run-state.js';
 
 export interface PageCounts {
   readonly inserted: number;
@@ -108,10 +109,7 @@ export class PageWriter {
     this.#markRemoved = sqlite.prepare('UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ?');
     this.#bumpChangeSeq = sqlite.prepare('UPDATE threats SET change_seq = ? WHERE id = ?');
     this.#changeSeq = sqlite.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
-    this.#countRunPage = sqlite.prepare(
-      `UPDATE sync_runs SET pages = pages + 1, retries = retries + ?, threats_inserted = threats_inserted + ?,
-              threats_updated = threats_updated + ?, threats_rejected = threats_rejected + ?, threats_removed = threats_removed + ? WHERE id = ?`,
-    );
+    this.#countRunPage = sqlite.prepare(COUNT_THREAT_PAGE_SQL);
     this.#write = sqlite.transaction((input: PageInput) => this.#writePage(input));
     this.#writeMany = sqlite.transaction((inputs: readonly PageInput[]) => inputs.map((input) => this.#writePage(input)));
   }

@@ -2,6 +2,8 @@
 import type Database from 'better-sqlite3';
 import type { ReportRecord } from '../api/report-client.js';
 import type { RejectedRecord } from '../api/threat-client.js';
+import { RejectedRecordWriter } from './rejected-records.js';
+import type { RunStateWriter } from './run-state.js';
 
 export interface ReportWalk {
   readonly mode: 'incremental' | 'backfill';
@@ -40,14 +42,16 @@ export class ReportWriter {
   readonly #upsertReport: Statement;
   readonly #deleteProposals: Statement;
   readonly #insertProposal: Statement;
-  readonly #insertRejected: Statement;
+  readonly #rejected: RejectedRecordWriter;
   readonly #saveState: Statement;
   readonly #readState: Statement;
-  readonly #countRun: Statement;
+  readonly #runs: RunStateWriter;
   readonly #linkThreats: Statement;
   readonly #write: Database.Transaction<(input: ReportPageInput) => ReportPageResult>;
 
-  constructor(sqlite: Database.Database) {
+  /** `runs`: the run-state statements of this connection (shared with MirrorStore). */
+  constructor(sqlite: Database.Database, runs: RunStateWriter) {
+    this.#runs = runs;
     // A report is rewritten only when what the service sent changed (its raw JSON).
     this.#upsertReport = sqlite.prepare(
       `INSERT INTO reports (organization, id, created_at, status, raw, first_seen_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -62,7 +66,7 @@ export class ReportWriter {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM threats WHERE content = ? LIMIT 1))
        ON CONFLICT DO NOTHING`,
     );
-    this.#insertRejected = sqlite.prepare('INSERT INTO rejected_records (organization, run_id, raw, reason, seen_at) VALUES (?, ?, ?, ?, ?)');
+    this.#rejected = new RejectedRecordWriter(sqlite);
     this.#saveState = sqlite.prepare(
       `INSERT INTO report_sync_state (organization, mode, range_start, range_end, next_cursor, disabled_reason, disabled_until, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -73,10 +77,6 @@ export class ReportWriter {
     this.#readState = sqlite.prepare(
       `SELECT mode, range_start AS rangeStart, range_end AS rangeEnd, next_cursor AS nextCursor, disabled_reason AS disabledReason,
               disabled_until AS disabledUntil FROM report_sync_state WHERE organization = ?`,
-    );
-    this.#countRun = sqlite.prepare(
-      `UPDATE sync_runs SET pages = pages + 1, retries = retries + ?, threats_inserted = threats_inserted + ?,
-              threats_updated = threats_updated + ?, threats_rejected = threats_rejected + ? WHERE id = ?`,
     );
     this.#linkThreats = sqlite.prepare(
       `UPDATE report_proposals SET threat_id = (SELECT id FROM threats WHERE content = report_proposals.asset_content LIMIT 1)
@@ -126,11 +126,10 @@ export class ReportWriter {
         );
       }
     }
-    for (const record of input.rejected) {
-      this.#insertRejected.run(input.organization, input.runId, record.raw, record.reason, input.stamp);
-    }
+    this.#rejected.insertAll(input.organization, input.runId, input.rejected, input.stamp);
     this.saveState(input.organization, input.walk, null, input.stamp);
-    this.#countRun.run(input.retries, inserted, updated, input.rejected.length, input.runId);
-    return { inserted, updated, rejected: input.rejected.length, unchanged };
+    const counts = { inserted, updated, rejected: input.rejected.length };
+    this.#runs.countReportPage(input.runId, input.retries, counts);
+    return { ...counts, unchanged };
   }
 }

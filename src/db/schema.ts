@@ -108,11 +108,12 @@ export const syncCursors = sqliteTable(
 );
 
 /**
- * The per-day ledger: a row means every page of a window covering that day was walked to its end.
+ * The per-day ledger (table sync_windows, a name readers query; the windows themselves are in
+ * sync_cursors): a row means every page of a window covering that day was walked to its end.
  * records and content_hash describe the organization's threats of that day after the walk; the
  * hash is order-independent over (id, content, type, blocked_at), so `verify` can compare days.
  */
-export const syncWindows = sqliteTable(
+export const dayLedger = sqliteTable(
   'sync_windows',
   {
     organization: text('organization').notNull(),
@@ -161,6 +162,10 @@ export const syncRuns = sqliteTable(
     threatsUpdated: integer('threats_updated').notNull().default(0),
     threatsRejected: integer('threats_rejected').notNull().default(0),
     threatsRemoved: integer('threats_removed').notNull().default(0),
+    /** The reports stream's counts (its runs leave the threats_* columns at 0). */
+    reportsInserted: integer('reports_inserted').notNull().default(0),
+    reportsUpdated: integer('reports_updated').notNull().default(0),
+    reportsRejected: integer('reports_rejected').notNull().default(0),
     error: text('error'),
   },
   (table) => [index('sync_runs_organization').on(table.organization, table.id)],

@@ -20,7 +20,7 @@ export async function syncReports(deps: SyncDeps, organization: OrganizationConf
   const log = deps.logger.child({ organization: organization.name, stream: 'reports' });
   const started = clock();
   const today = dayOf(started);
-  const writer = store.reports;
+  const writer = store.reportWriter;
   const state = writer.state(organization.name);
   const mode = request.mode === 'backfill' ? 'backfill' : 'incremental';
   const range = request.mode === 'backfill' ? { start: request.from, end: request.to } : { start: addDays(today, -(settings.reportsRecentDays - 1)), end: today };
@@ -72,7 +72,7 @@ function walkToResume(
   deps: SyncDeps,
   organization: string,
   request: SyncRequest,
-  state: ReturnType<SyncDeps['store']['reports']['state']>,
+  state: ReturnType<SyncDeps['store']['reportWriter']['state']>,
   today: string,
 ): ReportWalk & { firstRun: boolean } {
   const backfill = request.mode === 'backfill' ? request : undefined;
@@ -116,7 +116,7 @@ async function walkReports(
     // unchanged, everything after it is too. A dated walk (backfill, first run) reads its range whole.
     const settledAfter = (unchanged: ReadonlySet<string>): boolean =>
       !dated && page.reports.some((report) => report.createdAt !== null && report.createdAt < recentFrom && unchanged.has(report.id));
-    const result = store.reports.write({
+    const result = store.reportWriter.write({
       organization: organization.name,
       runId,
       reports: page.reports,
@@ -134,7 +134,7 @@ async function walkReports(
     for (const record of page.rejected) log.warn({ reason: record.reason }, 'report rejected and kept in rejected_records');
     if (page.nextCursor === null) return;
     if (settledAfter(result.unchanged)) {
-      store.reports.saveState(organization.name, null, null, clock().toISOString());
+      store.reportWriter.saveState(organization.name, null, null, clock().toISOString());
       return;
     }
     cursor = page.nextCursor;
