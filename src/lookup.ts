@@ -3,6 +3,7 @@
 // their derived columns, anything else by exact content. Every match is an index search, and only
 // threats currently blocked (not removed) for some organization count.
 import type Database from 'better-sqlite3';
+import { MIRROR_FRESHNESS_SQL } from './db/status-reads.js';
 import { parseAddress, parseEmail } from './lookup-fields.js';
 import { canonicalizeWebUrl } from './url/canonical-url.js';
 import { coveringExpressions } from './url/expressions.js';
@@ -92,7 +93,7 @@ export class ThreatLookup {
     this.#byAddress = select('t.address = @address AND (@chain IS NULL OR (t.address_namespace = @namespace AND t.address_chain = @chain))');
     this.#byEmail = select('t.email = @email');
     this.#byHost = select("t.host = @host AND t.type IN ('URL', 'PAGE')");
-    this.#freshness = sqlite.prepare('SELECT min(complete_through) AS completeThrough, count(*) AS organizations, count(complete_through) AS complete, max(stale) AS stale FROM sync_status');
+    this.#freshness = sqlite.prepare(MIRROR_FRESHNESS_SQL);
   }
 
   lookup(value: string, options: LookupOptions = {}): LookupResult {

@@ -1,5 +1,6 @@
 // Whether the mirror's data can be trusted now: every organization synced, recently, and the file answers.
 import type Database from 'better-sqlite3';
+import { LAST_THREAT_RUNS_SQL } from './db/status-reads.js';
 import { errorMessage } from './errors.js';
 import type { WalHealth } from './wal-health.js';
 
@@ -32,15 +33,7 @@ export function checkReadiness(sqlite: Database.Database, organizations: readonl
     // The last *finished* threats run: a run in progress says nothing yet about the data, and
     // reports are a separate stream that readers' threat answers do not depend on. Readiness is
     // about the incremental sync only: reconciliation runs (old days re-walked) are left out.
-    rows = sqlite
-      .prepare(
-        `SELECT r.organization,
-                (SELECT status FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_run_status,
-                (SELECT MAX(finished_at) FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status = 'succeeded') AS last_success_at,
-                (SELECT error FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_error
-           FROM (SELECT DISTINCT organization FROM sync_runs) r`,
-      )
-      .all() as Row[];
+    rows = sqlite.prepare(LAST_THREAT_RUNS_SQL).all() as Row[];
   } catch (error) {
     return { ready: false, reasons: [`the database does not answer: ${errorMessage(error)}`], organizations: [] };
   }

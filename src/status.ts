@@ -2,6 +2,7 @@
 // Opens the file read-only: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
+import { readSettingsWithPrefix, StatusReads } from './db/status-reads.js';
 
 export interface OrganizationStatus {
   readonly organization: string;
@@ -36,52 +37,17 @@ export interface OrganizationStatus {
 const RECENT_RUNS = 5;
 
 export function readStatus(sqlite: Database.Database, only?: string): OrganizationStatus[] {
-  const organizations = (
-    sqlite
-      .prepare('SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints UNION SELECT organization FROM organization_threats ORDER BY 1')
-      .pluck()
-      .all() as string[]
-  ).filter((name) => only === undefined || name === only);
-  const checkpoint = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
-  const threats = sqlite.prepare('SELECT count(*) FROM organization_threats WHERE organization = ?').pluck();
-  const rejected = sqlite.prepare('SELECT count(*) FROM rejected_records WHERE organization = ?').pluck();
-  const reconciliation = prepareIfMigrated(
-    sqlite,
-    'SELECT overdue_days AS overdueDays, oldest_overdue_day AS oldestOverdueDay, last_full_reconcile_at AS lastFullCycleAt FROM sync_status WHERE organization = ?',
-  );
-  const plans = sqlite.prepare('SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd FROM sync_plans WHERE organization = ? ORDER BY id');
-  const windows = sqlite.prepare(
-    'SELECT window_start AS windowStart, window_end AS windowEnd, next_page AS nextPage, pages, records, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? ORDER BY window_start',
-  );
-  // A report run's counts are in reports_* (threats_* before migration 0011_report_run_counts).
-  const runCounts = (count: (column: string) => string): string =>
-    `SELECT id, stream, mode, status, range_start AS rangeStart, range_end AS rangeEnd, started_at AS startedAt, finished_at AS finishedAt, pages,
-            ${count('inserted')} AS threatsInserted, ${count('updated')} AS threatsUpdated, ${count('rejected')} AS threatsRejected, error
-       FROM sync_runs WHERE organization = ? ORDER BY id DESC LIMIT ${RECENT_RUNS}`;
-  const runs =
-    prepareIfMigrated(sqlite, runCounts((column) => `CASE stream WHEN 'reports' THEN reports_${column} ELSE threats_${column} END`)) ??
-    sqlite.prepare(runCounts((column) => `threats_${column}`));
+  const reads = new StatusReads(sqlite, RECENT_RUNS);
+  const organizations = reads.organizations().filter((name) => only === undefined || name === only);
   return organizations.map((organization) => ({
     organization,
-    completeThrough: (checkpoint.get(organization) as string | undefined) ?? null,
-    threats: threats.get(organization) as number,
-    rejectedRecords: rejected.get(organization) as number,
-    reconciliation: (reconciliation?.get(organization) as OrganizationStatus['reconciliation'] | undefined) ?? { overdueDays: 0, oldestOverdueDay: null, lastFullCycleAt: null },
-    openPlans: (plans.all(organization) as Array<{ id: number; mode: string; rangeStart: string; rangeEnd: string }>).map(({ id, ...plan }) => ({
-      ...plan,
-      windows: windows.all(id) as OrganizationStatus['openPlans'][number]['windows'],
-    })),
-    recentRuns: runs.all(organization) as OrganizationStatus['recentRuns'],
+    completeThrough: reads.completeThrough(organization),
+    threats: reads.threatCount(organization),
+    rejectedRecords: reads.rejectedCount(organization),
+    reconciliation: reads.reconciliation(organization) ?? { overdueDays: 0, oldestOverdueDay: null, lastFullCycleAt: null },
+    openPlans: reads.openPlans(organization).map(({ id, ...plan }) => ({ ...plan, windows: reads.planCursors(id) })),
+    recentRuns: reads.recentRuns(organization),
   }));
-}
-
-/** A file the writer of this version has not migrated yet lacks the newer columns: show none. */
-function prepareIfMigrated(sqlite: Database.Database, query: string): Database.Statement | undefined {
-  try {
-    return sqlite.prepare(query);
-  } catch {
-    return undefined;
-  }
 }
 
 export function formatStatus(statuses: readonly OrganizationStatus[]): string {
@@ -125,10 +91,7 @@ export interface ServiceNotice {
 export const DEPRECATION_SETTING_PREFIX = 'deprecation ';
 
 export function readServiceNotices(sqlite: Database.Database): ServiceNotice[] {
-  const rows = sqlite
-    .prepare("SELECT key, value, updated_at AS updatedAt FROM mirror_settings WHERE key >= ? AND key < ? ORDER BY key")
-    .all(DEPRECATION_SETTING_PREFIX, `${DEPRECATION_SETTING_PREFIX.trimEnd()}!`) as Array<{ key: string; value: string; updatedAt: string }>;
-  return rows.map((row) => {
+  return readSettingsWithPrefix(sqlite, DEPRECATION_SETTING_PREFIX).map((row) => {
     let parsed: { deprecation?: unknown; sunset?: unknown } = {};
     try {
       parsed = JSON.parse(row.value) as typeof parsed;

@@ -1,0 +1,142 @@
+// The reads behind `status`, /readyz and lookup's freshness line: the SQL of what the mirror says
+// about itself, on any connection (read-only included). Each statement is prepared once per call
+// site; none writes.
+import type { Database, Statement } from './sqlite.js';
+
+/** A run as `status` lists it; a report run's counts are its reports_* columns. */
+export interface RecentRun {
+  id: number;
+  stream: string;
+  mode: string;
+  status: string;
+  rangeStart: string;
+  rangeEnd: string;
+  startedAt: string;
+  finishedAt: string | null;
+  pages: number;
+  threatsInserted: number;
+  threatsUpdated: number;
+  threatsRejected: number;
+  error: string | null;
+}
+
+export interface OpenPlanRow {
+  id: number;
+  mode: string;
+  rangeStart: string;
+  rangeEnd: string;
+}
+
+export interface PlanCursorRow {
+  windowStart: string;
+  windowEnd: string;
+  nextPage: string | null;
+  pages: number;
+  records: number;
+  completedAt: string | null;
+}
+
+export interface ReconciliationRow {
+  overdueDays: number;
+  oldestOverdueDay: string | null;
+  lastFullCycleAt: string | null;
+}
+
+/** Per organization, its last finished threats run (incremental sync only) and last success: what /readyz judges. */
+export const LAST_THREAT_RUNS_SQL = `SELECT r.organization,
+                (SELECT status FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_run_status,
+                (SELECT MAX(finished_at) FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status = 'succeeded') AS last_success_at,
+                (SELECT error FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_error
+           FROM (SELECT DISTINCT organization FROM sync_runs) r`;
+
+/** The whole mirror's freshness from sync_status, as a lookup answer reports it. */
+export const MIRROR_FRESHNESS_SQL =
+  'SELECT min(complete_through) AS completeThrough, count(*) AS organizations, count(complete_through) AS complete, max(stale) AS stale FROM sync_status';
+
+/** A report run's counts are in reports_* (threats_* before migration 0011_report_run_counts). */
+function recentRunsSql(limit: number, count: (column: string) => string): string {
+  return `SELECT id, stream, mode, status, range_start AS rangeStart, range_end AS rangeEnd, started_at AS startedAt, finished_at AS finishedAt, pages,
+            ${count('inserted')} AS threatsInserted, ${count('updated')} AS threatsUpdated, ${count('rejected')} AS threatsRejected, error
+       FROM sync_runs WHERE organization = ? ORDER BY id DESC LIMIT ${limit}`;
+}
+
+/** What `status` shows of each organization. */
+export class StatusReads {
+  readonly #organizations: Statement;
+  readonly #checkpoint: Statement;
+  readonly #threats: Statement;
+  readonly #rejected: Statement;
+  readonly #reconciliation: Statement | undefined;
+  readonly #plans: Statement;
+  readonly #cursors: Statement;
+  readonly #recentRuns: Statement;
+
+  constructor(sqlite: Database, recentRuns: number) {
+    this.#organizations = sqlite
+      .prepare('SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints UNION SELECT organization FROM organization_threats ORDER BY 1')
+      .pluck();
+    this.#checkpoint = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
+    this.#threats = sqlite.prepare('SELECT count(*) FROM organization_threats WHERE organization = ?').pluck();
+    this.#rejected = sqlite.prepare('SELECT count(*) FROM rejected_records WHERE organization = ?').pluck();
+    this.#reconciliation = prepareIfMigrated(
+      sqlite,
+      'SELECT overdue_days AS overdueDays, oldest_overdue_day AS oldestOverdueDay, last_full_reconcile_at AS lastFullCycleAt FROM sync_status WHERE organization = ?',
+    );
+    this.#plans = sqlite.prepare('SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd FROM sync_plans WHERE organization = ? ORDER BY id');
+    this.#cursors = sqlite.prepare(
+      'SELECT window_start AS windowStart, window_end AS windowEnd, next_page AS nextPage, pages, records, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? ORDER BY window_start',
+    );
+    this.#recentRuns =
+      prepareIfMigrated(sqlite, recentRunsSql(recentRuns, (column) => `CASE stream WHEN 'reports' THEN reports_${column} ELSE threats_${column} END`)) ??
+      sqlite.prepare(recentRunsSql(recentRuns, (column) => `threats_${column}`));
+  }
+
+  organizations(): string[] {
+    return this.#organizations.all() as string[];
+  }
+
+  completeThrough(organization: string): string | null {
+    return (this.#checkpoint.get(organization) as string | undefined) ?? null;
+  }
+
+  threatCount(organization: string): number {
+    return this.#threats.get(organization) as number;
+  }
+
+  rejectedCount(organization: string): number {
+    return this.#rejected.get(organization) as number;
+  }
+
+  /** Undefined when the file's writer has not migrated it to sync_status's reconciliation columns. */
+  reconciliation(organization: string): ReconciliationRow | undefined {
+    return this.#reconciliation?.get(organization) as ReconciliationRow | undefined;
+  }
+
+  openPlans(organization: string): OpenPlanRow[] {
+    return this.#plans.all(organization) as OpenPlanRow[];
+  }
+
+  planCursors(planId: number): PlanCursorRow[] {
+    return this.#cursors.all(planId) as PlanCursorRow[];
+  }
+
+  recentRuns(organization: string): RecentRun[] {
+    return this.#recentRuns.all(organization) as RecentRun[];
+  }
+}
+
+/** mirror_settings rows whose key starts with `prefix` (not empty), by key: a range on the primary key. */
+export function readSettingsWithPrefix(sqlite: Database, prefix: string): Array<{ key: string; value: string; updatedAt: string }> {
+  return sqlite
+    .prepare('SELECT key, value, updated_at AS updatedAt FROM mirror_settings WHERE key >= ? AND key < ? ORDER BY key')
+    .all(prefix, `${prefix.slice(0, -1)}${String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)}`) as Array<{ key: string; value: string; updatedAt: string }>;
+}
+
+/** A file the writer of this version has not migrated yet lacks the newer columns: show none. */
+function prepareIfMigrated(sqlite: Database, query: string): Statement | undefined {
+  try {
+    return sqlite.prepare(query);
+  } catch {
+    return undefined;
+  }
+}

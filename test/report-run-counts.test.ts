@@ -1,0 +1,128 @@
+// A reports run counts in sync_runs.reports_* and leaves threats_* to threats runs; a file written
+// before migration 0011_report_run_counts gets its report runs' counts moved there.
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { afterEach, expect, it } from 'vitest';
+import { addDays } from '../src/days.js';
+import { migrationsFolder } from '../src/db/open-database.js';
+import { Database } from '../src/db/sqlite.js';
+import { generateReports, generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { runCli } from './support/cli.js';
+import { withDb } from './support/mirror-db.js';
+import { tempDir } from './support/temp.js';
+
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const KEY = 'acme-key';
+
+let standin: Standin | undefined;
+afterEach(async () => {
+  await standin?.close();
+  standin = undefined;
+});
+
+async function start(): Promise<Standin> {
+  const threats = generateThreats({ seed: 31, organizations: ['acme'], count: 300, fromDay: addDays(TODAY, -19), toDay: TODAY });
+  standin = await startStandin({
+    threats,
+    reports: generateReports({ seed: 32, organizations: ['acme'], count: 200, fromDay: addDays(TODAY, -19), toDay: TODAY, threats }),
+    reportsVariant: 'cursor',
+    reportsEnabled: true,
+    keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
+    now: () => new Date(NOW),
+  });
+  return standin;
+}
+
+function env(service: Standin, dbPath: string, reports: boolean): Record<string, string> {
+  return {
+    THREAT_MIRROR_API_URL: service.url,
+    THREAT_MIRROR_DB: dbPath,
+    THREAT_MIRROR_ORG: 'acme',
+    THREAT_MIRROR_API_KEY: KEY,
+    THREAT_MIRROR_NOW: NOW,
+    THREAT_MIRROR_REPORTS: reports ? '1' : '0',
+  };
+}
+
+interface RunCounts {
+  stream: string;
+  threats_inserted: number;
+  threats_updated: number;
+  threats_rejected: number;
+  threats_removed: number;
+  reports_inserted: number;
+  reports_updated: number;
+  reports_rejected: number;
+}
+
+const RUN_COUNTS = `SELECT stream, threats_inserted, threats_updated, threats_rejected, threats_removed, reports_inserted, reports_updated, reports_rejected
+                      FROM sync_runs ORDER BY id`;
+
+it('a reports run counts in reports_*, a threats run in threats_*, and status shows each run its own counts', async () => {
+  const service = await start();
+  const dbPath = join(tempDir(), 'mirror.db');
+  const result = await runCli(['--once'], env(service, dbPath, true));
+  expect(result.code).toBe(0);
+  const held = withDb(dbPath, (db) => ({
+    threats: db.prepare("SELECT count(*) FROM organization_threats WHERE organization = 'acme'").pluck().get() as number,
+    reports: db.prepare("SELECT count(*) FROM reports WHERE organization = 'acme'").pluck().get() as number,
+    runs: db.prepare(RUN_COUNTS).all() as RunCounts[],
+  }));
+  expect(held.threats).toBeGreaterThan(0);
+  expect(held.reports).toBeGreaterThan(0);
+  expect(held.runs).toEqual([
+    { stream: 'threats', threats_inserted: held.threats, threats_updated: 0, threats_rejected: 0, threats_removed: 0, reports_inserted: 0, reports_updated: 0, reports_rejected: 0 },
+    { stream: 'reports', threats_inserted: 0, threats_updated: 0, threats_rejected: 0, threats_removed: 0, reports_inserted: held.reports, reports_updated: 0, reports_rejected: 0 },
+  ]);
+  const status = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath });
+  expect(status.code).toBe(0);
+  const runs = (JSON.parse(status.stdout) as { organizations: Array<{ recentRuns: Array<{ stream: string; threatsInserted: number }> }> }).organizations[0]?.recentRuns;
+  expect(runs).toMatchObject([
+    { stream: 'reports', threatsInserted: held.reports },
+    { stream: 'threats', threatsInserted: held.threats },
+  ]);
+});
+
+it('moves the counts of report runs written before the migration out of threats_*, and status reads an unmigrated file', async () => {
+  const service = await start();
+  const dbPath = join(tempDir(), 'mirror.db');
+  // A file at the schema before 0011_report_run_counts, with one run of each stream.
+  const oldMigrations = join(tempDir(), 'drizzle');
+  cpSync(migrationsFolder(), oldMigrations, { recursive: true });
+  const journalPath = join(oldMigrations, 'meta', '_journal.json');
+  const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: Array<{ tag: string }> };
+  const ours = journal.entries.findIndex((entry) => entry.tag.endsWith('_report_run_counts'));
+  expect(ours).toBeGreaterThan(0);
+  for (const entry of journal.entries.slice(ours)) rmSync(join(oldMigrations, `${entry.tag}.sql`));
+  writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, ours) }));
+  const old = new Database(dbPath);
+  old.pragma('journal_mode = WAL');
+  migrate(drizzle(old), { migrationsFolder: oldMigrations });
+  old.exec(`INSERT INTO sync_runs (organization, stream, mode, status, range_start, range_end, started_at, finished_at, pages,
+                                   threats_inserted, threats_updated, threats_rejected)
+            VALUES ('acme', 'threats', 'backfill', 'succeeded', '2026-01-01', '2026-01-01', 'x', 'x', 1, 5, 1, 0),
+                   ('acme', 'reports', 'incremental', 'succeeded', '2026-03-01', '2026-03-14', 'x', 'x', 2, 7, 3, 2)`);
+  old.close();
+
+  // status never migrates: on the old file it shows the counts where that version kept them.
+  const before = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath });
+  expect(before.code).toBe(0);
+  expect((JSON.parse(before.stdout) as { organizations: Array<{ recentRuns: unknown[] }> }).organizations[0]?.recentRuns).toMatchObject([
+    { stream: 'reports', threatsInserted: 7, threatsUpdated: 3, threatsRejected: 2 },
+    { stream: 'threats', threatsInserted: 5, threatsUpdated: 1, threatsRejected: 0 },
+  ]);
+
+  expect((await runCli(['--once'], env(service, dbPath, false))).code).toBe(0);
+  const runs = withDb(dbPath, (db) => db.prepare(RUN_COUNTS).all() as RunCounts[]);
+  expect(runs.slice(0, 2)).toEqual([
+    { stream: 'threats', threats_inserted: 5, threats_updated: 1, threats_rejected: 0, threats_removed: 0, reports_inserted: 0, reports_updated: 0, reports_rejected: 0 },
+    { stream: 'reports', threats_inserted: 0, threats_updated: 0, threats_rejected: 0, threats_removed: 0, reports_inserted: 7, reports_updated: 3, reports_rejected: 2 },
+  ]);
+  const after = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath });
+  expect((JSON.parse(after.stdout) as { organizations: Array<{ recentRuns: unknown[] }> }).organizations[0]?.recentRuns).toContainEqual(
+    expect.objectContaining({ stream: 'reports', threatsInserted: 7, threatsUpdated: 3, threatsRejected: 2 }),
+  );
+});
