@@ -2,7 +2,7 @@
 // Opens the file read-only: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { readSettingsWithPrefix, StatusReads } from './db/status-reads.js';
+import { type OpenPlanRow, type PlanCursorRow, type ReconciliationRow, type RecentRun, readSettingsWithPrefix, StatusReads } from './db/status-reads.js';
 
 export interface OrganizationStatus {
   readonly organization: string;
@@ -10,28 +10,10 @@ export interface OrganizationStatus {
   readonly threats: number;
   readonly rejectedRecords: number;
   /** Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS (sync_status, docs/reconciliation.md). */
-  readonly reconciliation: { readonly overdueDays: number; readonly oldestOverdueDay: string | null; readonly lastFullCycleAt: string | null };
-  readonly openPlans: ReadonlyArray<{
-    mode: string;
-    rangeStart: string;
-    rangeEnd: string;
-    windows: ReadonlyArray<{ windowStart: string; windowEnd: string; nextPage: string | null; pages: number; records: number; completedAt: string | null }>;
-  }>;
-  readonly recentRuns: ReadonlyArray<{
-    id: number;
-    stream: string;
-    mode: string;
-    status: string;
-    rangeStart: string;
-    rangeEnd: string;
-    startedAt: string;
-    finishedAt: string | null;
-    pages: number;
-    threatsInserted: number;
-    threatsUpdated: number;
-    threatsRejected: number;
-    error: string | null;
-  }>;
+  readonly reconciliation: Readonly<ReconciliationRow>;
+  readonly openPlans: ReadonlyArray<Omit<OpenPlanRow, 'id'> & { windows: readonly PlanCursorRow[] }>;
+  /** A report run's inserted/updated/rejected are its reports' (JSON field names kept for readers). */
+  readonly recentRuns: readonly RecentRun[];
 }
 
 const RECENT_RUNS = 5;
