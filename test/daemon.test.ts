@@ -5,7 +5,7 @@ import { generateThreats, type Standin } from '../src/standin/index.js';
 import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
 import { hasTool, promtoolCheckMetrics } from './support/judges.js';
 import { mirroredThreats, runs, scalar } from './support/mirror-db.js';
-import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
 const KEY = 'acme-daemon-key';
@@ -17,14 +17,7 @@ function startService(count = 500): Promise<Standin> {
   return serveThreats(KEY, NOW, generateThreats({ seed: 41, organizations: ['acme'], count, fromDay: addDays(TODAY, -4), toDay: TODAY }));
 }
 
-const daemonEnv = mirrorEnvFor(KEY, NOW, {
-  THREAT_MIRROR_INITIAL_DAYS: '5',
-  THREAT_MIRROR_SCHEDULE: '* * * * * *',
-  THREAT_MIRROR_HTTP_PORT: '0',
-  THREAT_MIRROR_RETRY_MIN_MS: '5',
-  THREAT_MIRROR_RETRY_MAX_MS: '20',
-  THREAT_MIRROR_MAX_RETRIES: '1',
-});
+const daemonEnv = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_INITIAL_DAYS: '5', ...EVERY_SECOND_DAEMON });
 
 const runsFinished = (process: CliProcess, status: string): number =>
   process.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization') && line.status === status).length;

@@ -39,3 +39,12 @@ export function mirrorEnvFor(key: string, now: string, settings: Env = {}): Mirr
     ...extra,
   });
 }
+
+/** A daemon that runs every second, serves its probes on a port of its choosing, and gives up on a failing request quickly. */
+export const EVERY_SECOND_DAEMON: Env = {
+  THREAT_MIRROR_SCHEDULE: '* * * * * *',
+  THREAT_MIRROR_HTTP_PORT: '0',
+  THREAT_MIRROR_RETRY_MIN_MS: '5',
+  THREAT_MIRROR_RETRY_MAX_MS: '20',
+  THREAT_MIRROR_MAX_RETRIES: '1',
+};
