@@ -6,12 +6,15 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
-import { type CliProcess, startCli } from './support/cli.js';
+import { generateThreats } from '../src/standin/index.js';
+import { servingPort, startCli } from './support/cli.js';
+import { afterThisTest } from './support/cleanup.js';
+import { probeHealthz } from './support/probes.js';
 import { scalar } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
 
 const KEY = 'acme-busy-readers-key';
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -23,18 +26,7 @@ const HOLDING_READER = join(dirname(fileURLToPath(import.meta.url)), 'support', 
  */
 const HEALTHZ_BOUND_MS = 1000;
 
-let standin: Standin | undefined;
-let daemon: CliProcess | undefined;
-let reader: ChildProcessWithoutNullStreams | undefined;
-afterEach(async () => {
-  reader?.kill('SIGKILL');
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.kill('SIGKILL');
-    await daemon.exited;
-  }
-  await standin?.close();
-  standin = daemon = reader = undefined;
-});
+const env = mirrorEnvFor(KEY, NOW);
 
 /** Sends a command to the holding reader and resolves on its answer. */
 function tell(child: ChildProcessWithoutNullStreams, lines: AsyncIterator<string>, command: 'hold' | 'release'): Promise<string> {
@@ -61,43 +53,20 @@ async function until<T>(what: string, probe: () => Promise<T>, check: (value: T)
 }
 
 it('never stalls behind a reader that holds a read transaction, and shows the WAL it makes grow', async () => {
-  standin = await startStandin({
-    threats: generateThreats({ seed: 71, organizations: ['acme'], count: 400, fromDay: addDays(TODAY, -4), toDay: TODAY }),
-    keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-    now: () => new Date(NOW),
-  });
-  const service = standin;
-  const dbPath = join(tempDir(), 'mirror.db');
-  daemon = startCli([], {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_INITIAL_DAYS: '5',
-    THREAT_MIRROR_SCHEDULE: '*/1 * * * * *',
-    THREAT_MIRROR_HTTP_PORT: '0',
-    THREAT_MIRROR_WAL_STARVED_SECONDS: '2',
-    THREAT_MIRROR_NOW: NOW,
-  });
-  const running = daemon;
-  const port = (await running.waitForLog((line) => line.msg === 'serving /healthz, /readyz and /metrics')).port as number;
+  const service = await serveThreats(KEY, NOW, generateThreats({ seed: 71, organizations: ['acme'], count: 400, fromDay: addDays(TODAY, -4), toDay: TODAY }));
+  const dbPath = tempDbPath();
+  const running = startCli(
+    [],
+    env(service, dbPath, { THREAT_MIRROR_INITIAL_DAYS: '5', THREAT_MIRROR_SCHEDULE: '*/1 * * * * *', THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_WAL_STARVED_SECONDS: '2' }),
+  );
+  const port = await servingPort(running);
   await running.waitForLog((line) => line.status === 'succeeded');
 
   // /healthz every 100 ms for the whole test, timed from here.
-  const healthz: number[] = [];
-  let probing = true;
-  const prober = (async () => {
-    while (probing) {
-      const started = performance.now();
-      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
-      await response.text();
-      healthz.push(response.status === 200 ? performance.now() - started : Number.POSITIVE_INFINITY);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
+  const { timings: healthz, stop: stopProbing } = probeHealthz(port);
 
   const child = spawn(process.execPath, [HOLDING_READER, dbPath], { stdio: ['pipe', 'pipe', 'pipe'] });
-  reader = child;
+  afterThisTest('processes', () => child.kill('SIGKILL'));
   const answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   expect(await tell(child, answers, 'hold')).toBe('holding');
   const heldSince = Date.now();
@@ -139,8 +108,7 @@ it('never stalls behind a reader that holds a read transaction, and shows the WA
   addThreat();
   const succeeded = running.logs.filter((line) => line.status === 'succeeded').length;
   await running.waitForLog(() => running.logs.filter((line) => line.status === 'succeeded').length > succeeded);
-  probing = false;
-  await prober;
+  await stopProbing();
   const stopAsked = Date.now();
   running.kill('SIGTERM');
   const exit = await running.exited;

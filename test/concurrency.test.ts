@@ -1,24 +1,18 @@
 // Windows, request budgets and rate limits, seen from the stand-in's side of the wire.
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
+import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirroredThreats, withDb } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { startTestStandin } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const SHARED_KEY = 'shared-user-key';
 
-let standin: Standin | undefined;
-afterEach(async () => {
-  await standin?.close();
-  standin = undefined;
-});
-
-async function start(threats: StandinThreat[], keys: Record<string, string[]> = { [SHARED_KEY]: ['acme', 'globex'] }): Promise<Standin> {
-  standin = await startStandin({
+function start(threats: StandinThreat[], keys: Record<string, string[]> = { [SHARED_KEY]: ['acme', 'globex'] }): Promise<Standin> {
+  return startTestStandin({
     threats,
     keys: {
       organizationKeys: { 'acme-key': 'acme', 'globex-key': 'globex' },
@@ -26,7 +20,6 @@ async function start(threats: StandinThreat[], keys: Record<string, string[]> = 
     },
     now: () => new Date(NOW),
   });
-  return standin;
 }
 
 function env(service: Standin, dbPath: string, extra: Record<string, string>): Record<string, string> {
@@ -49,7 +42,7 @@ function edgeThreats(days: number): StandinThreat[] {
 describe('windows', () => {
   it('cover every day of a long range exactly: no gaps or doubles at window edges, both ends inclusive', async () => {
     const service = await start([...edgeThreats(90), ...generateThreats({ seed: 3, organizations: ['acme'], count: 3000, fromDay: addDays(TODAY, -89), toDay: TODAY, firstId: 10_000 })]);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const from = addDays(TODAY, -80);
     const to = addDays(TODAY, -10);
     const result = await runCli(['--backfill', '--from', from, '--to', to], env(service, dbPath, { THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: 'acme-key' }));
@@ -70,7 +63,7 @@ describe('request budget', () => {
   it('keeps requests in flight per key within THREAT_MIRROR_CONCURRENCY, shared by organizations that share a key', async () => {
     const service = await start(generateThreats({ seed: 5, organizations: ['acme', 'globex'], count: 4000, fromDay: addDays(TODAY, -59), toDay: TODAY }));
     service.setLatency(15);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const result = await runCli(
       ['--backfill', '--from', addDays(TODAY, -59)],
       env(service, dbPath, { THREAT_MIRROR_ORGS: 'acme,globex', THREAT_MIRROR_API_KEY_ACME: SHARED_KEY, THREAT_MIRROR_API_KEY_GLOBEX: SHARED_KEY, THREAT_MIRROR_CONCURRENCY: '3' }),
@@ -86,7 +79,7 @@ describe('request budget', () => {
     const service = await start(generateThreats({ seed: 7, organizations: ['acme'], count: 3000, fromDay: addDays(TODAY, -59), toDay: TODAY }), { [SHARED_KEY]: ['acme'] });
     service.setLatency(5);
     // The fifth request is refused with a 1 s Retry-After, while others of the key are in flight.
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const waiting = service.waitForRequests(4).then(() => service.faults.enqueue({ kind: 'rateLimit', retryAfter: '1' }, { times: 1 }));
     const result = await runCli(['--backfill', '--from', addDays(TODAY, -59)], env(service, dbPath, { THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: SHARED_KEY, THREAT_MIRROR_CONCURRENCY: '4' }));
     await waiting;

@@ -1,70 +1,33 @@
 // The daemon as a sidecar runs it: on a schedule, with health, readiness and metrics, stopped by SIGTERM.
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
-import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { generateThreats, type Standin } from '../src/standin/index.js';
+import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
 import { hasTool, promtoolCheckMetrics } from './support/judges.js';
 import { mirroredThreats, runs, scalar } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
 
 const KEY = 'acme-daemon-key';
 // The daemon's clock starts here and runs on: dates hold whatever the hour the suite runs.
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
-let standin: Standin | undefined;
-let daemon: CliProcess | undefined;
 
-afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.kill('SIGKILL');
-    await daemon.exited;
-  }
-  daemon = undefined;
-  await standin?.close();
-  standin = undefined;
-});
-
-async function startService(count = 500): Promise<Standin> {
-  standin = await startStandin({
-    threats: generateThreats({ seed: 41, organizations: ['acme'], count, fromDay: addDays(TODAY, -4), toDay: TODAY }),
-    keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-    now: () => new Date(NOW),
-  });
-  return standin;
+function startService(count = 500): Promise<Standin> {
+  return serveThreats(KEY, NOW, generateThreats({ seed: 41, organizations: ['acme'], count, fromDay: addDays(TODAY, -4), toDay: TODAY }));
 }
 
-function daemonEnv(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_INITIAL_DAYS: '5',
-    THREAT_MIRROR_SCHEDULE: '* * * * * *',
-    THREAT_MIRROR_HTTP_PORT: '0',
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '20',
-    THREAT_MIRROR_MAX_RETRIES: '1',
-    THREAT_MIRROR_NOW: NOW,
-    ...extra,
-  };
-}
+const daemonEnv = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_INITIAL_DAYS: '5', ...EVERY_SECOND_DAEMON });
 
 const runsFinished = (process: CliProcess, status: string): number =>
   process.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization') && line.status === status).length;
 
-async function httpPort(process: CliProcess): Promise<number> {
-  const line = await process.waitForLog((log) => log.msg === 'serving /healthz, /readyz and /metrics');
-  return line.port as number;
-}
-
 describe('daemon', () => {
   it('syncs at start and on every tick, picks up new threats, serves health, and stops cleanly on SIGTERM', async () => {
     const service = await startService();
-    const dbPath = join(tempDir(), 'mirror.db');
-    daemon = startCli([], daemonEnv(service, dbPath));
-    const port = await httpPort(daemon);
+    const dbPath = tempDbPath();
+    const daemon = startCli([], daemonEnv(service, dbPath));
+    const port = await servingPort(daemon);
     await daemon.waitForLog((line) => line.status === 'succeeded');
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
@@ -94,8 +57,8 @@ describe('daemon', () => {
   it('skips a tick that falls during a run', async () => {
     const service = await startService(200);
     service.setLatency(1500);
-    const dbPath = join(tempDir(), 'mirror.db');
-    daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
+    const dbPath = tempDbPath();
+    const daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
     await daemon.waitForLog((line) => line.msg === 'scheduled run skipped: the previous run is still in progress');
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
@@ -103,9 +66,9 @@ describe('daemon', () => {
 
   it('on SIGTERM during a slow page leaves an intact file, an interrupted run and no partial page; the next run completes', async () => {
     const service = await startService(800);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     service.faults.enqueue({ kind: 'delay', ms: 60_000 }, { times: 1 });
-    daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
+    const daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
     await service.waitForRequests(1);
     const stopAsked = Date.now();
     daemon.kill('SIGTERM');
@@ -123,8 +86,8 @@ describe('daemon', () => {
 
   it('refuses a second writer on the same file while the first runs', async () => {
     const service = await startService(100);
-    const dbPath = join(tempDir(), 'mirror.db');
-    daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
+    const dbPath = tempDbPath();
+    const daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
     await daemon.waitForLog((line) => line.msg === 'daemon started');
     const second = await runCli(['--once'], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
     expect(second.code).toBe(1);
@@ -135,9 +98,9 @@ describe('daemon', () => {
 
   it('turns /readyz to 503 while the service fails, and back to 200 once it recovers', async () => {
     const service = await startService(100);
-    const dbPath = join(tempDir(), 'mirror.db');
-    daemon = startCli([], daemonEnv(service, dbPath));
-    const port = await httpPort(daemon);
+    const dbPath = tempDbPath();
+    const daemon = startCli([], daemonEnv(service, dbPath));
+    const port = await servingPort(daemon);
     await daemon.waitForLog((line) => line.status === 'succeeded');
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
 
@@ -149,7 +112,7 @@ describe('daemon', () => {
 
     service.faults.clear();
     const succeededBefore = runsFinished(daemon, 'succeeded');
-    await daemon.waitForLog(() => runsFinished(daemon as CliProcess, 'succeeded') > succeededBefore);
+    await daemon.waitForLog(() => runsFinished(daemon , 'succeeded') > succeededBefore);
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);

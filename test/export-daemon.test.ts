@@ -1,26 +1,15 @@
 // Exports kept current by the daemon (THREAT_MIRROR_EXPORTS), and an export killed mid-write.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
-import { type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
-import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { describe, expect, it, onTestFailed } from 'vitest';
+import type { Standin, StandinThreat } from '../src/standin/index.js';
+import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
+import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-export-daemon-key';
-
-let standin: Standin | undefined;
-let daemon: CliProcess | undefined;
-afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.kill('SIGKILL');
-    await daemon.exited;
-  }
-  daemon = undefined;
-  await standin?.close();
-  standin = undefined;
-});
 
 let nextId = 7_000_000;
 function urlThreat(content: string, organization = 'acme'): StandinThreat {
@@ -28,22 +17,11 @@ function urlThreat(content: string, organization = 'acme'): StandinThreat {
   return { id: nextId, content, type: 'URL', blockedAt: `${TODAY}T10:${String(nextId % 60).padStart(2, '0')}:00.000Z`, organization };
 }
 
-async function startService(threats: StandinThreat[]): Promise<Standin> {
-  standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme', 'globex-key': 'globex' }, userKeys: {} }, now: () => new Date(NOW) });
-  return standin;
+function startService(threats: StandinThreat[]): Promise<Standin> {
+  return startTestStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme', 'globex-key': 'globex' }, userKeys: {} }, now: () => new Date(NOW) });
 }
 
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_INITIAL_DAYS: '3',
-    THREAT_MIRROR_NOW: NOW,
-    ...extra,
-  };
-}
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_INITIAL_DAYS: '3' });
 
 const logsOf = (process: CliProcess, msg: string, path: string): number => process.logs.filter((line) => line.msg === msg && line.path === path).length;
 const unchanged = (process: CliProcess, path: string): number =>
@@ -57,7 +35,7 @@ describe('THREAT_MIRROR_EXPORTS in the daemon', () => {
     const dir = tempDir();
     const rpz = join(dir, 'exports', 'threats.rpz');
     const hosts = join(dir, 'exports', 'hosts.txt');
-    daemon = startCli([], env(service, join(dir, 'mirror.db'), {
+    const daemon = startCli([], env(service, join(dir, 'mirror.db'), {
       THREAT_MIRROR_SCHEDULE: '* * * * * *',
       THREAT_MIRROR_HTTP_PORT: '0',
       THREAT_MIRROR_EXPORTS: `rpz=${rpz},hosts=${hosts}`,
@@ -65,7 +43,7 @@ describe('THREAT_MIRROR_EXPORTS in the daemon', () => {
     }));
     const watched = daemon;
     onTestFailed(() => console.log(watched.stdout.split('\n').filter((line) => !line.includes('"page') && !line.includes('no change in the mirror')).slice(-40).join('\n')));
-    const port = (await daemon.waitForLog((line) => line.msg === 'serving /healthz, /readyz and /metrics')).port as number;
+    const port = await servingPort(daemon);
     const running = daemon;
     await running.waitForLog(() => logsOf(running, 'export written', rpz) === 1 && logsOf(running, 'export written', hosts) === 1);
     expect(readFileSync(hosts, 'utf8')).toMatch(/\n0\.0\.0\.0 first-host\.example\n$/);

@@ -1,15 +1,18 @@
 // The daemon beside the real Litestream (0.3.13 from the npm package @flydotio/litestream-linux-x64), as
 // docs/readers-and-replicas.md sets it up: THREAT_MIRROR_CHECKPOINTS=external, a file replica.
 // Skips with a message where the binary is absent (it is an optional, linux-x64 dev dependency).
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
-import { type CliProcess, startCli } from './support/cli.js';
+import { generateThreats } from '../src/standin/index.js';
+import { servingPort, startCli } from './support/cli.js';
+import { afterThisTest } from './support/cleanup.js';
+import { probeHealthz } from './support/probes.js';
 import { differingTables, scalar } from './support/mirror-db.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDir } from './support/temp.js';
 
 const LITESTREAM = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '@flydotio', `litestream-${process.platform}-${process.arch}`, 'litestream');
@@ -22,26 +25,10 @@ const TODAY = NOW.slice(0, 10);
 /** Loose for a loaded 2-core machine, far below the 1–3 s stalls seen before; 50 ms is measured by the benchmark. */
 const HEALTHZ_BOUND_MS = 1000;
 
-let standin: Standin | undefined;
-let daemon: CliProcess | undefined;
-let litestream: ChildProcess | undefined;
-afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.kill('SIGKILL');
-    await daemon.exited;
-  }
-  litestream?.kill('SIGKILL');
-  await standin?.close();
-  standin = daemon = litestream = undefined;
-});
+const env = mirrorEnvFor(KEY, NOW);
 
 it.skipIf(!present)('replicates the mirror while it syncs: the restore equals it, one generation, probes fast, SIGTERM in time', async () => {
-  standin = await startStandin({
-    threats: generateThreats({ seed: 97, organizations: ['acme'], count: 1500, fromDay: addDays(TODAY, -4), toDay: TODAY }),
-    keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-    now: () => new Date(NOW),
-  });
-  const service = standin;
+  const service = await serveThreats(KEY, NOW, generateThreats({ seed: 97, organizations: ['acme'], count: 1500, fromDay: addDays(TODAY, -4), toDay: TODAY }));
   const folder = tempDir();
   const dbPath = join(folder, 'mirror.db');
   const replica = join(folder, 'replica');
@@ -49,39 +36,21 @@ it.skipIf(!present)('replicates the mirror while it syncs: the restore equals it
   // 0.3 reads `replicas:` (a list); the singular `replica:` of the 0.5 docs would be ignored.
   writeFileSync(config, `dbs:\n  - path: ${dbPath}\n    replicas:\n      - type: file\n        path: ${replica}\n        sync-interval: 1s\n`);
 
-  daemon = startCli([], {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_INITIAL_DAYS: '5',
-    THREAT_MIRROR_SCHEDULE: '*/1 * * * * *',
-    THREAT_MIRROR_HTTP_PORT: '0',
-    THREAT_MIRROR_CHECKPOINTS: 'external',
-    THREAT_MIRROR_NOW: NOW,
-  });
-  const running = daemon;
-  const port = (await running.waitForLog((line) => line.msg === 'serving /healthz, /readyz and /metrics')).port as number;
+  const running = startCli(
+    [],
+    env(service, dbPath, { THREAT_MIRROR_INITIAL_DAYS: '5', THREAT_MIRROR_SCHEDULE: '*/1 * * * * *', THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_CHECKPOINTS: 'external' }),
+  );
+  const port = await servingPort(running);
   await running.waitForLog((line) => line.status === 'succeeded');
 
   let log = '';
-  litestream = spawn(LITESTREAM, ['replicate', '-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const replicator = litestream;
+  const replicator = spawn(LITESTREAM, ['replicate', '-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  afterThisTest('processes', () => replicator.kill('SIGKILL'));
   replicator.stdout?.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
   replicator.stderr?.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
   const replicatorExited = new Promise<number | null>((resolve) => replicator.on('close', (code) => resolve(code)));
 
-  const healthz: number[] = [];
-  let probing = true;
-  const prober = (async () => {
-    while (probing) {
-      const started = performance.now();
-      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
-      await response.text();
-      healthz.push(response.status === 200 ? performance.now() - started : Number.POSITIVE_INFINITY);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
+  const { timings: healthz, stop: stopProbing } = probeHealthz(port);
 
   // Several runs with new and changed threats while Litestream replicates.
   const ids = service.threatsVisibleTo(KEY).map((threat) => threat.id);
@@ -99,8 +68,7 @@ it.skipIf(!present)('replicates the mirror while it syncs: the restore equals it
     const inserted = running.logs.filter((line) => line.status === 'succeeded' && (line.inserted as number) >= 150).length;
     await running.waitForLog(() => running.logs.filter((line) => line.status === 'succeeded' && (line.inserted as number) >= 150).length > inserted);
   }
-  probing = false;
-  await prober;
+  await stopProbing();
 
   const stopAsked = Date.now();
   running.kill('SIGTERM');

@@ -4,47 +4,21 @@ import { join } from 'node:path';
 import { Database } from '../src/db/sqlite.js';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrationsFolder } from '../src/db/open-database.js';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
-import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
+import { runCli, servingPort, startCli } from './support/cli.js';
 import { withDb } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-key';
 
-let standin: Standin | undefined;
-let daemon: CliProcess | undefined;
-afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.kill('SIGTERM');
-    await daemon.exited;
-  }
-  daemon = undefined;
-  await standin?.close();
-  standin = undefined;
-});
-
-async function start(threats: StandinThreat[]): Promise<Standin> {
-  standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
-  return standin;
-}
-
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_INITIAL_DAYS: '10',
-    THREAT_MIRROR_LOOKBACK_DAYS: '2',
-    ...extra,
-  };
-}
+const start = (threats: StandinThreat[]): Promise<Standin> => serveThreats(KEY, NOW, threats);
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_LOOKBACK_DAYS: '2' });
 
 const threat = (id: number, content: string, type: string, day = TODAY): StandinThreat => ({ id, content, type, blockedAt: `${day}T10:00:00.000Z`, organization: 'acme' });
 
@@ -73,7 +47,7 @@ async function cliLookup(dbPath: string, values: string[]): Promise<{ code: numb
 
 async function synced(threats: StandinThreat[]): Promise<{ service: Standin; dbPath: string }> {
   const service = await start(threats);
-  const dbPath = join(tempDir(), 'mirror.db');
+  const dbPath = tempDbPath();
   expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
   return { service, dbPath };
 }
@@ -146,7 +120,7 @@ describe('URL matching by Safe Browsing expressions', () => {
 
   it('gives URL rows of a file written before the column their expression at the next start', async () => {
     const service = await start([threat(1, 'https://Old.Example/Path/./x', 'URL'), threat(2, 'boss@corp.example', 'EMAIL')]);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     // A file at the previous schema (every migration before this one), with rows already in the feed.
     const oldMigrations = join(tempDir(), 'drizzle');
     cpSync(migrationsFolder(), oldMigrations, { recursive: true });
@@ -179,10 +153,10 @@ describe('URL matching by Safe Browsing expressions', () => {
 describe('GET and POST /v1/lookup', () => {
   async function daemonPort(service: Standin, dbPath: string): Promise<number> {
     // A schedule that never comes round during the test: the file stays as the first sync left it.
-    daemon = startCli([], env(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' }));
-    const line = await daemon.waitForLog((log) => log.msg === 'serving /healthz, /readyz and /metrics');
+    const daemon = startCli([], env(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' }));
+    const port = await servingPort(daemon);
     await daemon.waitForLog((log) => typeof log.msg === 'string' && log.msg.startsWith('sync of organization') && log.status === 'succeeded');
-    return line.port as number;
+    return port;
   }
 
   it('answers the documented JSON, enforces its limits, and refuses bad input with a JSON 400', async () => {

@@ -2,42 +2,30 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { generateThreats } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
-import { tempDir } from './support/temp.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const READER = join(dirname(fileURLToPath(import.meta.url)), 'support', 'reader-process.mjs');
 
-let standin: Standin | undefined;
-afterEach(async () => {
-  await standin?.close();
-});
+const env = mirrorEnvFor('acme-key', NOW);
 
 it('a reader in another process sees whole pages only, and no errors', async () => {
-  standin = await startStandin({
-    threats: generateThreats({ seed: 31, organizations: ['acme'], count: 12_000, fromDay: addDays(TODAY, -29), toDay: TODAY }),
-    keys: { organizationKeys: { 'acme-key': 'acme' }, userKeys: {} },
-    now: () => new Date(NOW),
-  });
+  const standin = await serveThreats('acme-key', NOW, generateThreats({ seed: 31, organizations: ['acme'], count: 12_000, fromDay: addDays(TODAY, -29), toDay: TODAY }));
   standin.setLatency(2);
-  const dbPath = join(tempDir(), 'mirror.db');
+  const dbPath = tempDbPath();
   const reader = spawn(process.execPath, [READER, dbPath], { stdio: ['pipe', 'pipe', 'inherit'] });
   let output = '';
   reader.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     output += chunk;
   });
   const readerDone = new Promise<void>((resolve) => reader.on('close', () => resolve()));
-  const result = await runCli(['--backfill', '--from', addDays(TODAY, -29)], {
-    THREAT_MIRROR_API_URL: standin.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: 'acme-key',
-    THREAT_MIRROR_NOW: NOW,
-  });
+  const result = await runCli(['--backfill', '--from', addDays(TODAY, -29)], env(standin, dbPath));
   reader.stdin.end();
   await readerDone;
   expect(result.code).toBe(0);

@@ -1,40 +1,20 @@
 // What readers rely on: lookup columns, the change feed, removals, full-text search, lookup, verify.
 import { join } from 'node:path';
 import { Database } from '../src/db/sqlite.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
+import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirroredThreats, scalar, withDb, withWritableDb } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-key';
 
-let standin: Standin | undefined;
-afterEach(async () => {
-  await standin?.close();
-  standin = undefined;
-});
-
-async function start(threats: StandinThreat[]): Promise<Standin> {
-  standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
-  return standin;
-}
-
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_INITIAL_DAYS: '10',
-    THREAT_MIRROR_LOOKBACK_DAYS: '2',
-    ...extra,
-  };
-}
+const start = (threats: StandinThreat[]): Promise<Standin> => serveThreats(KEY, NOW, threats);
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_LOOKBACK_DAYS: '2' });
 
 const threat = (id: number, content: string, type: string, day: string, time = '10:00:00.000'): StandinThreat => ({ id, content, type, blockedAt: `${day}T${time}Z`, organization: 'acme' });
 
@@ -55,7 +35,7 @@ describe('lookup columns and text search', () => {
       threat(1, 'https://Evil.Example.com/login', 'URL', TODAY),
       threat(2, 'Boss@Corp-Phish.example', 'EMAIL', TODAY),
     ]);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     // What a file written by a version without lookup columns looks like after the migration.
     withWritableDb(dbPath, (db) => db.exec('UPDATE threats SET change_seq = 0, host = NULL, registrable_domain = NULL, email = NULL, email_domain = NULL, url_expression = NULL'));
@@ -80,7 +60,7 @@ describe('lookup columns and text search', () => {
       threat(5, 'not a url at all', 'URL', TODAY),
       threat(6, "zebrawallet'; DROP TABLE threats; --", 'PLATFORM_02', TODAY),
     ]);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     const rows = withDb(dbPath, (db) => db.prepare('SELECT id, host, registrable_domain, address_namespace, address_chain, address, email, email_domain FROM threats ORDER BY id').all());
     expect(rows).toEqual([
@@ -117,7 +97,7 @@ describe('change feed and removals', () => {
   it('give a reader exactly what is new, changed, removed or restored after each of many syncs', async () => {
     const base = generateThreats({ seed: 8, organizations: ['acme'], count: 600, fromDay: addDays(TODAY, -9), toDay: TODAY });
     const service = await start(base);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const read = feedReader(dbPath);
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     const first = read();
@@ -159,7 +139,7 @@ describe('change feed and removals', () => {
     const inRange = threat(10, 'https://in-range.example', 'URL', addDays(TODAY, -1));
     const outOfRange = threat(11, 'https://out-of-range.example', 'URL', addDays(TODAY, -6));
     const service = await start([inRange, outOfRange, threat(12, 'https://stays.example', 'URL', addDays(TODAY, -1))]);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     service.removeThreats([10, 11]);
     const result = await runCli(['--once'], env(service, dbPath));
@@ -185,7 +165,7 @@ describe('lookup command', () => {
       threat(2, 'eip155:1:0xAbCdEf0123456789abcdef0123456789ABCDEF01', 'ADDRESS', TODAY),
       threat(3, 'Support@Evil-Phish.example', 'EMAIL', TODAY),
     ]);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     const reader = { THREAT_MIRROR_DB: dbPath };
     type Json = { results: Array<{ value: string; blocked: boolean; matches: Array<{ id: number; match: { by: string } }>; same_host: Array<{ id: number }> }> };
@@ -221,7 +201,7 @@ describe('lookup command', () => {
 describe('verify', () => {
   it('finds drift injected into closed days, reports it as a table, and repairs it', async () => {
     const service = await start(generateThreats({ seed: 12, organizations: ['acme'], count: 800, fromDay: addDays(TODAY, -9), toDay: TODAY }));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     const dayOf = (offset: number) => addDays(TODAY, -offset);
     const onDay = (offset: number) => service.threatsVisibleTo(KEY).filter((t) => t.blockedAt.slice(0, 10) === dayOf(offset));

@@ -2,10 +2,11 @@
 // the file and reads a consistent mirror however the writer stopped: cleanly, killed between
 // runs, or killed mid-sync (issue 11, item 5).
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
-import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { generateThreats, type Standin } from '../src/standin/index.js';
+import { runCli, startCli } from './support/cli.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDir } from './support/temp.js';
 import { readAsUnprivilegedReader, shareFolder, unprivilegedReaderUnavailable } from './support/unprivileged-reader.js';
 
@@ -15,38 +16,11 @@ const TODAY = NOW.slice(0, 10);
 const unavailable = unprivilegedReaderUnavailable();
 if (unavailable) console.warn(`readonly-mount tests skipped: ${unavailable}`);
 
-let standin: Standin | undefined;
-let writer: CliProcess | undefined;
-afterEach(async () => {
-  if (writer && writer.child.exitCode === null && writer.child.signalCode === null) {
-    writer.kill('SIGKILL');
-    await writer.exited;
-  }
-  writer = undefined;
-  await standin?.close();
-  standin = undefined;
-});
-
-async function startService(count: number): Promise<Standin> {
-  standin = await startStandin({
-    threats: generateThreats({ seed: 57, organizations: ['acme'], count, fromDay: addDays(TODAY, -9), toDay: TODAY }),
-    keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-    now: () => new Date(NOW),
-  });
-  return standin;
+function startService(count: number): Promise<Standin> {
+  return serveThreats(KEY, NOW, generateThreats({ seed: 57, organizations: ['acme'], count, fromDay: addDays(TODAY, -9), toDay: TODAY }));
 }
 
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_INITIAL_DAYS: '10',
-    THREAT_MIRROR_NOW: NOW,
-    ...extra,
-  };
-}
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_INITIAL_DAYS: '10' });
 
 function sharedDbPath(): string {
   const folder = tempDir();
@@ -65,7 +39,7 @@ describe.skipIf(unavailable !== undefined)('a readonly reader that cannot write 
     // What a root reader would not show: the reader really ran without write access.
     if (process.getuid?.() === 0) expect(afterStop.uid).toBe(65534);
 
-    writer = startCli([], env(service, dbPath, { THREAT_MIRROR_SCHEDULE: '* * * * * *' }));
+    const writer = startCli([], env(service, dbPath, { THREAT_MIRROR_SCHEDULE: '* * * * * *' }));
     await writer.waitForLog((line) => line.status === 'succeeded');
     expect(await readAsUnprivilegedReader(dbPath)).toMatchObject({ ok: true, threats: 600, quickCheck: 'ok', journalMode: 'wal' });
     writer.kill('SIGTERM');
@@ -76,7 +50,7 @@ describe.skipIf(unavailable !== undefined)('a readonly reader that cannot write 
   it('opens the file after the writer was killed between runs', async () => {
     const service = await startService(300);
     const dbPath = sharedDbPath();
-    writer = startCli([], env(service, dbPath, { THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' }));
+    const writer = startCli([], env(service, dbPath, { THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' }));
     await writer.waitForLog((line) => line.status === 'succeeded');
     writer.kill('SIGKILL');
     expect((await writer.exited).signal).toBe('SIGKILL');
@@ -87,7 +61,7 @@ describe.skipIf(unavailable !== undefined)('a readonly reader that cannot write 
     const service = await startService(3000);
     service.setLatency(40);
     const dbPath = sharedDbPath();
-    writer = startCli(['--backfill', '--from', addDays(TODAY, -9)], env(service, dbPath, { LOG_LEVEL: 'debug', THREAT_MIRROR_CONCURRENCY: '2' }));
+    const writer = startCli(['--backfill', '--from', addDays(TODAY, -9)], env(service, dbPath, { LOG_LEVEL: 'debug', THREAT_MIRROR_CONCURRENCY: '2' }));
     const running = writer;
     await running.waitForLog(() => running.logs.filter((line) => line.msg === 'page committed').length >= 4);
     writer.kill('SIGKILL');

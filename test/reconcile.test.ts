@@ -2,13 +2,14 @@
 // stand-in, into a real SQLite file, after a backfill of 60 days.
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
 import { checkReadiness } from '../src/readiness.js';
-import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
+import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
 import { scalar, withDb } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
 
 // Noon, so "today" cannot flip between the test and the CLI.
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -18,36 +19,16 @@ const LATER = '2026-03-23T12:00:00.000Z';
 const FIRST_DAY = addDays(TODAY, -59);
 const KEY = 'acme-key-5f2b9c';
 
-let standin: Standin | undefined;
-
-afterEach(async () => {
-  await standin?.close();
-  standin = undefined;
-});
-
 async function backfilled(seed: number): Promise<{ service: Standin; dbPath: string }> {
-  const threats = generateThreats({ seed, organizations: ['acme'], count: 3000, fromDay: FIRST_DAY, toDay: TODAY });
-  standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
-  const dbPath = join(tempDir(), 'mirror.db');
-  const result = await runCli(['--backfill', '--from', FIRST_DAY], env(standin, dbPath));
+  const service = await serveThreats(KEY, NOW, generateThreats({ seed, organizations: ['acme'], count: 3000, fromDay: FIRST_DAY, toDay: TODAY }));
+  const dbPath = tempDbPath();
+  const result = await runCli(['--backfill', '--from', FIRST_DAY], env(service, dbPath));
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
-  return { service: standin, dbPath };
+  return { service, dbPath };
 }
 
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '50',
-    LOG_LEVEL: 'info',
-    ...extra,
-  };
-}
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', LOG_LEVEL: 'info' });
 
 /** Threats of the service on days older than the re-scan range (today and 2 closed days). */
 function oldThreats(service: Standin, from: string, to: string): StandinThreat[] {

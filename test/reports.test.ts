@@ -1,27 +1,21 @@
 // The reports stream: GET /organization/reports mirrored into reports, report_proposals and
 // rejected_proposals, in either response shape the service's documentation shows.
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateReports, generateThreats, type ReportsVariant, type Standin, type StandinReport, startStandin } from '../src/standin/index.js';
+import { generateReports, generateThreats, type ReportsVariant, type Standin, type StandinReport } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { withDb } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { mirrorEnvFor, startTestStandin } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-key';
 const USER_KEY = 'user-key';
 
-let standin: Standin | undefined;
-afterEach(async () => {
-  await standin?.close();
-  standin = undefined;
-});
-
-async function start(options: { variant?: ReportsVariant; enabled?: boolean; count?: number } = {}): Promise<Standin> {
+function start(options: { variant?: ReportsVariant; enabled?: boolean; count?: number } = {}): Promise<Standin> {
   const threats = generateThreats({ seed: 21, organizations: ['acme', 'globex'], count: 400, fromDay: addDays(TODAY, -19), toDay: TODAY });
-  standin = await startStandin({
+  return startTestStandin({
     threats,
     reports: generateReports({ seed: 22, organizations: ['acme', 'globex'], count: options.count ?? 500, fromDay: addDays(TODAY, -19), toDay: TODAY, threats }),
     reportsVariant: options.variant ?? 'cursor',
@@ -29,22 +23,9 @@ async function start(options: { variant?: ReportsVariant; enabled?: boolean; cou
     keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: { [USER_KEY]: [{ organization: 'acme', active: true }] } },
     now: () => new Date(NOW),
   });
-  return standin;
 }
 
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_REPORTS: '1',
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '20',
-    ...extra,
-  };
-}
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_REPORTS: '1', THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '20' });
 
 interface ProposalRow {
   report_id: string;
@@ -85,7 +66,7 @@ describe('reports', () => {
   for (const variant of ['cursor', 'nextCursor'] as const) {
     it(`are mirrored exactly through several pages when the service answers with "${variant}"`, async () => {
       const service = await start({ variant });
-      const dbPath = join(tempDir(), 'mirror.db');
+      const dbPath = tempDbPath();
       const result = await runCli(['--once'], env(service, dbPath));
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
@@ -120,7 +101,7 @@ describe('reports', () => {
 
   it('picks up status changes of recent reports, and rejected_proposals holds exactly the rejected proposals', async () => {
     const service = await start();
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     const recent = service.reportsOf('acme').filter((report) => report.createdAt >= `${addDays(TODAY, -3)}`);
     const target = recent.find((report) => report.proposals.some((proposal) => proposal.reviewStatus !== 'REJECTED'));
@@ -144,7 +125,7 @@ describe('reports', () => {
 
   it('--backfill reads the reports of its date range only, whole', async () => {
     const service = await start();
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const from = addDays(TODAY, -12);
     const to = addDays(TODAY, -6);
     expect((await runCli(['--backfill', '--from', from, '--to', to], env(service, dbPath))).code).toBe(0);
@@ -161,7 +142,7 @@ describe('reports', () => {
 
   it('a deployment without the endpoint (404) leaves threats syncing and says why reports are skipped', async () => {
     const service = await start({ enabled: false });
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const result = await runCli(['--once'], env(service, dbPath));
     expect(result.code).toBe(0);
     const warning = result.logs.find((line) => typeof line.msg === 'string' && line.msg.includes('reports of organization "acme" skipped'));
@@ -179,7 +160,7 @@ describe('reports', () => {
 
   it('a key without access to reports fails that stream with a message saying so, and never prints the key', async () => {
     const service = await start();
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_API_KEY: USER_KEY }));
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/organization "acme" failed: organization "acme" reports: the API key is invalid or lacks permission \(HTTP 401\)/);

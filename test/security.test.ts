@@ -5,12 +5,14 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
-import { type CliProcess, type CliResult, runCli, startCli } from './support/cli.js';
+import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
+import { type CliResult, runCli, servingPort, startCli } from './support/cli.js';
+import { afterThisTest } from './support/cleanup.js';
 import { mirroredThreats, runs, scalar, withDb, withWritableDb } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -20,45 +22,15 @@ const KEY = 'sk-live-PLANTED-KEY-4e7a91c2';
 const PASSWORD = 'PLANTED-PASSWORD-b83f';
 const LEAKS = [KEY, PASSWORD, encodeURIComponent(KEY), encodeURIComponent(PASSWORD)];
 
-let standin: Standin | undefined;
-let other: RecordingServer | undefined;
-let daemon: CliProcess | undefined;
-
-afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.kill('SIGKILL');
-    await daemon.exited;
-  }
-  daemon = undefined;
-  await standin?.close();
-  await other?.close();
-  standin = undefined;
-  other = undefined;
-});
-
-async function start(threats: StandinThreat[] = dataset()): Promise<Standin> {
-  standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
-  return standin;
+function start(threats: StandinThreat[] = dataset()): Promise<Standin> {
+  return serveThreats(KEY, NOW, threats);
 }
 
 function dataset(count = 900, seed = 31): StandinThreat[] {
   return generateThreats({ seed, organizations: ['acme'], count, fromDay: FROM, toDay: TODAY });
 }
 
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '20',
-    THREAT_MIRROR_MAX_RETRIES: '2',
-    LOG_LEVEL: 'trace',
-    ...extra,
-  };
-}
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '20', THREAT_MIRROR_MAX_RETRIES: '2', LOG_LEVEL: 'trace' });
 
 const BACKFILL = ['--backfill', '--from', FROM];
 
@@ -66,7 +38,7 @@ function expected(service: Standin): Array<Pick<StandinThreat, 'id' | 'content' 
   return service.threatsVisibleTo(KEY).map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt }));
 }
 
-/** A server at another origin that records what arrives there. */
+/** A server at another origin that records what arrives there; closed after the test. */
 interface RecordingServer {
   readonly url: string;
   readonly received: IncomingHttpHeaders[];
@@ -81,6 +53,7 @@ async function startRecordingServer(): Promise<RecordingServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  afterThisTest('servers', () => new Promise((resolve) => server.close(() => resolve(undefined))));
   return {
     url: `http://127.0.0.1:${port}`,
     received,
@@ -109,7 +82,7 @@ function expectNoLeak(where: string, text: string): void {
 describe('start-up refusals', () => {
   it('refuses credentials in THREAT_MIRROR_API_URL with exit 2, naming the variable, never the password', async () => {
     const service = await start();
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const withCredentials = service.url.replace('http://', `http://user:${PASSWORD}@`);
     const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_API_URL: withCredentials }));
     expect(result.code).toBe(2);
@@ -120,7 +93,7 @@ describe('start-up refusals', () => {
 
   it('refuses plain http:// to a host that is not loopback unless allowed, then warns at each start', async () => {
     const service = await start();
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     // 0.0.0.0 reaches this machine's listeners, yet is not a loopback address.
     const url = service.url.replace('127.0.0.1', '0.0.0.0');
     const refused = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_API_URL: url }));
@@ -138,8 +111,8 @@ describe('redirects', () => {
   for (const status of [301, 302, 307, 308]) {
     it(`${status} to another origin fails at once, naming the status and origin, and the key never arrives there`, async () => {
       const service = await start();
-      other = await startRecordingServer();
-      const dbPath = join(tempDir(), 'mirror.db');
+      const other = await startRecordingServer();
+      const dbPath = tempDbPath();
       service.faults.enqueue({ kind: 'redirect', status, location: `${other.url}/threats/list` }, { times: 100 });
       const result = await runCli(BACKFILL, env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1', THREAT_MIRROR_MAX_RETRIES: '6' }));
       expect(result.code).toBe(1);
@@ -154,7 +127,7 @@ describe('redirects', () => {
 
   it('to the same origin fails too, naming the path to set instead', async () => {
     const service = await start();
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     service.faults.enqueue({ kind: 'redirect', status: 308, location: '/v2/threats/list' }, { times: 100 });
     const result = await runCli(BACKFILL, env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' }));
     expect(result.code).toBe(1);
@@ -168,7 +141,7 @@ describe('cursors', () => {
   for (const value of BAD_CURSORS) {
     it(`next_page ${JSON.stringify(value)} is retried, then fails the organization quoting it; nothing of the page is committed; a clean run completes`, async () => {
       const service = await start();
-      const dbPath = join(tempDir(), 'mirror.db');
+      const dbPath = tempDbPath();
       // Every attempt at the first page (1 + 2 retries) carries the bad cursor.
       service.faults.enqueue({ kind: 'badCursor', value }, { times: 3 });
       const failed = await runCli(BACKFILL, env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' }));
@@ -200,7 +173,7 @@ describe('cursors', () => {
 
   it('a stored cursor the service answers 400 to restarts its window from the first page, once, and the run completes', async () => {
     const service = await start(dataset(2000, 37));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const environment = env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' });
     await windowWithStoredCursor(service, environment, dbPath);
 
@@ -217,7 +190,7 @@ describe('cursors', () => {
 
   it('a window whose first page is refused too after the restart fails instead of looping', async () => {
     const service = await start(dataset(2000, 37));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const environment = env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' });
     await windowWithStoredCursor(service, environment, dbPath);
     service.faults.enqueue({ kind: 'status', status: 400 }, { times: 2 });
@@ -231,7 +204,7 @@ describe('cursors', () => {
 describe('raw text of rejected records', () => {
   it('keeps every digit of an id beyond 2^53, rejected as not a safe integer', async () => {
     const service = await start();
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const huge = '{"id":9007199254740993,"content":"https://huge-id.example","type":"URL","blockedAt":"2026-03-14T01:02:03.004Z"}';
     const fraction = '{ "id" : 1.50, "content" : "https://fraction.example", "type" : "URL", "blockedAt" : "2026-03-14T01:02:03.004Z" }';
     service.faults.enqueue({ kind: 'rawRecords', records: [huge, fraction] });
@@ -249,12 +222,12 @@ describe('raw text of rejected records', () => {
 describe('deprecation notices', () => {
   it('are logged once per run per endpoint with both values, shown in status, and counted in /metrics', async () => {
     const service = await start(dataset(900, 41));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const deprecation = '@1767225600';
     const sunset = 'Wed, 01 Jul 2026 00:00:00 GMT';
     service.faults.setRandom({ kind: 'deprecation', deprecation, sunset }, 1);
-    daemon = startCli([], env(service, dbPath, { THREAT_MIRROR_SCHEDULE: '* * * * * *', THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_INITIAL_DAYS: '3' }));
-    const { port } = await daemon.waitForLog((line) => line.msg === 'serving /healthz, /readyz and /metrics');
+    const daemon = startCli([], env(service, dbPath, { THREAT_MIRROR_SCHEDULE: '* * * * * *', THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_INITIAL_DAYS: '3' }));
+    const port = await servingPort(daemon);
     const runsDone = (): number => daemon?.logs.filter((line) => line.msg === 'sync of organization "acme" succeeded').length ?? 0;
     await daemon.waitForLog(() => runsDone() >= 2);
     const metrics = await (await fetch(`http://127.0.0.1:${String(port)}/metrics`)).text();
@@ -286,7 +259,7 @@ describe('deprecation notices', () => {
 describe('secrets', () => {
   it('never reach stdout, stderr or any text column, whatever fails', async () => {
     const service = await start();
-    other = await startRecordingServer();
+    const other = await startRecordingServer();
     const dir = tempDir();
     const dbPath = join(dir, 'mirror.db');
     const inUrl = `https://admin:${PASSWORD}@proxy.example/path`;

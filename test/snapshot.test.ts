@@ -3,11 +3,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
-import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { generateThreats, type Standin } from '../src/standin/index.js';
+import { runCli, startCli } from './support/cli.js';
 import { differingTables, withDb, withWritableDb } from './support/mirror-db.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDir } from './support/temp.js';
 import { readAsUnprivilegedReader, shareFolder, unprivilegedReaderUnavailable } from './support/unprivileged-reader.js';
 
@@ -16,37 +17,11 @@ const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const unavailable = unprivilegedReaderUnavailable();
 
-let standin: Standin | undefined;
-let running: CliProcess | undefined;
-afterEach(async () => {
-  if (running && running.child.exitCode === null && running.child.signalCode === null) {
-    running.kill('SIGKILL');
-    await running.exited;
-  }
-  await standin?.close();
-  standin = running = undefined;
-});
-
-async function startService(count: number): Promise<Standin> {
-  standin = await startStandin({
-    threats: generateThreats({ seed: 83, organizations: ['acme'], count, fromDay: addDays(TODAY, -9), toDay: TODAY }),
-    keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-    now: () => new Date(NOW),
-  });
-  return standin;
+function startService(count: number): Promise<Standin> {
+  return serveThreats(KEY, NOW, generateThreats({ seed: 83, organizations: ['acme'], count, fromDay: addDays(TODAY, -9), toDay: TODAY }));
 }
 
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_INITIAL_DAYS: '10',
-    THREAT_MIRROR_NOW: NOW,
-    ...extra,
-  };
-}
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_INITIAL_DAYS: '10' });
 
 interface Manifest {
   file: string;
@@ -109,7 +84,7 @@ describe('snapshot', () => {
     service.setLatency(200);
     const folder = tempDir();
     const dbPath = join(folder, 'mirror.db');
-    running = startCli(['--backfill', '--from', addDays(TODAY, -9)], env(service, dbPath, { LOG_LEVEL: 'debug', THREAT_MIRROR_CONCURRENCY: '1' }));
+    const running = startCli(['--backfill', '--from', addDays(TODAY, -9)], env(service, dbPath, { LOG_LEVEL: 'debug', THREAT_MIRROR_CONCURRENCY: '1' }));
     const writer = running;
     await writer.waitForLog(() => writer.logs.filter((line) => line.msg === 'page committed').length >= 3);
     const out = join(folder, 'during.db');
@@ -147,7 +122,7 @@ describe('snapshot', () => {
     const manifestText = readFileSync(`${out}.json`, 'utf8');
     withWritableDb(dbPath, (db) => db.exec("UPDATE threats SET content = content || '#changed' WHERE id = (SELECT min(id) FROM threats)"));
 
-    running = startCli(['snapshot', '--out', out], { THREAT_MIRROR_DB: dbPath });
+    const running = startCli(['snapshot', '--out', out], { THREAT_MIRROR_DB: dbPath });
     const snapshotting = running;
     // Kill it once the partial copy exists: the copy is under way.
     await new Promise<void>((resolve, reject) => {
@@ -176,7 +151,7 @@ describe('snapshot', () => {
     const folder = tempDir();
     const dbPath = join(folder, 'mirror.db');
     const out = join(folder, 'published', 'threat-mirror.db');
-    running = startCli([], env(service, dbPath, { THREAT_MIRROR_SNAPSHOT: out, THREAT_MIRROR_SCHEDULE: '* * * * * *' }));
+    const running = startCli([], env(service, dbPath, { THREAT_MIRROR_SNAPSHOT: out, THREAT_MIRROR_SCHEDULE: '* * * * * *' }));
     const daemon = running;
     await daemon.waitForLog((line) => line.msg === 'snapshot published');
     const first = manifestOf(out);

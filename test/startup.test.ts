@@ -3,37 +3,24 @@
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
-import { type CliProcess, runCli, startCli } from './support/cli.js';
-import { tempDir } from './support/temp.js';
+import { generateThreats, type Standin } from '../src/standin/index.js';
+import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
+import { EVERY_SECOND_DAEMON, startTestStandin } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
 
 const HEALTHCHECK_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'healthcheck.js');
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEYS = { acme: 'acme-startup-key', globex: 'globex-startup-key', initech: 'initech-startup-key' } as const;
-let standin: Standin | undefined;
-const daemons: CliProcess[] = [];
 
-afterEach(async () => {
-  for (const daemon of daemons.splice(0)) {
-    if (daemon.child.exitCode === null && daemon.child.signalCode === null) {
-      daemon.kill('SIGKILL');
-      await daemon.exited;
-    }
-  }
-  await standin?.close();
-  standin = undefined;
-});
-
-async function startService(): Promise<Standin> {
-  standin = await startStandin({
+function startService(): Promise<Standin> {
+  return startTestStandin({
     threats: generateThreats({ seed: 7, organizations: ['acme', 'globex', 'initech'], count: 300, fromDay: addDays(TODAY, -4), toDay: TODAY }),
     keys: { organizationKeys: { [KEYS.acme]: 'acme', [KEYS.globex]: 'globex', [KEYS.initech]: 'initech' }, userKeys: {} },
     now: () => new Date(NOW),
   });
-  return standin;
 }
 
 function env(service: Standin, dbPath: string, organizations: ReadonlyArray<keyof typeof KEYS>): Record<string, string> {
@@ -43,20 +30,14 @@ function env(service: Standin, dbPath: string, organizations: ReadonlyArray<keyo
     THREAT_MIRROR_ORGS: organizations.join(','),
     ...Object.fromEntries(organizations.map((name) => [`THREAT_MIRROR_API_KEY_${name.toUpperCase()}`, KEYS[name]])),
     THREAT_MIRROR_INITIAL_DAYS: '5',
-    THREAT_MIRROR_SCHEDULE: '* * * * * *',
-    THREAT_MIRROR_HTTP_PORT: '0',
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '20',
-    THREAT_MIRROR_MAX_RETRIES: '1',
+    ...EVERY_SECOND_DAEMON,
     THREAT_MIRROR_NOW: NOW,
   };
 }
 
 async function startDaemon(environment: Record<string, string>): Promise<{ daemon: CliProcess; port: number }> {
   const daemon = startCli([], environment);
-  daemons.push(daemon);
-  const line = await daemon.waitForLog((log) => log.msg === 'serving /healthz, /readyz and /metrics');
-  return { daemon, port: line.port as number };
+  return { daemon, port: await servingPort(daemon) };
 }
 
 async function get(port: number, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -80,7 +61,7 @@ describe('startup health (/startupz and the container HEALTHCHECK)', () => {
   it('turns healthy only once every organization has synced once, then stays healthy while runs fail', async () => {
     const service = await startService();
     service.faults.setRandom({ kind: 'status', status: 503 }, 1, { key: KEYS.globex });
-    const { daemon, port } = await startDaemon(env(service, join(tempDir(), 'mirror.db'), ['acme', 'globex']));
+    const { daemon, port } = await startDaemon(env(service, tempDbPath(), ['acme', 'globex']));
 
     await daemon.waitForLog(runOf('acme', 'succeeded'));
     await daemon.waitForLog(runOf('globex', 'failed'));
@@ -109,7 +90,7 @@ describe('startup health (/startupz and the container HEALTHCHECK)', () => {
 
   it('counts a file that already holds a mirror at once, and waits for an organization it does not hold', async () => {
     const service = await startService();
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     expect((await runCli(['--once'], { ...env(service, dbPath, ['acme', 'globex']), THREAT_MIRROR_HTTP_PORT: '' })).code).toBe(0);
     // From here no request is ever answered: whatever the daemons report comes from the file.
     service.faults.setRandom({ kind: 'hang' }, 1);

@@ -1,28 +1,20 @@
 // `threat-mirror status`: what a person or a script checks, read without writing.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { generateThreats } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
-import { tempDir } from './support/temp.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 
-let standin: Standin | undefined;
-afterEach(async () => {
-  await standin?.close();
-});
-
 it('shows checkpoints, open work, recent runs and counts, and leaves the file untouched', async () => {
-  standin = await startStandin({
-    threats: generateThreats({ seed: 51, organizations: ['acme'], count: 400, fromDay: addDays(TODAY, -9), toDay: TODAY }),
-    keys: { organizationKeys: { 'acme-key': 'acme' }, userKeys: {} },
-    now: () => new Date(NOW),
-  });
-  const dbPath = join(tempDir(), 'mirror.db');
-  const env = { THREAT_MIRROR_API_URL: standin.url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: 'acme-key', THREAT_MIRROR_NOW: NOW };
+  const standin = await serveThreats('acme-key', NOW, generateThreats({ seed: 51, organizations: ['acme'], count: 400, fromDay: addDays(TODAY, -9), toDay: TODAY }));
+  const dbPath = tempDbPath();
+  const env = mirrorEnvFor('acme-key', NOW)(standin, dbPath);
   expect((await runCli(['--once'], env)).code).toBe(0);
   const before = readFileSync(dbPath);
   // A reader needs only the file: no service URL, no key.

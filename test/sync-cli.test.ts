@@ -1,12 +1,13 @@
 // The whole path, as a user runs it: the compiled CLI against the stand-in, into a real SQLite file.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/days.js';
-import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
+import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
 import { mirroredThreats, runs, scalar, withDb, withWritableDb } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { startTestStandin } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
 
 // Noon, so "today" cannot flip between the test and the CLI, whatever the hour the suite runs.
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -15,15 +16,8 @@ const ACME_KEY = 'acme-key-5f2b9c';
 const GLOBEX_KEY = 'globex-key-77d1e0';
 const USER_KEY = 'user-key-1a2b3c';
 
-let standin: Standin | undefined;
-
-afterEach(async () => {
-  await standin?.close();
-  standin = undefined;
-});
-
-async function start(threats: StandinThreat[]): Promise<Standin> {
-  standin = await startStandin({
+function start(threats: StandinThreat[]): Promise<Standin> {
+  return startTestStandin({
     threats,
     keys: {
       organizationKeys: { [ACME_KEY]: 'acme', [GLOBEX_KEY]: 'globex' },
@@ -31,7 +25,6 @@ async function start(threats: StandinThreat[]): Promise<Standin> {
     },
     now: () => new Date(NOW),
   });
-  return standin;
 }
 
 function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -89,7 +82,7 @@ describe('backfill', () => {
   it('resumes after SIGKILL without re-fetching a committed page', async () => {
     const service = await start(dataset(8000, 40, 11));
     service.setLatency(15);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const from = addDays(TODAY, -39);
     const args = ['--backfill', '--from', from, '--org', 'acme'];
     const first = startCli(args, env(service, dbPath, { LOG_LEVEL: 'debug', THREAT_MIRROR_CONCURRENCY: '2' }));
@@ -127,7 +120,7 @@ describe('backfill', () => {
 describe('a write that fails', () => {
   it('fails the run without losing the page, and the next run completes the data exactly', async () => {
     const service = await start(dataset(4000, 30, 13));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const from = addDays(TODAY, -29);
     expect((await runCli(['--backfill', '--from', TODAY, '--org', 'acme'], env(service, dbPath))).code).toBe(0);
     const victim = expected(service, ACME_KEY, from, TODAY).find((threat) => threat.blockedAt.startsWith(addDays(TODAY, -15)));
@@ -152,7 +145,7 @@ describe('a write that fails', () => {
 describe('incremental runs', () => {
   it('fetch the initial days first, then pick up new and late threats without duplicates', async () => {
     const service = await start(dataset(1500, 20, 3));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const settings = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_LOOKBACK_DAYS: '2' };
     const first = await runCli(['--once'], env(service, dbPath, settings));
     expect(first.code).toBe(0);
@@ -188,7 +181,7 @@ describe('incremental runs', () => {
 
   it('updates a threat whose fields changed, and only that one', async () => {
     const service = await start(dataset(300, 3, 5));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     expect((await runCli(['--once', '--org', 'acme'], env(service, dbPath))).code).toBe(0);
     const target = expected(service, ACME_KEY, addDays(TODAY, -2), TODAY)[0];
     expect(target).toBeDefined();
@@ -217,7 +210,7 @@ describe('faults', () => {
   for (const { name, fault } of faults) {
     it(`survives ${name} with complete data`, async () => {
       const service = await start(dataset(900, 8, 13));
-      const dbPath = join(tempDir(), 'mirror.db');
+      const dbPath = tempDbPath();
       service.faults.enqueue(fault, { times: 2 });
       const from = addDays(TODAY, -7);
       const result = await runCli(
@@ -233,7 +226,7 @@ describe('faults', () => {
 
   it('keeps invalid records aside with the reason and goes on', async () => {
     const service = await start(dataset(900, 8, 17));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     service.faults.enqueue({ kind: 'invalidRecords', count: 3 }, { times: 2 });
     const from = addDays(TODAY, -7);
     const result = await runCli(['--backfill', '--from', from, '--org', 'acme'], env(service, dbPath));
@@ -251,7 +244,7 @@ describe('faults', () => {
 
   it('stops at a cursor that repeats instead of looping', async () => {
     const service = await start(dataset(900, 8, 19));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     service.faults.enqueue({ kind: 'repeatCursor' }, { times: 50 });
     const result = await runCli(['--backfill', '--from', addDays(TODAY, -7), '--org', 'acme'], env(service, dbPath));
     expect(result.code).toBe(1);
@@ -273,7 +266,7 @@ describe('large records', () => {
 
   it('are mirrored whole in pages up to the response limit, within the capped heap', async () => {
     const service = await start(largeThreats());
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const from = addDays(TODAY, -13);
     const result = await runCli(['--backfill', '--from', from, '--org', 'acme'], env(service, dbPath));
     expect(result.stderr).toBe('');
@@ -284,7 +277,7 @@ describe('large records', () => {
 
   it('fail the organization with a message naming the limit when a page exceeds it', async () => {
     const service = await start(largeThreats());
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const result = await runCli(
       ['--backfill', '--from', addDays(TODAY, -13), '--org', 'acme'],
       env(service, dbPath, { THREAT_MIRROR_MAX_RESPONSE_BYTES: '1000000', THREAT_MIRROR_MAX_RETRIES: '0' }),
@@ -298,7 +291,7 @@ describe('unusual answers', () => {
   it('stores asset types outside the documented list as they come and logs each type once', async () => {
     const threats = generateThreats({ seed: 37, organizations: ['acme'], count: 800, fromDay: addDays(TODAY, -5), toDay: TODAY, unknownTypeShare: 0.1 });
     const service = await start(threats);
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const result = await runCli(['--backfill', '--from', addDays(TODAY, -5), '--org', 'acme'], env(service, dbPath));
     expect(result.code).toBe(0);
     const unknown = [...new Set(threats.map((threat) => threat.type).filter((type) => type.startsWith('PLATFORM_9')))].sort();
@@ -310,7 +303,7 @@ describe('unusual answers', () => {
 
   it('warns when the service reports nothing at all for an organization', async () => {
     const service = await start(generateThreats({ seed: 39, organizations: ['globex'], count: 100, fromDay: addDays(TODAY, -5), toDay: TODAY }));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const result = await runCli(['--once', '--org', 'acme'], env(service, dbPath));
     expect(result.code).toBe(0);
     expect(result.logs.find((line) => typeof line.msg === 'string' && line.msg.startsWith('the service returned no threats for this organization'))).toMatchObject({ organization: 'acme', level: 40 });
@@ -320,7 +313,7 @@ describe('unusual answers', () => {
 describe('keys and arguments', () => {
   it('fails only the organization with a bad key, names it, and never prints the key', async () => {
     const service = await start(dataset(600, 5, 23));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const badKey = 'sk-live-DO-NOT-PRINT-1234567890';
     const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_API_KEY_ACME: badKey, LOG_LEVEL: 'trace' }));
     expect(result.code).toBe(1);
@@ -338,7 +331,7 @@ describe('keys and arguments', () => {
 
   it('mirrors through a user key the threats of the organizations the user is active in', async () => {
     const service = await start(dataset(600, 5, 29));
-    const dbPath = join(tempDir(), 'mirror.db');
+    const dbPath = tempDbPath();
     const result = await runCli(['--once'], { ...env(service, dbPath), THREAT_MIRROR_ORGS: '', THREAT_MIRROR_API_KEY_ACME: '', THREAT_MIRROR_API_KEY_GLOBEX: '', THREAT_MIRROR_ORG: 'me', THREAT_MIRROR_API_KEY: USER_KEY });
     expect(result.code).toBe(0);
     const rows = mirroredThreats(dbPath, 'me');

@@ -3,9 +3,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { describe, expect, it } from 'vitest';
+import { generateThreats } from '../src/standin/index.js';
 import { CLI_PATH } from './support/cli.js';
+import { startTestStandin } from './support/service.js';
 import { tempDir } from './support/temp.js';
 
 const NOBODY = 65534;
@@ -24,12 +25,6 @@ function setprivMissing(): string | undefined {
 const skipReason = setprivMissing();
 if (skipReason) console.warn(`unwritable.test.ts skipped: ${skipReason}`);
 
-let standin: Standin | undefined;
-afterEach(async () => {
-  await standin?.close();
-  standin = undefined;
-});
-
 function runAsNobody(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', CLI_PATH, ...args], {
@@ -46,7 +41,7 @@ function runAsNobody(args: readonly string[], env: Record<string, string>): Prom
 
 describe.skipIf(skipReason !== undefined)('a database folder the process cannot write', () => {
   async function attempt(dbPath: string) {
-    standin = await startStandin({
+    const standin = await startTestStandin({
       threats: generateThreats({ seed: 3, organizations: ['acme'], count: 50, fromDay: '2026-03-10', toDay: '2026-03-15' }),
       keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
     });

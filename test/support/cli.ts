@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterThisTest } from './cleanup.js';
 
 export const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'src', 'cli.js');
 
@@ -69,14 +70,34 @@ export class CliProcess {
   kill(signal: NodeJS.Signals): void {
     this.child.kill(signal);
   }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Sends `signal` if the process still runs, and waits for it to exit. */
+  async stop(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    if (!this.running) return;
+    this.kill(signal);
+    await this.exited;
+  }
 }
 
+/** A long-running CLI (the daemon, a writer to interrupt): killed after the test if it still runs. */
 export function startCli(args: readonly string[], env: Record<string, string>): CliProcess {
-  return new CliProcess(args, env);
+  const process = new CliProcess(args, env);
+  afterThisTest('processes', () => process.stop('SIGKILL'));
+  return process;
+}
+
+/** The port the daemon serves /healthz, /readyz and /metrics on, once it says so. */
+export async function servingPort(daemon: CliProcess): Promise<number> {
+  const line = await daemon.waitForLog((log) => log.msg === 'serving /healthz, /readyz and /metrics');
+  return line.port as number;
 }
 
 export function runCli(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
-  return new CliProcess(args, env).exited;
+  return startCli(args, env).exited;
 }
 
 function parseLogs(text: string): Array<Record<string, unknown>> {

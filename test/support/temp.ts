@@ -2,16 +2,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
-
-const created: string[] = [];
-
-afterEach(() => {
-  for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { afterThisTest } from './cleanup.js';
 
 export function tempDir(prefix = 'threat-mirror-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  created.push(dir);
+  afterThisTest('folders', () => rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/** A mirror file's path in a new temporary folder; the file does not exist yet. */
+export function tempDbPath(): string {
+  return join(tempDir(), 'mirror.db');
 }

@@ -1,21 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { apiKeyVariableFor, loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
+import { thrownMessage } from '../support/thrown.js';
 
 const base = { THREAT_MIRROR_API_URL: 'http://127.0.0.1:9999', THREAT_MIRROR_API_KEY: 'k-secret-1' };
 const noFiles = (path: string): string => {
   throw new Error(`ENOENT: ${path}`);
 };
 
-function configError(env: Record<string, string>, readFile = noFiles): string {
-  try {
-    loadConfig(env, readFile);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a ConfigError');
-}
+const configError = (env: Record<string, string>, readFile = noFiles): string => thrownMessage(() => loadConfig(env, readFile), ConfigError);
 
 describe('loadConfig', () => {
   it('applies the documented defaults for one organization', () => {

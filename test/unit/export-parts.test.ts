@@ -9,18 +9,11 @@ import { dnsHostName } from '../../src/export/host-selection.js';
 import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
 import { STIX_NAMESPACE, stixString, uuidV5 } from '../../src/export/stix.js';
+import { thrownMessage } from '../support/thrown.js';
 
 const base = { THREAT_MIRROR_API_URL: 'http://127.0.0.1:9999', THREAT_MIRROR_API_KEY: 'k' };
 
-function thrown(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a ConfigError');
-}
+const thrown = (run: () => unknown): string => thrownMessage(run, ConfigError);
 
 describe('export flags and THREAT_MIRROR_EXPORTS', () => {
   it('reads the export command and refuses what does not fit', () => {

@@ -1,0 +1,67 @@
+// The stand-in's public shapes: what startStandin takes and what it hands back.
+import type { StandinThreat } from './data.js';
+import type { Fault, FaultController } from './faults.js';
+import type { ReportsVariant, StandinReport } from './reports.js';
+
+export interface StandinKeys {
+  /** key → organization */
+  readonly organizationKeys: Readonly<Record<string, string>>;
+  /** key → memberships; only active ones grant access */
+  readonly userKeys: Readonly<Record<string, ReadonlyArray<{ organization: string; active: boolean }>>>;
+}
+
+export interface StandinOptions {
+  readonly host?: string;
+  readonly port?: number;
+  readonly threats?: readonly StandinThreat[];
+  readonly keys: StandinKeys;
+  /** "today" for the default date window. */
+  readonly now?: () => Date;
+  readonly latencyMs?: number;
+  readonly seed?: number;
+  readonly reports?: readonly StandinReport[];
+  /** Which of the documented response shapes GET /organization/reports answers with. */
+  readonly reportsVariant?: ReportsVariant;
+  /** false: a deployment without GET /organization/reports (404). */
+  readonly reportsEnabled?: boolean;
+}
+
+export interface RequestRecord {
+  readonly at: number;
+  readonly key: string;
+  readonly path: string;
+  readonly body: unknown;
+  readonly status: number;
+  readonly fault?: Fault['kind'];
+  readonly threats: number;
+}
+
+export interface StandinStats {
+  readonly requests: readonly RequestRecord[];
+  inFlight(key?: string): number;
+  maxInFlight(key?: string): number;
+  /** Requests that arrived before a Retry-After given to their key had passed. */
+  earlyRequests(key?: string): number;
+  reset(): void;
+}
+
+export interface Standin {
+  readonly url: string;
+  readonly faults: FaultController;
+  readonly stats: StandinStats;
+  addThreats(threats: readonly StandinThreat[]): void;
+  removeThreats(ids: readonly number[]): void;
+  updateThreat(id: number, patch: Partial<Pick<StandinThreat, 'content' | 'type' | 'blockedAt'>>): void;
+  /** Everything a key may see, all dates, by id: what a complete mirror holds. */
+  threatsVisibleTo(key: string): StandinThreat[];
+  setLatency(ms: number): void;
+  /** Reports of an organization's key, newest first, as stored (not in a response shape). */
+  reportsOf(organization: string): StandinReport[];
+  updateReport(id: number, change: (report: StandinReport) => void): void;
+  addReports(reports: readonly StandinReport[]): void;
+  setReportsVariant(variant: ReportsVariant): void;
+  setReportsEnabled(enabled: boolean): void;
+  /** Resolves once `count` requests have arrived in all. */
+  waitForRequests(count: number): Promise<void>;
+  close(): Promise<void>;
+}
