@@ -5,9 +5,10 @@ import { Database } from './sqlite.js';
 import { type PageInput, PageWriter } from './page-writer.js';
 import { checkpointWithoutWaiting } from './wal-checkpoint.js';
 import { applyWriterPragmas } from './writer-pragmas.js';
+import { CommitQueue } from './commit-queue.js';
 
 export type WriterRequest =
-  | { readonly id: number; readonly input: PageInput }
+  | { readonly id: number; readonly input: PageInput; readonly sentAt: number }
   | { readonly id: number; readonly checkpoint: true }
   | { readonly id: number; readonly close: true };
 
@@ -43,13 +44,8 @@ if (port) {
     port.postMessage({ id: 0, error: { message: (error as Error).message } } satisfies WriterResponse);
     throw error;
   }
-  // Pages that arrive while a batch is being written wait together and go in the next one.
-  const queued: Array<{ id: number; input: PageInput }> = [];
-  let flushing = false;
-  const flush = (): void => {
-    flushing = false;
-    const batch = queued.splice(0);
-    if (batch.length === 0) return;
+  // Pages wait for others and commit together, each with its own cursor (see CommitQueue).
+  const queue = new CommitQueue((batch) => {
     const outcomes = writer.writeBatch(batch.map((entry) => entry.input));
     batch.forEach((entry, index) => {
       const outcome = outcomes[index];
@@ -60,7 +56,8 @@ if (port) {
       const code = (outcome.error as { code?: unknown }).code;
       port.postMessage({ id: entry.id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } } satisfies WriterResponse);
     });
-  };
+  });
+  const flush = (): void => queue.flush();
   port.on('message', (request: WriterRequest) => {
     if ('close' in request) {
       flush();
@@ -75,10 +72,6 @@ if (port) {
       port.postMessage({ id: request.id, result: checkpointWithoutWaiting(sqlite) } satisfies WriterResponse);
       return;
     }
-    queued.push(request);
-    if (!flushing) {
-      flushing = true;
-      setImmediate(flush);
-    }
+    queue.add(request);
   });
 }
