@@ -6,6 +6,7 @@ import { type PageInput, PageWriter } from './page-writer.js';
 import { checkpointWithoutWaiting } from './wal-checkpoint.js';
 import { applyWriterPragmas } from './writer-pragmas.js';
 import { CommitQueue } from './commit-queue.js';
+import { buildDeferredIndexes, deferLookupIndexes } from './deferred-indexes.js';
 
 export type WriterRequest =
   | { readonly id: number; readonly input: PageInput; readonly sentAt: number }
@@ -20,9 +21,11 @@ export interface WriterThreadData {
 
 export type WriterResponse = { readonly id: number; readonly result?: unknown; readonly error?: { message: string; code?: string } };
 
-/** What the thread did before it took pages: how many old rows it gave lookup columns. */
+/** What the thread did before it took pages: how many old rows it gave lookup columns, how many indexes it deferred. */
 export interface WriterStart {
   readonly backfilled: number;
+  /** Lookup indexes left to build at the end (the mirror was empty: see deferred-indexes.ts). */
+  readonly deferredIndexes: number;
 }
 
 /** id 0 answers the start: ready (a WriterStart), or why the thread could not open the database. */
@@ -31,6 +34,7 @@ if (port) {
   // Plain better-sqlite3, no drizzle: this thread's isolate loads only what writing pages needs.
   let sqlite: Database;
   let writer: PageWriter;
+  let deferred = 0;
   try {
     const data = workerData as WriterThreadData;
     sqlite = new Database(data.dbPath);
@@ -38,7 +42,9 @@ if (port) {
     writer = new PageWriter(sqlite);
     // Rows from before the lookup columns existed get theirs (and a place in the change feed)
     // before any page: this writer's change_seq counter then goes on from theirs.
-    const start: WriterStart = { backfilled: writer.backfillLookups() };
+    const backfilled = writer.backfillLookups();
+    deferred = deferLookupIndexes(sqlite, new Date().toISOString());
+    const start: WriterStart = { backfilled, deferredIndexes: deferred };
     port.postMessage({ id: 0, result: start } satisfies WriterResponse);
   } catch (error) {
     port.postMessage({ id: 0, error: { message: (error as Error).message } } satisfies WriterResponse);
@@ -57,7 +63,15 @@ if (port) {
       port.postMessage({ id: entry.id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } } satisfies WriterResponse);
     });
   });
-  const flush = (): void => queue.flush();
+  // Before a checkpoint or the close, the pages sent before it commit, and the lookup indexes of a
+  // first backfill are built: a checkpoint comes between runs, and the close at the end.
+  const flush = (): void => {
+    queue.flush();
+    if (deferred > 0) {
+      buildDeferredIndexes(sqlite);
+      deferred = 0;
+    }
+  };
   port.on('message', (request: WriterRequest) => {
     if ('close' in request) {
       flush();
