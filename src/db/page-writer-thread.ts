@@ -43,7 +43,9 @@ if (port) {
     // Rows from before the lookup columns existed get theirs (and a place in the change feed)
     // before any page: this writer's change_seq counter then goes on from theirs.
     const backfilled = writer.backfillLookups();
-    deferred = deferLookupIndexes(sqlite, new Date().toISOString());
+    // An empty mirror's first backfill builds its lookup indexes at the next checkpoint or close.
+    // Not when a replicator does the checkpoints: a daemon would then build them only at its exit.
+    deferred = data.autoCheckpoint ? deferLookupIndexes(sqlite, new Date().toISOString()) : 0;
     const start: WriterStart = { backfilled, deferredIndexes: deferred };
     port.postMessage({ id: 0, result: start } satisfies WriterResponse);
   } catch (error) {
