@@ -6,6 +6,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { packageRoot } from '../package-root.js';
 import * as schema from './schema.js';
 import { applyWriterPragmas, type WriterPragmaOptions } from './writer-pragmas.js';
+import { buildDeferredIndexes } from './deferred-indexes.js';
 
 export type MirrorDatabase = BetterSQLite3Database<typeof schema>;
 
@@ -19,6 +20,9 @@ export interface OpenedDatabase {
 export function openDatabase(path: string, options: WriterPragmaOptions = {}): OpenedDatabase {
   const opened = connectDatabase(path, options);
   try {
+    // A first backfill killed before its end left its lookup indexes unbuilt: build them before
+    // a migration may expect them (deferred-indexes.ts).
+    buildDeferredIndexes(opened.sqlite);
     migrate(opened.db, { migrationsFolder: migrationsFolder() });
     return opened;
   } catch (error) {

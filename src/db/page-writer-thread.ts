@@ -5,9 +5,11 @@ import { Database } from './sqlite.js';
 import { type PageInput, PageWriter } from './page-writer.js';
 import { checkpointWithoutWaiting } from './wal-checkpoint.js';
 import { applyWriterPragmas } from './writer-pragmas.js';
+import { CommitQueue } from './commit-queue.js';
+import { buildDeferredIndexes, deferLookupIndexes } from './deferred-indexes.js';
 
 export type WriterRequest =
-  | { readonly id: number; readonly input: PageInput }
+  | { readonly id: number; readonly input: PageInput; readonly sentAt: number }
   | { readonly id: number; readonly checkpoint: true }
   | { readonly id: number; readonly close: true };
 
@@ -19,9 +21,11 @@ export interface WriterThreadData {
 
 export type WriterResponse = { readonly id: number; readonly result?: unknown; readonly error?: { message: string; code?: string } };
 
-/** What the thread did before it took pages: how many old rows it gave lookup columns. */
+/** What the thread did before it took pages: how many old rows it gave lookup columns, how many indexes it deferred. */
 export interface WriterStart {
   readonly backfilled: number;
+  /** Lookup indexes left to build at the end (the mirror was empty: see deferred-indexes.ts). */
+  readonly deferredIndexes: number;
 }
 
 /** id 0 answers the start: ready (a WriterStart), or why the thread could not open the database. */
@@ -30,6 +34,7 @@ if (port) {
   // Plain better-sqlite3, no drizzle: this thread's isolate loads only what writing pages needs.
   let sqlite: Database;
   let writer: PageWriter;
+  let deferred = 0;
   try {
     const data = workerData as WriterThreadData;
     sqlite = new Database(data.dbPath);
@@ -37,19 +42,18 @@ if (port) {
     writer = new PageWriter(sqlite);
     // Rows from before the lookup columns existed get theirs (and a place in the change feed)
     // before any page: this writer's change_seq counter then goes on from theirs.
-    const start: WriterStart = { backfilled: writer.backfillLookups() };
+    const backfilled = writer.backfillLookups();
+    // An empty mirror's first backfill builds its lookup indexes at the next checkpoint or close.
+    // Not when a replicator does the checkpoints: a daemon would then build them only at its exit.
+    deferred = data.autoCheckpoint ? deferLookupIndexes(sqlite, new Date().toISOString()) : 0;
+    const start: WriterStart = { backfilled, deferredIndexes: deferred };
     port.postMessage({ id: 0, result: start } satisfies WriterResponse);
   } catch (error) {
     port.postMessage({ id: 0, error: { message: (error as Error).message } } satisfies WriterResponse);
     throw error;
   }
-  // Pages that arrive while a batch is being written wait together and go in the next one.
-  const queued: Array<{ id: number; input: PageInput }> = [];
-  let flushing = false;
-  const flush = (): void => {
-    flushing = false;
-    const batch = queued.splice(0);
-    if (batch.length === 0) return;
+  // Pages wait for others and commit together, each with its own cursor (see CommitQueue).
+  const queue = new CommitQueue((batch) => {
     const outcomes = writer.writeBatch(batch.map((entry) => entry.input));
     batch.forEach((entry, index) => {
       const outcome = outcomes[index];
@@ -60,6 +64,15 @@ if (port) {
       const code = (outcome.error as { code?: unknown }).code;
       port.postMessage({ id: entry.id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } } satisfies WriterResponse);
     });
+  });
+  // Before a checkpoint or the close, the pages sent before it commit, and the lookup indexes of a
+  // first backfill are built: a checkpoint comes between runs, and the close at the end.
+  const flush = (): void => {
+    queue.flush();
+    if (deferred > 0) {
+      buildDeferredIndexes(sqlite);
+      deferred = 0;
+    }
   };
   port.on('message', (request: WriterRequest) => {
     if ('close' in request) {
@@ -75,10 +88,6 @@ if (port) {
       port.postMessage({ id: request.id, result: checkpointWithoutWaiting(sqlite) } satisfies WriterResponse);
       return;
     }
-    queued.push(request);
-    if (!flushing) {
-      flushing = true;
-      setImmediate(flush);
-    }
+    queue.add(request);
   });
 }

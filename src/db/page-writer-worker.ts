@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { PageInput, PageResult } from './page-writer.js';
 import type { WriterRequest, WriterResponse, WriterStart, WriterThreadData } from './page-writer-thread.js';
 import type { WalCheckpoint } from './wal-checkpoint.js';
+import { epochMs } from './commit-queue.js';
 
 export interface PageSink {
   write(input: PageInput): Promise<PageResult>;
@@ -57,7 +58,7 @@ export class PageWriterWorker implements PageSink {
     // this thread's heap, and delivers it in order once the thread listens. Held here until ready
     // instead, the first pages of four windows (4 MB each with large records, besides the ones
     // prefetched) ran the CLI's 48 MB heap out during a slow start (45 MB live after a full GC).
-    return this.#send({ id: this.#nextId++, input }) as Promise<PageResult>;
+    return this.#send({ id: this.#nextId++, input, sentAt: epochMs() }) as Promise<PageResult>;
   }
 
   checkpoint(): Promise<WalCheckpoint> {

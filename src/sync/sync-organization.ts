@@ -78,9 +78,10 @@ const MAX_EMPTY_PAGES_IN_A_ROW = 3;
  * Pages of one window handed to the writer and not yet committed. The walk fetches on while they
  * commit, so a slow commit (a WAL checkpoint's fsync took 100–300 ms here) does not stall every
  * window's requests; a kill loses at most these pages, and the restart fetches them again.
- * Waiting pages also commit together, so the writer keeps up when the network is fast.
+ * Waiting pages also commit together, so the writer keeps up when the network is fast: room for
+ * 32 lets a commit group ~100 pages of four windows (src/db/commit-queue.ts; 8 capped it near 10).
  */
-const MAX_UNCOMMITTED_PAGES_PER_WINDOW = 8;
+const MAX_UNCOMMITTED_PAGES_PER_WINDOW = 32;
 
 /**
  * And at most about this many characters of content waiting, beyond the window's latest page: a

@@ -1,0 +1,91 @@
+// When the page-writer thread commits: group commit by time as well as by page.
+//
+// Every commit writes each B-tree page it dirtied to the WAL once, whatever the number of rows
+// that dirtied it. A threat goes into ~8 B-trees at random places (content, host, address, e-mail,
+// the change feed, the organization link, the full-text index), so a commit of 10 pages dirties
+// almost as many index pages as one of 100, and per row the larger commit costs about half
+// (measured, docs/performance.md). Pages therefore wait up to COMMIT_INTERVAL_MS for others to
+// join them; each still moves its own window's cursor in the same transaction, so a kill loses at
+// most the pages of the last interval, and the next run fetches exactly those again.
+//
+// A window's last page commits at once, with whatever waits beside it: its walk waits for that
+// commit before it takes the next window, and on a slow network an interval there would be idle
+// time. So does a full batch, and everything before a checkpoint or the close.
+import type { PageInput } from './page-writer.js';
+
+/** How long a page may wait for others before its commit: the crash bound in time. */
+export const COMMIT_INTERVAL_MS = 100;
+/** Pages of one commit at most (~12,800 records): beyond ~100 the gain per page is gone (measured). */
+export const MAX_PAGES_PER_COMMIT = 128;
+
+export interface QueuedPage {
+  readonly id: number;
+  readonly input: PageInput;
+  /** When the main thread sent it (epoch ms, performance.timeOrigin + now()): the two threads share this clock. */
+  readonly sentAt: number;
+}
+
+export class CommitQueue {
+  readonly #commit: (batch: readonly QueuedPage[]) => void;
+  readonly #intervalMs: number;
+  readonly #now: () => number;
+  #queued: QueuedPage[] = [];
+  /** When the oldest queued page was sent. */
+  #oldestAt = 0;
+  /** When the last commit ended: a page sent before that waited at the port while it ran. */
+  #lastCommitEnd = -Infinity;
+  #timer: NodeJS.Timeout | undefined;
+  #immediate: NodeJS.Immediate | undefined;
+
+  /** `commit` writes a batch in one transaction and answers each page's sender. */
+  constructor(commit: (batch: readonly QueuedPage[]) => void, { intervalMs = COMMIT_INTERVAL_MS, now = epochMs } = {}) {
+    this.#commit = commit;
+    this.#intervalMs = intervalMs;
+    this.#now = now;
+  }
+
+  get size(): number {
+    return this.#queued.length;
+  }
+
+  add(page: QueuedPage): void {
+    if (this.#queued.length === 0) this.#oldestAt = page.sentAt;
+    this.#queued.push(page);
+    // A page sent while the last commit ran has waited already: the writer is the bottleneck, and
+    // what queued up meanwhile is the group. Soon rather than now: the rest of it is at the port.
+    const waitedForCommit = this.#oldestAt < this.#lastCommitEnd;
+    if (waitedForCommit || page.input.nextPage === null || this.#queued.length >= MAX_PAGES_PER_COMMIT) this.#commitSoon();
+    else this.#commitWithin(this.#intervalMs - (this.#now() - this.#oldestAt));
+  }
+
+  /** Commits everything queued now (before a checkpoint, a close). */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#immediate) clearImmediate(this.#immediate);
+    this.#immediate = undefined;
+    const batch = this.#queued;
+    if (batch.length === 0) return;
+    this.#queued = [];
+    try {
+      this.#commit(batch);
+    } finally {
+      this.#lastCommitEnd = this.#now();
+    }
+  }
+
+  #commitSoon(): void {
+    this.#immediate ??= setImmediate(() => this.flush());
+  }
+
+  #commitWithin(ms: number): void {
+    if (this.#immediate || this.#timer) return;
+    if (ms <= 0) this.#commitSoon();
+    else this.#timer = setTimeout(() => this.flush(), ms);
+  }
+}
+
+/** Milliseconds since the epoch, sub-millisecond, on the same clock in every thread. */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}

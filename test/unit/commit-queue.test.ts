@@ -1,0 +1,90 @@
+// When the page-writer thread commits (src/db/commit-queue.ts): pages wait for others up to the
+// interval, except a window's last page, a full batch, and pages that already waited for a commit.
+import { describe, expect, it } from 'vitest';
+import { CommitQueue, MAX_PAGES_PER_COMMIT, type QueuedPage } from '../../src/db/commit-queue.js';
+import type { PageInput } from '../../src/db/page-writer.js';
+
+const HOUR = 3_600_000;
+
+function page(id: number, sentAt: number, nextPage: string | null = String(id + 1)): QueuedPage {
+  const input = { nextPage } as unknown as PageInput;
+  return { id, input, sentAt };
+}
+
+/** A queue whose commits are recorded, and a promise for the next one. */
+function recorded(options: { intervalMs: number; now?: () => number }) {
+  const batches: number[][] = [];
+  let notify: (() => void) | undefined;
+  const queue = new CommitQueue((batch) => {
+    batches.push(batch.map((entry) => entry.id));
+    notify?.();
+  }, options);
+  const nextCommit = (): Promise<void> => new Promise((resolve) => (notify = resolve));
+  return { queue, batches, nextCommit };
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('CommitQueue', () => {
+  it('holds pages for the interval, so that they commit together', async () => {
+    const clock = { now: 1000 };
+    const { queue, batches } = recorded({ intervalMs: HOUR, now: () => clock.now });
+    for (let id = 1; id <= 5; id += 1) queue.add(page(id, clock.now));
+    await turn();
+    await turn();
+    expect(batches).toEqual([]);
+    expect(queue.size).toBe(5);
+    queue.flush();
+    expect(batches).toEqual([[1, 2, 3, 4, 5]]);
+    queue.flush();
+    expect(batches).toHaveLength(1);
+  });
+
+  it("commits a window's last page at once, with every page queued before it", async () => {
+    const { queue, batches, nextCommit } = recorded({ intervalMs: HOUR });
+    const committed = nextCommit();
+    queue.add(page(1, 0));
+    queue.add(page(2, 0));
+    queue.add(page(3, 0, null));
+    await committed;
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('commits a full batch at once', async () => {
+    const { queue, batches, nextCommit } = recorded({ intervalMs: HOUR });
+    const committed = nextCommit();
+    for (let id = 1; id <= MAX_PAGES_PER_COMMIT; id += 1) queue.add(page(id, 0));
+    await committed;
+    expect(batches).toHaveLength(1);
+    expect(batches[0]).toHaveLength(MAX_PAGES_PER_COMMIT);
+  });
+
+  it('commits at once the pages that were sent while the last commit ran (the writer is the bottleneck)', async () => {
+    const clock = { now: 1000 };
+    const { queue, batches, nextCommit } = recorded({ intervalMs: HOUR, now: () => clock.now });
+    queue.add(page(1, clock.now));
+    clock.now = 1050;
+    queue.flush();
+    expect(batches).toEqual([[1]]);
+    // Sent at 1020, during that commit: it has waited already.
+    const committed = nextCommit();
+    queue.add(page(2, 1020));
+    await committed;
+    expect(batches).toEqual([[1], [2]]);
+    // Sent after the commit ended: it waits for others again.
+    queue.add(page(3, 1060));
+    await turn();
+    expect(batches).toEqual([[1], [2]]);
+    queue.flush();
+    expect(batches).toEqual([[1], [2], [3]]);
+  });
+
+  it('commits when the oldest page has waited the interval', async () => {
+    const { queue, batches, nextCommit } = recorded({ intervalMs: 5 });
+    const committed = nextCommit();
+    queue.add(page(1, performance.timeOrigin + performance.now()));
+    queue.add(page(2, performance.timeOrigin + performance.now()));
+    await committed;
+    expect(batches).toEqual([[1, 2]]);
+  });
+});
