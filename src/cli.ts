@@ -7,23 +7,23 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { type Command, parseCommandLine } from './cli-args.js';
+import { type Command, parseCommandLine } from './cli/args.js';
 import { type Config, type Environment, loadConfig, loadDatabasePath, type OrganizationConfig, registerSecretsOf } from './config.js';
 import { openDatabaseReadOnly } from './db/open-database.js';
 import { WriterLockError } from './db/writer-lock.js';
-import { addDays, type Clock, dayOf } from './days.js';
-import { ConfigError, errorMessage } from './errors.js';
-import { helpText } from './help.js';
-import { createLogger } from './logger.js';
-import type { MirrorMetrics } from './metrics.js';
-import { clockFor, type Mirror, openMirror } from './mirror.js';
-import { packageVersion } from './package-root.js';
-import { redact } from './redact.js';
-import { formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readServiceNotices, readStatus } from './status.js';
+import { addDays, type Clock, dayOf } from './lib/days.js';
+import { ConfigError, errorMessage } from './lib/errors.js';
+import { helpText } from './cli/help.js';
+import { createLogger } from './lib/logger.js';
+import type { MirrorMetrics } from './daemon/metrics.js';
+import { clockFor, type Mirror, openMirror } from './session/writer-session.js';
+import { packageVersion } from './lib/package-root.js';
+import { redact } from './lib/redact.js';
+import { formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readServiceNotices, readStatus } from './commands/status.js';
 import { syncOrganizations } from './sync/sync-all.js';
 import type { RunSummary, SyncRequest } from './sync/sync-organization.js';
-import { formatDrift, verifyOrganization } from './verify.js';
-import { UnwritablePathError } from './writable-path.js';
+import { formatDrift, verifyOrganization } from './commands/verify.js';
+import { UnwritablePathError } from './lib/writable-path.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -106,7 +106,7 @@ async function runLookup(command: Extract<Command, { kind: 'lookup' }>, dbPath: 
     return EXIT_USAGE;
   }
   // Loaded here only: normalizing needs the Public Suffix List, which a sync's main thread does not.
-  const { formatLookup, lookupValues, ThreatLookup } = await import('./lookup.js');
+  const { formatLookup, lookupValues, ThreatLookup } = await import('./commands/lookup.js');
   const opened = openDatabaseReadOnly(dbPath);
   try {
     // The same answer as GET /v1/lookup; --json adds same-host threats that do not cover a URL, as context.
@@ -211,7 +211,7 @@ async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | '
   if (command.kind === 'daemon') {
     // Loaded for the daemon only: a one-shot run serves no /metrics, and importing prom-client
     // is a good part of its start-up.
-    const [{ createMetrics }, { runDaemon }] = await Promise.all([import('./metrics.js'), import('./daemon.js')]);
+    const [{ createMetrics }, { runDaemon }] = await Promise.all([import('./daemon/metrics.js'), import('./daemon/daemon.js')]);
     const metrics = createMetrics();
     return withWriter(
       config,

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
 import { type CliProcess, startCli } from './support/cli.js';
 import { scalar } from './support/mirror-db.js';

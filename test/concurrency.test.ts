@@ -1,7 +1,7 @@
 // Windows, request budgets and rate limits, seen from the stand-in's side of the wire.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirroredThreats, withDb } from './support/mirror-db.js';

@@ -1,7 +1,7 @@
 // The daemon as a sidecar runs it: on a schedule, with health, readiness and metrics, stopped by SIGTERM.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { hasTool, promtoolCheckMetrics } from './support/judges.js';

@@ -6,7 +6,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
 import { type CliProcess, startCli } from './support/cli.js';
 import { differingTables, scalar } from './support/mirror-db.js';

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { tempDir } from './support/temp.js';

@@ -3,7 +3,7 @@
 // runs, or killed mid-sync (issue 11, item 5).
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { tempDir } from './support/temp.js';

@@ -2,7 +2,7 @@
 // rejected_proposals, in either response shape the service's documentation shows.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats, type ReportsVariant, type Standin, type StandinReport, startStandin } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { withDb } from './support/mirror-db.js';

@@ -6,7 +6,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
 import { type CliProcess, type CliResult, runCli, startCli } from './support/cli.js';
 import { mirroredThreats, runs, scalar, withDb, withWritableDb } from './support/mirror-db.js';

@@ -4,12 +4,12 @@ import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { tempDir } from './support/temp.js';
 
-const HEALTHCHECK_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'healthcheck.js');
+const HEALTHCHECK_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'daemon', 'healthcheck.js');
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEYS = { acme: 'acme-startup-key', globex: 'globex-startup-key', initech: 'initech-startup-key' } as const;

@@ -1,6 +1,6 @@
 // GET /organization/reports: one page per call, read tolerantly where the service's documentation
 // disagrees with itself, strictly where a report would make no sense without it.
-import { redact } from '../redact.js';
+import { redact } from '../lib/redact.js';
 import { RetryableApiError } from './errors.js';
 import { requestJson } from './http.js';
 import { rawArrayElements } from './raw-json.js';

@@ -1,7 +1,7 @@
 // POST /threats/list: one page per call, validated record by record.
 import type { Logger } from 'pino';
-import { redact } from '../redact.js';
-import type { Secret } from '../secret.js';
+import { redact } from '../lib/redact.js';
+import type { Secret } from '../lib/secret.js';
 import { RetryableApiError } from './errors.js';
 import { type DeprecationNotice, requestJson } from './http.js';
 import { rawArrayElements } from './raw-json.js';

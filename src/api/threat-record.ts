@@ -1,6 +1,6 @@
 // Run-time check of one ThreatResult; what fails is kept aside with the reason, never thrown.
-import { isDay } from '../days.js';
-import { redact } from '../redact.js';
+import { isDay } from '../lib/days.js';
+import { redact } from '../lib/redact.js';
 
 export interface Threat {
   readonly id: number;

@@ -1,6 +1,6 @@
 // Every write the sync makes, each a single synchronous transaction with statements built once.
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { addDays } from '../days.js';
+import { addDays } from '../lib/days.js';
 import { addToDigest, type DayDigest, emptyDigest } from './content-hash.js';
 import type { MirrorDatabase, OpenedDatabase } from './open-database.js';
 import type { PageInput, PageResult } from './page-writer.js';

@@ -7,8 +7,8 @@
 import type Database from 'better-sqlite3';
 import type { RejectedRecord } from '../api/threat-client.js';
 import type { Threat } from '../api/threat-record.js';
-import { addDays, daysBetween } from '../days.js';
-import { deriveLookupFields, type LookupFields } from '../lookup-fields.js';
+import { addDays, daysBetween } from '../lib/days.js';
+import { deriveLookupFields, type LookupFields } from '../url/lookup-fields.js';
 import { addToDigest, type DayDigest, digestHex, emptyDigest } from './content-hash.js';
 
 export interface PageCounts {

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
-import { addDays, daysBetween } from '../days.js';
+import { addDays, daysBetween } from '../lib/days.js';
 import type { StandinThreat } from './data.js';
 import { type Fault, FaultController } from './faults.js';
 import { parseReportsQuery, ReportsBadRequest, reportsPage, type ReportsVariant, type StandinReport } from './reports.js';

@@ -6,7 +6,7 @@
 // walked longer ago waits. Costs are estimated from the records the ledger saw at the last walk.
 import { PAGE_SIZE } from '../api/threat-client.js';
 import type { LedgerDay } from '../db/reconcile-ledger.js';
-import { addDays } from '../days.js';
+import { addDays } from '../lib/days.js';
 import { TARGET_RECORDS_PER_WINDOW } from './window-planner.js';
 
 export interface ReconcileWindow {

@@ -8,7 +8,7 @@
 // days stay due and the next run walks them again from the first page.
 import type { OrganizationConfig } from '../config.js';
 import type { DueRule, LedgerDay } from '../db/reconcile-ledger.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../lib/errors.js';
 import { planReconciliation } from './reconcile-planner.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
 import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type Totals, walkWindows } from './sync-organization.js';

@@ -5,9 +5,9 @@ import { PermanentApiError, ProtocolError } from '../api/errors.js';
 import { DOCUMENTED_ASSET_TYPES, type Threat } from '../api/threat-record.js';
 import type { OrganizationConfig } from '../config.js';
 import type { MirrorStore, PageCounts, Plan, PlanWindow, SyncMode } from '../db/mirror-store.js';
-import { errorMessage } from '../errors.js';
-import { redact } from '../redact.js';
-import { addDays, type Clock, dayOf, minDay } from '../days.js';
+import { errorMessage } from '../lib/errors.js';
+import { redact } from '../lib/redact.js';
+import { addDays, type Clock, dayOf, minDay } from '../lib/days.js';
 import { WindowPlanner } from './window-planner.js';
 
 export type SyncRequest =

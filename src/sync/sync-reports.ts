@@ -8,8 +8,8 @@ import { PermanentApiError, ProtocolError } from '../api/errors.js';
 import { fetchReportPage, type ReportPageRequest } from '../api/report-client.js';
 import type { OrganizationConfig } from '../config.js';
 import type { ReportWalk } from '../db/report-writer.js';
-import { addDays, dayOf } from '../days.js';
-import { errorMessage } from '../errors.js';
+import { addDays, dayOf } from '../lib/days.js';
+import { errorMessage } from '../lib/errors.js';
 import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type SyncRequest } from './sync-organization.js';
 
 /** How long a deployment that answered 404 is left alone before the stream is tried again. */

@@ -1,11 +1,11 @@
 // Prometheus metrics (prom-client): what the sync and the API client report, in the text format.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { RetryReason } from './api/errors.js';
-import type { ApiObserver } from './api/retry.js';
-import type { PageCounts } from './db/mirror-store.js';
-import { redact } from './redact.js';
-import type { ExportObserver } from './export/daemon-exports.js';
-import type { RunSummary, SyncObserver } from './sync/sync-organization.js';
+import type { RetryReason } from '../api/errors.js';
+import type { ApiObserver } from '../api/retry.js';
+import type { PageCounts } from '../db/mirror-store.js';
+import { redact } from '../lib/redact.js';
+import type { ExportObserver } from '../export/daemon-exports.js';
+import type { RunSummary, SyncObserver } from '../sync/sync-organization.js';
 import type { WalHealth } from './wal-health.js';
 
 export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver {

@@ -2,17 +2,17 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { RequestBudgets } from './api/request-budget.js';
-import type { ApiObserver } from './api/retry.js';
-import type { Config } from './config.js';
-import { MirrorStore } from './db/mirror-store.js';
-import { openDatabase } from './db/open-database.js';
-import { type PageSink, PageWriterWorker } from './db/page-writer-worker.js';
-import { acquireWriterLock } from './db/writer-lock.js';
-import type { Clock } from './days.js';
+import { RequestBudgets } from '../api/request-budget.js';
+import type { ApiObserver } from '../api/retry.js';
+import type { Config } from '../config.js';
+import { MirrorStore } from '../db/mirror-store.js';
+import { openDatabase } from '../db/open-database.js';
+import { type PageSink, PageWriterWorker } from '../db/page-writer-worker.js';
+import { acquireWriterLock } from '../db/writer-lock.js';
+import type { Clock } from '../lib/days.js';
 import { ServiceNotices } from './service-notices.js';
-import type { SyncDeps, SyncObserver } from './sync/sync-organization.js';
-import { assertWritable, unwritableFolderError } from './writable-path.js';
+import type { SyncDeps, SyncObserver } from '../sync/sync-organization.js';
+import { assertWritable, unwritableFolderError } from '../lib/writable-path.js';
 
 export interface Mirror {
   readonly deps: SyncDeps;

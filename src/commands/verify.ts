@@ -1,10 +1,10 @@
 // `threat-mirror verify`: re-fetch closed days, compare them with the ledger and the rows, report
 // the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
 // marks what the service no longer returns).
-import type { OrganizationConfig } from './config.js';
-import { addToDigest, type DayDigest, digestHex, emptyDigest } from './db/content-hash.js';
-import { addDays, daysBetween } from './days.js';
-import { type RunSummary, type SyncDeps, syncOrganization } from './sync/sync-organization.js';
+import type { OrganizationConfig } from '../config.js';
+import { addToDigest, type DayDigest, digestHex, emptyDigest } from '../db/content-hash.js';
+import { addDays, daysBetween } from '../lib/days.js';
+import { type RunSummary, type SyncDeps, syncOrganization } from '../sync/sync-organization.js';
 
 export interface Side {
   readonly records: number | null;

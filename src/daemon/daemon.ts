@@ -1,18 +1,18 @@
 // The long-running mode: scheduler, metrics and health endpoints around the sync.
 import cron from 'node-cron';
 import type { Logger } from 'pino';
-import type { Config, OrganizationConfig } from './config.js';
-import type { Clock } from './days.js';
-import { ExportRefresher } from './export/daemon-exports.js';
+import type { Config, OrganizationConfig } from '../config.js';
+import type { Clock } from '../lib/days.js';
+import { ExportRefresher } from '../export/daemon-exports.js';
 import { startHttpEndpoints } from './http-endpoints.js';
 import type { LookupHandler } from './lookup-http.js';
 import type { MirrorMetrics } from './metrics.js';
-import type { Mirror } from './mirror.js';
+import type { Mirror } from '../session/writer-session.js';
 import { checkReadiness, withWalHealth } from './readiness.js';
 import { startScheduler } from './scheduler.js';
-import { publishSnapshot } from './snapshot.js';
+import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch } from './startup.js';
-import { syncOrganizations } from './sync/sync-all.js';
+import { syncOrganizations } from '../sync/sync-all.js';
 import { WalHealth } from './wal-health.js';
 
 export interface DaemonOptions {
@@ -99,8 +99,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
  */
 async function openLookup(dbPath: string, logger: Logger): Promise<{ handler: LookupHandler; close(): void }> {
   const [{ openDatabaseReadOnly }, { ThreatLookup }, { createLookupHandler }] = await Promise.all([
-    import('./db/open-database.js'),
-    import('./lookup.js'),
+    import('../db/open-database.js'),
+    import('../commands/lookup.js'),
     import('./lookup-http.js'),
   ]);
   const opened = openDatabaseReadOnly(dbPath);

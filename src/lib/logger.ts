@@ -1,6 +1,6 @@
 // pino JSON lines on stdout; anything that looks like a key is redacted on the way out.
 import pino, { type Logger } from 'pino';
-import type { LogLevel } from './config.js';
+import type { LogLevel } from '../config.js';
 import { redact } from './redact.js';
 
 export interface MirrorLogger {
