@@ -5,28 +5,10 @@ import { RetryableApiError } from './errors.js';
 import { requestJson } from './http.js';
 import { rawArrayElements } from './raw-json.js';
 import { withRetry } from './retry.js';
-import { type ApiCaller, type ApiClientOptions, keepRaw, type RejectedRecord } from './threat-client.js';
+import type { ProposalRecord, RejectedRecord, ReportRecord } from '../records.js';
+import { type ApiCaller, type ApiClientOptions, keepRaw } from './threat-client.js';
 
 export const REPORTS_PAGE_SIZE = 100;
-
-export interface ProposalRecord {
-  readonly id: string;
-  readonly reviewStatus: string | null;
-  readonly assetId: string | null;
-  readonly assetType: string | null;
-  readonly assetContent: string | null;
-  readonly assetStatus: string | null;
-}
-
-export interface ReportRecord {
-  /** Text, whether the service sent a number or a string. */
-  readonly id: string;
-  readonly createdAt: string | null;
-  readonly status: string | null;
-  readonly proposals: readonly ProposalRecord[];
-  /** The report's JSON text exactly as received (redacted). */
-  readonly raw: string;
-}
 
 export interface ReportPageRequest {
   readonly cursor: string | null;

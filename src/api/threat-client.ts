@@ -7,7 +7,8 @@ import { type DeprecationNotice, requestJson } from './http.js';
 import { rawArrayElements } from './raw-json.js';
 import type { RequestBudgets } from './request-budget.js';
 import { type ApiObserver, type RetryPolicy, withRetry } from './retry.js';
-import { checkThreat, type Threat } from './threat-record.js';
+import type { RejectedRecord, Threat } from '../records.js';
+import { checkThreat } from './threat-record.js';
 
 /** The service's maximum: fewest requests per threat. */
 export const PAGE_SIZE = 100;
@@ -22,12 +23,6 @@ export interface ThreatPageRequest {
   readonly endDate: string;
   /** The cursor of the previous page; null for the first page. */
   readonly nextPage: string | null;
-}
-
-export interface RejectedRecord {
-  /** The record's JSON text as the service sent it (every digit of its numbers), redacted. */
-  readonly raw: string;
-  readonly reason: string;
 }
 
 export interface ThreatPage {

@@ -5,8 +5,7 @@
 // multi-row statements of 100, 10 and 1 rows, prepared once: a full page is one call, and the
 // statement cache stays at three sizes (one per partial-page size held ~15 MB more at 1M threats).
 import type Database from 'better-sqlite3';
-import type { RejectedRecord } from '../api/threat-client.js';
-import type { Threat } from '../api/threat-record.js';
+import type { RejectedRecord, Threat } from '../records.js';
 import { addDays, daysBetween } from '../lib/days.js';
 import { deriveLookupFields, type LookupFields } from '../url/lookup-fields.js';
 import { addToDigest, type DayDigest, digestHex, emptyDigest } from './content-hash.js';

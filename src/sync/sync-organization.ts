@@ -2,7 +2,8 @@
 import type { Logger } from 'pino';
 import { type ApiClientOptions, fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
 import { PermanentApiError, ProtocolError } from '../api/errors.js';
-import { DOCUMENTED_ASSET_TYPES, type Threat } from '../api/threat-record.js';
+import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
+import type { Threat } from '../records.js';
 import type { OrganizationConfig } from '../config.js';
 import type { MirrorStore, PageCounts, Plan, PlanWindow, SyncMode } from '../db/mirror-store.js';
 import { errorMessage } from '../lib/errors.js';
