@@ -4,7 +4,7 @@
 import type { OrganizationConfig } from '../config.js';
 import { addToDigest, type DayDigest, digestHex, emptyDigest } from '../db/content-hash.js';
 import { addDays, daysBetween } from '../lib/days.js';
-import { type RunSummary, type SyncDeps, syncOrganization } from '../sync/sync-organization.js';
+import { type RunSummary, type SyncDeps, syncOrganization } from '../sync/sync-threats.js';
 
 export interface Side {
   readonly records: number | null;

@@ -11,7 +11,7 @@ import { type PageSink, PageWriterWorker } from '../db/page-writer-worker.js';
 import { acquireWriterLock } from '../db/writer-lock.js';
 import type { Clock } from '../lib/days.js';
 import { ServiceNotices } from './service-notices.js';
-import type { SyncDeps, SyncObserver } from '../sync/sync-organization.js';
+import type { SyncDeps, SyncObserver } from '../sync/sync-threats.js';
 import { assertWritable, unwritableFolderError } from '../lib/writable-path.js';
 
 export interface Mirror {

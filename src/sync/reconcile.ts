@@ -11,7 +11,7 @@ import type { DueRule, LedgerDay } from '../db/reconcile-ledger.js';
 import { errorMessage } from '../lib/errors.js';
 import { planReconciliation } from './reconcile-planner.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
-import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type Totals, walkWindows } from './sync-organization.js';
+import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type Totals, walkWindows } from './sync-threats.js';
 
 const DAY_MS = 86_400_000;
 

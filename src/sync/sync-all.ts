@@ -2,7 +2,7 @@
 // never stops the others.
 import type { OrganizationConfig } from '../config.js';
 import { reconcileOrganization } from './reconcile.js';
-import { type RunSummary, type SyncDeps, type SyncRequest, syncOrganization } from './sync-organization.js';
+import { type RunSummary, type SyncDeps, type SyncRequest, syncOrganization } from './sync-threats.js';
 import { syncReports } from './sync-reports.js';
 
 export async function syncOrganizations(

@@ -10,7 +10,7 @@ import type { OrganizationConfig } from '../config.js';
 import type { ReportWalk } from '../db/report-writer.js';
 import { addDays, dayOf } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
-import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type SyncRequest } from './sync-organization.js';
+import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type SyncRequest } from './sync-threats.js';
 
 /** How long a deployment that answered 404 is left alone before the stream is tried again. */
 const DISABLED_FOR_MS = 24 * 3_600_000;
