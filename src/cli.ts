@@ -21,7 +21,7 @@ import { packageVersion } from './lib/package-root.js';
 import { redact } from './lib/redact.js';
 import { formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readServiceNotices, readStatus } from './commands/status.js';
 import { syncOrganizations } from './sync/sync-all.js';
-import type { RunSummary, SyncRequest } from './sync/sync-threats.js';
+import type { RunSummary, SyncRequest } from './sync/run-contract.js';
 import { formatDrift, verifyOrganization } from './commands/verify.js';
 import { UnwritablePathError } from './lib/writable-path.js';
 

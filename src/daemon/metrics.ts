@@ -5,7 +5,7 @@ import type { ApiObserver } from '../api/retry.js';
 import type { PageCounts } from '../db/mirror-store.js';
 import { redact } from '../lib/redact.js';
 import type { ExportObserver } from '../export/daemon-exports.js';
-import type { RunSummary, SyncObserver } from '../sync/sync-threats.js';
+import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
 import type { WalHealth } from './wal-health.js';
 
 export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver {

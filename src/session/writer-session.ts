@@ -9,9 +9,9 @@ import { MirrorStore } from '../db/mirror-store.js';
 import { openDatabase } from '../db/open-database.js';
 import { type PageSink, PageWriterWorker } from '../db/page-writer-worker.js';
 import { acquireWriterLock } from '../db/writer-lock.js';
-import type { Clock } from '../lib/days.js';
+import { type Clock, systemClock } from '../lib/days.js';
 import { ServiceNotices } from './service-notices.js';
-import type { SyncDeps, SyncObserver } from '../sync/sync-threats.js';
+import type { SyncDeps, SyncObserver } from '../sync/run-contract.js';
 import { assertWritable, unwritableFolderError } from '../lib/writable-path.js';
 
 export interface Mirror {
@@ -74,7 +74,7 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
         initialDays: config.initialDays,
         lookbackDays: config.lookbackDays,
         concurrency: config.concurrency,
-        reports: config.reports,
+        mirrorReports: config.reports,
         reportsRecentDays: config.reportsRecentDays,
         reconcileDays: config.reconcileDays,
         reconcileMaxRequests: config.reconcileMaxRequests,
@@ -106,7 +106,7 @@ const noPages: PageSink = {
 
 /** The clock the config asks for: THREAT_MIRROR_NOW fixes where time starts, and it still moves. */
 export function clockFor(config: Pick<Config, 'fixedNow'>): Clock {
-  if (config.fixedNow === undefined) return () => new Date();
+  if (config.fixedNow === undefined) return systemClock;
   const startMs = config.fixedNow.getTime();
   const origin = performance.now();
   return () => new Date(startMs + (performance.now() - origin));
