@@ -2,11 +2,9 @@
 // disagrees with itself, strictly where a report would make no sense without it.
 import { redact } from '../lib/redact.js';
 import { RetryableApiError } from './errors.js';
-import { requestJson } from './http.js';
 import { rawArrayElements } from './raw-json.js';
-import { withRetry } from './retry.js';
 import type { ProposalRecord, RejectedRecord, ReportRecord } from '../records.js';
-import { type ApiCaller, type ApiClientOptions, keepRaw } from './threat-client.js';
+import { type ApiCaller, type ApiClientOptions, callService, keepRaw } from './service-call.js';
 
 export const REPORTS_PAGE_SIZE = 100;
 
@@ -32,22 +30,11 @@ export async function fetchReportPage(options: ApiClientOptions, caller: ApiCall
     query.set('startDate', request.startDate);
     query.set('endDate', request.endDate);
   }
-  const { value, retries } = await withRetry(
-    { organization: caller.name, budget: options.budgets.forKey(caller.apiKey.reveal()), policy: options.retry, logger: options.logger, observer: options.observer, signal },
-    () =>
-      requestJson(
-        {
-          method: 'GET',
-          url: `${options.apiUrl}/organization/reports?${query.toString()}`,
-          headers: { accept: 'application/json', 'x-api-key': caller.apiKey.reveal() },
-          timeoutMs: options.timeoutMs,
-          maxResponseBytes: options.maxResponseBytes,
-          signal,
-          label,
-          onDeprecation: (notice) => options.notices?.deprecation('GET /organization/reports', notice),
-        },
-        (json, text) => parseReportPage(json, label, text),
-      ),
+  const { value, retries } = await callService(
+    options,
+    caller,
+    { method: 'GET', path: `/organization/reports?${query.toString()}`, endpoint: 'GET /organization/reports', label, parse: (json, text) => parseReportPage(json, label, text) },
+    signal,
   );
   return { ...value, retries };
 }

@@ -20,25 +20,21 @@ export function createMetrics(): MirrorMetrics {
   // prom-client names these three gauges `_total`, a suffix Prometheus keeps for counters
   // (`promtool check metrics` rejects them); the per-type gauges without it stay.
   for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) registry.removeSingleMetric(`threat_mirror_nodejs_${name}`);
-  const runs = new Counter({ name: 'threat_mirror_runs_total', help: 'Runs by organization, stream (threats, reports) and outcome', labelNames: ['organization', 'stream', 'outcome'], registers: [registry] });
-  const pages = new Counter({ name: 'threat_mirror_pages_total', help: 'Pages committed', labelNames: ['organization'], registers: [registry] });
-  const threats = new Counter({ name: 'threat_mirror_threats_total', help: 'Threat records by what the write did: inserted, updated or rejected', labelNames: ['organization', 'result'], registers: [registry] });
-  const requests = new Counter({ name: 'threat_mirror_requests_total', help: 'HTTP requests to the service by outcome (ok, status_NNN, network, timeout, ...)', labelNames: ['organization', 'outcome'], registers: [registry] });
-  const retries = new Counter({ name: 'threat_mirror_retries_total', help: 'Requests retried, by reason', labelNames: ['organization', 'reason'], registers: [registry] });
-  const rateLimitWait = new Counter({ name: 'threat_mirror_rate_limit_wait_seconds_total', help: 'Time the service asked us to wait with Retry-After', labelNames: ['organization'], registers: [registry] });
-  const deprecations = new Counter({
-    name: 'threat_mirror_deprecation_notices_total',
-    help: 'Responses that carried a Deprecation or Sunset header (RFC 8594), by endpoint; see the warning in the log and `threat-mirror status`',
-    labelNames: ['endpoint'],
-    registers: [registry],
-  });
-  const lastSuccess = new Gauge({ name: 'threat_mirror_last_success_timestamp_seconds', help: 'Unix time of the last successful run', labelNames: ['organization'], registers: [registry] });
-  const overdueDays = new Gauge({
-    name: 'threat_mirror_reconcile_overdue',
-    help: 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run',
-    labelNames: ['organization'],
-    registers: [registry],
-  });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter({ name, help, labelNames, registers: [registry] });
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Gauge({ name, help, labelNames, registers: [registry] });
+  const runs = counter('threat_mirror_runs_total', 'Runs by organization, stream (threats, reports) and outcome', ['organization', 'stream', 'outcome']);
+  const pages = counter('threat_mirror_pages_total', 'Pages committed', ['organization']);
+  const threats = counter('threat_mirror_threats_total', 'Threat records by what the write did: inserted, updated or rejected', ['organization', 'result']);
+  const requests = counter('threat_mirror_requests_total', 'HTTP requests to the service by outcome (ok, status_NNN, network, timeout, ...)', ['organization', 'outcome']);
+  const retries = counter('threat_mirror_retries_total', 'Requests retried, by reason', ['organization', 'reason']);
+  const rateLimitWait = counter('threat_mirror_rate_limit_wait_seconds_total', 'Time the service asked us to wait with Retry-After', ['organization']);
+  const deprecations = counter(
+    'threat_mirror_deprecation_notices_total',
+    'Responses that carried a Deprecation or Sunset header (RFC 8594), by endpoint; see the warning in the log and `threat-mirror status`',
+    ['endpoint'],
+  );
+  const lastSuccess = gauge('threat_mirror_last_success_timestamp_seconds', 'Unix time of the last successful run', ['organization']);
+  const overdueDays = gauge('threat_mirror_reconcile_overdue', 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run', ['organization']);
   const duration = new Histogram({
     name: 'threat_mirror_run_duration_seconds',
     help: 'Duration of a run of one organization',
@@ -46,9 +42,9 @@ export function createMetrics(): MirrorMetrics {
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
     registers: [registry],
   });
-  const exportEntries = new Gauge({ name: 'threat_mirror_export_entries', help: 'Entries (hosts, rules or threats) in each export file (THREAT_MIRROR_EXPORTS)', labelNames: ['format', 'path'], registers: [registry] });
-  const exportWritten = new Gauge({ name: 'threat_mirror_export_last_write_timestamp_seconds', help: 'Unix time each export file was last written (its mtime)', labelNames: ['format', 'path'], registers: [registry] });
-  const exportFailures = new Counter({ name: 'threat_mirror_export_failures_total', help: 'Export refreshes that failed (the previous file is kept)', labelNames: ['format', 'path'], registers: [registry] });
+  const exportEntries = gauge('threat_mirror_export_entries', 'Entries (hosts, rules or threats) in each export file (THREAT_MIRROR_EXPORTS)', ['format', 'path']);
+  const exportWritten = gauge('threat_mirror_export_last_write_timestamp_seconds', 'Unix time each export file was last written (its mtime)', ['format', 'path']);
+  const exportFailures = counter('threat_mirror_export_failures_total', 'Export refreshes that failed (the previous file is kept)', ['format', 'path']);
   return {
     registry,
     exportChecked: (format: string, path: string, entries: number, lastWriteMs: number) => {
@@ -56,34 +52,7 @@ export function createMetrics(): MirrorMetrics {
       exportWritten.set({ format, path }, lastWriteMs / 1000);
     },
     exportFailed: (format: string, path: string) => exportFailures.inc({ format, path }),
-    observeWal: (wal, clock) => {
-      new Gauge({
-        name: 'threat_mirror_wal_bytes',
-        help: 'Size of the database -wal file; it grows while a reader holds a read transaction',
-        registers: [registry],
-        collect() {
-          this.set(wal.walBytes());
-        },
-      });
-      new Gauge({
-        name: 'threat_mirror_wal_checkpoint_starved_seconds',
-        help: 'Seconds since WAL checkpoints stopped completing because a reader holds the WAL (0 while they complete)',
-        registers: [registry],
-        collect() {
-          this.set(wal.starvedSeconds(clock()));
-        },
-      });
-      new Gauge({
-        name: 'threat_mirror_wal_checkpoints',
-        help: 'WAL checkpoints run between runs since start, by result (complete, or incomplete: held off by a reader)',
-        labelNames: ['result'],
-        registers: [registry],
-        collect() {
-          this.set({ result: 'complete' }, wal.checkpoints.complete);
-          this.set({ result: 'incomplete' }, wal.checkpoints.incomplete);
-        },
-      });
-    },
+    observeWal: (wal, clock) => observeWal(registry, wal, clock),
     requestFinished: (organization: string, outcome: string) => requests.inc({ organization, outcome }),
     retried: (organization: string, reason: RetryReason) => retries.inc({ organization, reason }),
     rateLimitWaited: (organization: string, ms: number) => rateLimitWait.inc({ organization }, ms / 1000),
@@ -104,4 +73,35 @@ export function createMetrics(): MirrorMetrics {
       if (summary.status === 'succeeded') lastSuccess.set({ organization: summary.organization }, Date.parse(summary.finishedAt) / 1000);
     },
   };
+}
+
+/** The WAL's gauges, each read from `wal` at scrape time. */
+function observeWal(registry: Registry, wal: WalHealth, clock: () => Date): void {
+  const readAtScrape = (name: string, help: string, labelNames: readonly string[], read: (gauge: Gauge) => void): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        read(this);
+      },
+    });
+  };
+  readAtScrape('threat_mirror_wal_bytes', 'Size of the database -wal file; it grows while a reader holds a read transaction', [], (gauge) => gauge.set(wal.walBytes()));
+  readAtScrape(
+    'threat_mirror_wal_checkpoint_starved_seconds',
+    'Seconds since WAL checkpoints stopped completing because a reader holds the WAL (0 while they complete)',
+    [],
+    (gauge) => gauge.set(wal.starvedSeconds(clock())),
+  );
+  readAtScrape(
+    'threat_mirror_wal_checkpoints',
+    'WAL checkpoints run between runs since start, by result (complete, or incomplete: held off by a reader)',
+    ['result'],
+    (gauge) => {
+      gauge.set({ result: 'complete' }, wal.checkpoints.complete);
+      gauge.set({ result: 'incomplete' }, wal.checkpoints.incomplete);
+    },
+  );
 }

@@ -2,7 +2,7 @@
 // endpoint's notice is logged once per run as a warning, counted, and recorded for `status`.
 import type { Logger } from 'pino';
 import type { DeprecationNotice } from '../api/http.js';
-import type { ServiceNoticeSink } from '../api/threat-client.js';
+import type { ServiceNoticeSink } from '../api/service-call.js';
 import type { MirrorStore } from '../db/mirror-store.js';
 import type { Clock } from '../lib/days.js';
 import { redact } from '../lib/redact.js';

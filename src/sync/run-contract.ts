@@ -3,7 +3,7 @@
 // walk, the reports walk and the reconciliation import this, never each other.
 import type { Logger } from 'pino';
 import { ProtocolError } from '../api/errors.js';
-import type { ApiClientOptions } from '../api/threat-client.js';
+import type { ApiClientOptions } from '../api/service-call.js';
 import type { OrganizationConfig } from '../config.js';
 import type { MirrorStore, PageCounts, SyncMode } from '../db/mirror-store.js';
 import type { RunStatus } from '../db/schema.js';
