@@ -69,28 +69,35 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       jitterSeconds: config.jitterSeconds,
       logger,
       signal,
-      run: async (runSignal) => {
-        const summaries = await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
-        startup();
-        if (config.checkpoints === 'auto') {
-          // On the writer thread: the event loop goes on answering probes and signals meanwhile.
-          const outcome = await mirror.deps.store.checkpointWal();
-          wal.record(outcome, clock());
-          if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
-        }
-        const changed = summaries.some((summary) => summary.inserted + summary.updated + summary.removed > 0);
-        if (config.snapshotPath !== undefined && !runSignal.aborted) {
-          await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });
-        }
-        // After every run, also a failed one (its committed pages count); not on the way out.
-        if (!runSignal.aborted) await exports?.refresh();
-      },
+      run: (runSignal) => scheduledRun(options, { startup, wal, exports }, runSignal),
     });
     await scheduler.stopped;
   } finally {
     await endpoints?.close();
     lookup?.close();
   }
+}
+
+/** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */
+async function scheduledRun(
+  { config, mirror, organizations, logger, clock }: DaemonOptions,
+  { startup, wal, exports }: { startup: () => void; wal: WalHealth; exports: ExportRefresher | undefined },
+  runSignal: AbortSignal,
+): Promise<void> {
+  const summaries = await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
+  startup();
+  if (config.checkpoints === 'auto') {
+    // On the writer thread: the event loop goes on answering probes and signals meanwhile.
+    const outcome = await mirror.deps.store.checkpointWal();
+    wal.record(outcome, clock());
+    if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
+  }
+  const changed = summaries.some((summary) => summary.inserted + summary.updated + summary.removed > 0);
+  if (config.snapshotPath !== undefined && !runSignal.aborted) {
+    await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });
+  }
+  // After every run, also a failed one (its committed pages count); not on the way out.
+  if (!runSignal.aborted) await exports?.refresh();
 }
 
 /**

@@ -65,36 +65,41 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
     store.recordSetting('lookback_days', String(config.lookbackDays), clock().toISOString());
     // And how old a day's last walk may be before sync_status counts it overdue.
     store.recordSetting('reconcile_days', String(config.reconcileDays), clock().toISOString());
-    const deps: SyncDeps = {
-      store,
-      clock,
-      logger,
-      observer: syncObserver,
-      settings: {
-        initialDays: config.initialDays,
-        lookbackDays: config.lookbackDays,
-        concurrency: config.concurrency,
-        mirrorReports: config.reports,
-        reportsRecentDays: config.reportsRecentDays,
-        reconcileDays: config.reconcileDays,
-        reconcileMaxRequests: config.reconcileMaxRequests,
-      },
-      api: {
-        apiUrl: config.apiUrl,
-        timeoutMs: config.requestTimeoutMs,
-        maxResponseBytes: config.maxResponseBytes,
-        retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs },
-        budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
-        logger,
-        observer: apiObserver,
-        notices: new ServiceNotices(store, logger, clock, apiObserver),
-      },
-    };
+    const deps = syncDepsFor(config, store, { logger, clock, apiObserver, syncObserver });
     return { deps, close: release };
   } catch (error) {
     await release();
     throw error;
   }
+}
+
+/** What the engine is given: the store, the clock, the log, its settings and the API client's options, read from the config. */
+function syncDepsFor(config: Config, store: MirrorStore, { logger, clock, apiObserver, syncObserver }: Omit<MirrorOptions, 'config'>): SyncDeps {
+  return {
+    store,
+    clock,
+    logger,
+    observer: syncObserver,
+    settings: {
+      initialDays: config.initialDays,
+      lookbackDays: config.lookbackDays,
+      concurrency: config.concurrency,
+      mirrorReports: config.reports,
+      reportsRecentDays: config.reportsRecentDays,
+      reconcileDays: config.reconcileDays,
+      reconcileMaxRequests: config.reconcileMaxRequests,
+    },
+    api: {
+      apiUrl: config.apiUrl,
+      timeoutMs: config.requestTimeoutMs,
+      maxResponseBytes: config.maxResponseBytes,
+      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs },
+      budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
+      logger,
+      observer: apiObserver,
+      notices: new ServiceNotices(store, logger, clock, apiObserver),
+    },
+  };
 }
 
 /** For the start-up bookkeeping that runs before the writer thread exists: it writes no pages. */

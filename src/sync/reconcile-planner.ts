@@ -28,7 +28,11 @@ export function requestsFor(records: number): number {
   return Math.max(1, Math.ceil(records / PAGE_SIZE));
 }
 
-/** `due`: longest-unwalked first (as ReconcileLedger.dueDays returns them). */
+/**
+ * `due`: longest-unwalked first (as ReconcileLedger.dueDays returns them).
+ * Some 60 lines on purpose: one greedy pass whose helper shares the pass's `taken` set and cursor;
+ * split apart, the pieces would hand that state back and forth.
+ */
 export function planReconciliation(due: readonly LedgerDay[], maxRequests: number): ReconcilePlan {
   const byDay = new Map(due.map((day) => [day.day, day]));
   const order = new Map(due.map((day, index) => [day.day, index]));
