@@ -8,13 +8,13 @@ import { errorMessage } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { UnwritablePathError } from '../lib/writable-path.js';
 import type { MirrorMetrics } from '../daemon/metrics.js';
-import { clockFor, type Mirror, openMirror } from '../session/writer-session.js';
+import { clockFor, openWriterSession, type WriterSession } from '../session/writer-session.js';
 import { installSignalHandlers } from './signals.js';
 
 /** The configured organizations, or only the one --org names. */
 export type Organizations = (only: string | undefined) => readonly OrganizationConfig[];
 
-export type WriterWork = (mirror: Mirror, organizations: Organizations, signal: AbortSignal, context: { logger: Logger; clock: Clock }) => Promise<number>;
+export type WriterWork = (mirror: WriterSession, organizations: Organizations, signal: AbortSignal, context: { logger: Logger; clock: Clock }) => Promise<number>;
 
 /**
  * Runs `work` as the database's one writer: logger, signal handling, writer lock, store; closes
@@ -28,9 +28,9 @@ export async function withWriter(config: Config, io: Io, work: WriterWork, metri
   const clock = clockFor(config);
   const shutdown = new AbortController();
   const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
-  let mirror: Mirror;
+  let mirror: WriterSession;
   try {
-    mirror = await openMirror({ config, logger, clock, apiObserver: metrics, syncObserver: metrics });
+    mirror = await openWriterSession({ config, logger, clock, apiObserver: metrics, syncObserver: metrics });
   } catch (error) {
     removeSignalHandlers();
     const message = error instanceof WriterLockError || error instanceof UnwritablePathError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;

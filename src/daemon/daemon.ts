@@ -7,7 +7,7 @@ import { ExportRefresher } from '../export/daemon-exports.js';
 import { startHttpEndpoints } from './http-endpoints.js';
 import type { LookupHandler } from './lookup-http.js';
 import type { MirrorMetrics } from './metrics.js';
-import type { Mirror } from '../session/writer-session.js';
+import type { WriterSession } from '../session/writer-session.js';
 import { checkReadiness, withWalHealth } from './readiness.js';
 import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
@@ -17,7 +17,7 @@ import { WalHealth } from './wal-health.js';
 
 export interface DaemonOptions {
   readonly config: Config;
-  readonly mirror: Mirror;
+  readonly mirror: WriterSession;
   readonly metrics: MirrorMetrics;
   readonly organizations: readonly OrganizationConfig[];
   readonly logger: Logger;

@@ -14,13 +14,13 @@ import { ServiceNotices } from './service-notices.js';
 import type { SyncDeps, SyncObserver } from '../sync/run-contract.js';
 import { assertWritable, unwritableFolderError } from '../lib/writable-path.js';
 
-export interface Mirror {
+export interface WriterSession {
   readonly deps: SyncDeps;
   /** Waits for the pages handed to the writer, then closes the writer thread, the database and the lock. */
   close(): Promise<void>;
 }
 
-export interface MirrorOptions {
+export interface WriterSessionOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -29,7 +29,7 @@ export interface MirrorOptions {
 }
 
 /** Takes the writer lock before touching the file, so a second writer never migrates or writes. */
-export async function openMirror({ config, logger, clock, apiObserver, syncObserver }: MirrorOptions): Promise<Mirror> {
+export async function openWriterSession({ config, logger, clock, apiObserver, syncObserver }: WriterSessionOptions): Promise<WriterSession> {
   try {
     mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
   } catch (error) {
@@ -74,7 +74,7 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
 }
 
 /** What the engine is given: the store, the clock, the log, its settings and the API client's options, read from the config. */
-function syncDepsFor(config: Config, store: MirrorStore, { logger, clock, apiObserver, syncObserver }: Omit<MirrorOptions, 'config'>): SyncDeps {
+function syncDepsFor(config: Config, store: MirrorStore, { logger, clock, apiObserver, syncObserver }: Omit<WriterSessionOptions, 'config'>): SyncDeps {
   return {
     store,
     clock,
