@@ -27,7 +27,7 @@ RUN mkdir -p /runtime/dist \
  && cp -r package.json drizzle node_modules /runtime/ \
  && cp -r dist/src /runtime/dist/src \
  && cd /runtime \
- && rm -rf dist/src/standin dist/src/demo.js drizzle/meta/*_snapshot.json \
+ && rm -rf dist/src/standin drizzle/meta/*_snapshot.json \
  && find dist -name '*.map' -delete \
  && cd node_modules \
  && rm -rf .package-lock.json @types prebuild-install @flydotio \
@@ -53,12 +53,12 @@ USER node
 VOLUME ["/data"]
 EXPOSE 9464
 # Healthy once every organization's first sync has committed (or the volume already held a mirror),
-# then for as long as the process lives: /healthz and /startupz (src/healthcheck.ts). Probed every
+# then for as long as the process lives: /healthz and /startupz (src/daemon/healthcheck.ts). Probed every
 # 5 s so that compose's `depends_on: service_healthy` starts readers within seconds of the first
 # sync; Docker 25's --start-interval would allow a longer interval after start-up, but older
 # engines (Debian's docker.io 20.10) reject the flag. A first sync may take minutes on a large
 # account: the start period keeps the container "starting", not "unhealthy", for 10 minutes.
-HEALTHCHECK --interval=5s --timeout=5s --start-period=10m --retries=3 CMD ["node", "dist/src/healthcheck.js"]
+HEALTHCHECK --interval=5s --timeout=5s --start-period=10m --retries=3 CMD ["node", "dist/src/daemon/healthcheck.js"]
 # Exec form on the CLI file itself: its shebang (env -S node <heap flags>) execs node, so node is
 # PID 1 and receives SIGTERM; it installs its own SIGTERM/SIGINT handlers (PID 1 gets no default
 # ones) and spawns no children, so no init process is needed.

@@ -2,10 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { validate as isCronExpression } from 'node-cron';
 import { z } from 'zod';
-import { ConfigError, errorMessage } from './errors.js';
-import { redact, registerSecret } from './redact.js';
+import { ConfigError, errorMessage } from './lib/errors.js';
+import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
-import { Secret } from './secret.js';
+import { Secret } from './lib/secret.js';
 
 export interface OrganizationConfig {
   /** The label rows are stored under; also picks the key variable. */

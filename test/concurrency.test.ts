@@ -1,6 +1,6 @@
 // Windows, request budgets and rate limits, seen from the stand-in's side of the wire.
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirroredThreats, withDb } from './support/mirror-db.js';

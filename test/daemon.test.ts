@@ -1,6 +1,6 @@
 // The daemon as a sidecar runs it: on a schedule, with health, readiness and metrics, stopped by SIGTERM.
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
 import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
 import { hasTool, promtoolCheckMetrics } from './support/judges.js';

@@ -3,7 +3,7 @@
 // recorded, and the next writer builds them exactly as the migrations defined them.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { buildDeferredIndexes, DEFERRABLE_INDEXES, deferLookupIndexes, deferredIndexes } from '../src/db/deferred-indexes.js';
 import { openDatabase } from '../src/db/open-database.js';
 import { PageWriter } from '../src/db/page-writer.js';

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { tempDir } from './support/temp.js';
 
-const DEMO = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'demo.js');
+const DEMO = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'standin', 'demo.js');
 
 /** Processes whose working directory is `dir`: the demo and anything it started run there. */
 function processesIn(dir: string): number[] {

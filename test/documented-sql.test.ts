@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats, type Standin, startStandin } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { hasTool } from './support/judges.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { domainToASCII } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { hasCommand, namedCheckzone, queryRcode, RCODE, startUnbound, type UnboundServer } from './support/dns-tools.js';

@@ -6,7 +6,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats } from '../src/standin/index.js';
 import { servingPort, startCli } from './support/cli.js';
 import { afterThisTest } from './support/cleanup.js';

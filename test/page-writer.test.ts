@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Threat } from '../src/api/threat-record.js';
+import type { Threat } from '../src/records.js';
 import { openDatabase, type OpenedDatabase } from '../src/db/open-database.js';
 import { type PageInput, PageNotWrittenError, PageWriter } from '../src/db/page-writer.js';
 import { tempDir } from './support/temp.js';

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';

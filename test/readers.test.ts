@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { Database } from '../src/db/sqlite.js';
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirroredThreats, scalar, withDb, withWritableDb } from './support/mirror-db.js';

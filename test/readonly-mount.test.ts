@@ -3,7 +3,7 @@
 // runs, or killed mid-sync (issue 11, item 5).
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';

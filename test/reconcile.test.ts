@@ -3,8 +3,8 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
-import { checkReadiness } from '../src/readiness.js';
+import { addDays } from '../src/lib/days.js';
+import { checkReadiness } from '../src/daemon/readiness.js';
 import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
 import { scalar, withDb } from './support/mirror-db.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { migrationsFolder } from '../src/db/open-database.js';
 import { Database } from '../src/db/sqlite.js';
 import { generateReports, generateThreats, type Standin, startStandin } from '../src/standin/index.js';

@@ -1,7 +1,7 @@
 // The reports stream: GET /organization/reports mirrored into reports, report_proposals and
 // rejected_proposals, in either response shape the service's documentation shows.
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats, type ReportsVariant, type Standin, type StandinReport } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { withDb } from './support/mirror-db.js';

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';

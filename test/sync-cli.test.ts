@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../src/days.js';
+import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
 import { mirroredThreats, runs, scalar, withDb, withWritableDb } from './support/mirror-db.js';

@@ -26,10 +26,6 @@ export class PermanentApiError extends Error {
   ) {
     super(message);
   }
-
-  get isUnauthorized(): boolean {
-    return this.status === 401 || this.status === 403;
-  }
 }
 
 /** The response was well-formed HTTP but broke the interface in a way retrying will not mend (a cursor loop). */

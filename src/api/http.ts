@@ -1,5 +1,5 @@
 // One JSON POST/GET with a timeout and a body-size cap; turns every failure into a typed error.
-import { redact } from '../redact.js';
+import { redact } from '../lib/redact.js';
 import { PermanentApiError, RetryableApiError } from './errors.js';
 
 export interface HttpRequest {

@@ -1,32 +1,12 @@
 // GET /organization/reports: one page per call, read tolerantly where the service's documentation
 // disagrees with itself, strictly where a report would make no sense without it.
-import { redact } from '../redact.js';
+import { redact } from '../lib/redact.js';
 import { RetryableApiError } from './errors.js';
-import { requestJson } from './http.js';
 import { rawArrayElements } from './raw-json.js';
-import { withRetry } from './retry.js';
-import { type ApiCaller, type ApiClientOptions, keepRaw, type RejectedRecord } from './threat-client.js';
+import type { ProposalRecord, RejectedRecord, ReportRecord } from '../records.js';
+import { type ApiCaller, type ApiClientOptions, callService, keepRaw } from './service-call.js';
 
 export const REPORTS_PAGE_SIZE = 100;
-
-export interface ProposalRecord {
-  readonly id: string;
-  readonly reviewStatus: string | null;
-  readonly assetId: string | null;
-  readonly assetType: string | null;
-  readonly assetContent: string | null;
-  readonly assetStatus: string | null;
-}
-
-export interface ReportRecord {
-  /** Text, whether the service sent a number or a string. */
-  readonly id: string;
-  readonly createdAt: string | null;
-  readonly status: string | null;
-  readonly proposals: readonly ProposalRecord[];
-  /** The report's JSON text exactly as received (redacted). */
-  readonly raw: string;
-}
 
 export interface ReportPageRequest {
   readonly cursor: string | null;
@@ -50,22 +30,11 @@ export async function fetchReportPage(options: ApiClientOptions, caller: ApiCall
     query.set('startDate', request.startDate);
     query.set('endDate', request.endDate);
   }
-  const { value, retries } = await withRetry(
-    { organization: caller.name, budget: options.budgets.forKey(caller.apiKey.reveal()), policy: options.retry, logger: options.logger, observer: options.observer, signal },
-    () =>
-      requestJson(
-        {
-          method: 'GET',
-          url: `${options.apiUrl}/organization/reports?${query.toString()}`,
-          headers: { accept: 'application/json', 'x-api-key': caller.apiKey.reveal() },
-          timeoutMs: options.timeoutMs,
-          maxResponseBytes: options.maxResponseBytes,
-          signal,
-          label,
-          onDeprecation: (notice) => options.notices?.deprecation('GET /organization/reports', notice),
-        },
-        (json, text) => parseReportPage(json, label, text),
-      ),
+  const { value, retries } = await callService(
+    options,
+    caller,
+    { method: 'GET', path: `/organization/reports?${query.toString()}`, endpoint: 'GET /organization/reports', label, parse: (json, text) => parseReportPage(json, label, text) },
+    signal,
   );
   return { ...value, retries };
 }

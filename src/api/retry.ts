@@ -26,12 +26,16 @@ export interface ApiObserver {
  */
 const FREE_RATE_LIMIT_WAITS = 20;
 
-export interface AttemptContext {
+/** Where the client tells what it did: the log, and the observer behind /metrics. */
+export interface ApiReporting {
+  readonly logger: Logger;
+  readonly observer?: ApiObserver | undefined;
+}
+
+export interface AttemptContext extends ApiReporting {
   readonly organization: string;
   readonly budget: RequestBudget;
   readonly policy: RetryPolicy;
-  readonly logger: Logger;
-  readonly observer?: ApiObserver | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 

@@ -1,21 +1,12 @@
 // POST /threats/list: one page per call, validated record by record.
-import type { Logger } from 'pino';
-import { redact } from '../redact.js';
-import type { Secret } from '../secret.js';
+import type { RejectedRecord, Threat } from '../records.js';
+import { redact } from '../lib/redact.js';
 import { RetryableApiError } from './errors.js';
-import { type DeprecationNotice, requestJson } from './http.js';
-import { rawArrayElements } from './raw-json.js';
-import type { RequestBudgets } from './request-budget.js';
-import { type ApiObserver, type RetryPolicy, withRetry } from './retry.js';
-import { checkThreat, type Threat } from './threat-record.js';
+import { type ApiCaller, type ApiClientOptions, callService, keepRaw } from './service-call.js';
+import { checkThreat } from './threat-record.js';
 
 /** The service's maximum: fewest requests per threat. */
 export const PAGE_SIZE = 100;
-
-export interface ApiCaller {
-  readonly name: string;
-  readonly apiKey: Secret;
-}
 
 export interface ThreatPageRequest {
   readonly startDate: string;
@@ -24,37 +15,12 @@ export interface ThreatPageRequest {
   readonly nextPage: string | null;
 }
 
-export interface RejectedRecord {
-  /** The record's JSON text as the service sent it (every digit of its numbers), redacted. */
-  readonly raw: string;
-  readonly reason: string;
-}
-
 export interface ThreatPage {
   readonly threats: Threat[];
   readonly rejected: RejectedRecord[];
   readonly nextPage: string | null;
   /** Failed attempts retried before this page arrived. */
   readonly retries: number;
-}
-
-export interface ApiClientOptions {
-  readonly apiUrl: string;
-  readonly timeoutMs: number;
-  readonly maxResponseBytes: number;
-  readonly retry: RetryPolicy;
-  readonly budgets: RequestBudgets;
-  readonly logger: Logger;
-  readonly observer?: ApiObserver | undefined;
-  /** Told of every response that carries Deprecation or Sunset headers. */
-  readonly notices?: ServiceNoticeSink | undefined;
-}
-
-export interface ServiceNoticeSink {
-  /** `endpoint` is the method and path, e.g. `POST /threats/list`. */
-  deprecation(endpoint: string, notice: DeprecationNotice): void;
-  /** A new run begins: each endpoint's notice is logged again once. */
-  startRun(): void;
 }
 
 export async function fetchThreatPage(
@@ -71,30 +37,11 @@ export async function fetchThreatPage(
     sorting: [{ key: 'id', direction: 'asc' }],
     ...(request.nextPage === null ? {} : { next_page: request.nextPage }),
   };
-  const { value, retries } = await withRetry(
-    {
-      organization: caller.name,
-      budget: options.budgets.forKey(caller.apiKey.reveal()),
-      policy: options.retry,
-      logger: options.logger,
-      observer: options.observer,
-      signal,
-    },
-    () =>
-      requestJson(
-        {
-          method: 'POST',
-          url: `${options.apiUrl}/threats/list`,
-          headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': caller.apiKey.reveal() },
-          body,
-          timeoutMs: options.timeoutMs,
-          maxResponseBytes: options.maxResponseBytes,
-          signal,
-          label,
-          onDeprecation: (notice) => options.notices?.deprecation('POST /threats/list', notice),
-        },
-        (json, text) => parseThreatPage(json, label, text),
-      ),
+  const { value, retries } = await callService(
+    options,
+    caller,
+    { method: 'POST', path: '/threats/list', endpoint: 'POST /threats/list', body, label, parse: (json, text) => parseThreatPage(json, label, text) },
+    signal,
   );
   return { ...value, retries };
 }
@@ -117,21 +64,6 @@ export function parseThreatPage(json: unknown, label: string, text: string): Omi
     else rejectedAt.push({ index, reason: check.reason });
   }
   return { threats, rejected: keepRaw(rejectedAt, envelope.threats, text, 'threats'), nextPage };
-}
-
-/**
- * The rejected records in the words the service used: their source text is scanned out of the
- * body only when there are some, so a clean page costs nothing more.
- */
-export function keepRaw(rejectedAt: ReadonlyArray<{ index: number; reason: string }>, parsed: readonly unknown[], text: string, member: string): RejectedRecord[] {
-  if (rejectedAt.length === 0) return [];
-  const sources = rawArrayElements(text, member);
-  // The scan agrees with JSON.parse on any body it accepted; the fallback only guards a mismatch.
-  const aligned = sources !== undefined && sources.length === parsed.length;
-  return rejectedAt.map(({ index, reason }) => ({
-    raw: redact(aligned ? (sources[index] as string) : (JSON.stringify(parsed[index]) ?? 'undefined')),
-    reason: redact(reason),
-  }));
 }
 
 /** The interface's cursor: a positive integer in string form, the digits only. */

@@ -1,14 +1,7 @@
 // Run-time check of one ThreatResult; what fails is kept aside with the reason, never thrown.
-import { isDay } from '../days.js';
-import { redact } from '../redact.js';
-
-export interface Threat {
-  readonly id: number;
-  readonly content: string;
-  readonly type: string;
-  /** The service's ISO 8601 string exactly as received. */
-  readonly blockedAt: string;
-}
+import { isDay } from '../lib/days.js';
+import { redact } from '../lib/redact.js';
+import type { Threat } from '../records.js';
 
 export type ThreatCheck = { readonly ok: true; readonly threat: Threat } | { readonly ok: false; readonly reason: string };
 

@@ -1,6 +1,6 @@
 // The per-day ledger (table sync_windows) and the digests it records: which days were walked to
 // their end, when and by which run, and the organization's threats of each day after that walk.
-import { addDays } from '../days.js';
+import { addDays } from '../lib/days.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat } from './content-hash.js';
 import type { Database, Statement } from './sqlite.js';
 

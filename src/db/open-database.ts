@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Database } from './sqlite.js';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { packageRoot } from '../package-root.js';
+import { packageRoot } from '../lib/package-root.js';
 import * as schema from './schema.js';
 import { applyWriterPragmas, type WriterPragmaOptions } from './writer-pragmas.js';
 import { buildDeferredIndexes } from './deferred-indexes.js';

@@ -5,10 +5,9 @@
 // multi-row statements of 100, 10 and 1 rows, prepared once: a full page is one call, and the
 // statement cache stays at three sizes (one per partial-page size held ~15 MB more at 1M threats).
 import type Database from 'better-sqlite3';
-import type { RejectedRecord } from '../api/threat-client.js';
-import type { Threat } from '../api/threat-record.js';
-import { addDays, daysBetween } from '../days.js';
-import { deriveLookupFields, type LookupFields } from '../lookup-fields.js';
+import type { RejectedRecord, Threat } from '../records.js';
+import { addDays, daysBetween } from '../lib/days.js';
+import { deriveLookupFields, type LookupFields } from '../url/lookup-fields.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat, digestHex, emptyDigest } from './content-hash.js';
 import { RECORD_LEDGER_DAY_SQL, WINDOW_THREATS_SQL } from './day-ledger.js';
 import { INSERT_REJECTED_RECORD_SQL } from './rejected-records.js';

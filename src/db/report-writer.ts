@@ -1,7 +1,6 @@
 // Reports and their proposals: one page and the walk's next cursor in one transaction.
 import type Database from 'better-sqlite3';
-import type { ReportRecord } from '../api/report-client.js';
-import type { RejectedRecord } from '../api/threat-client.js';
+import type { RejectedRecord, ReportRecord } from '../records.js';
 import { RejectedRecordWriter } from './rejected-records.js';
 import type { RunStateWriter } from './run-state.js';
 

@@ -20,7 +20,7 @@ export const threats = sqliteTable(
      * organization's link to it is marked removed or restored. Readers keep the last one they saw.
      */
     changeSeq: integer('change_seq').notNull().default(0),
-    // Lookup columns derived from content when the row is written (src/lookup-fields.ts).
+    // Lookup columns derived from content when the row is written (src/url/lookup-fields.ts).
     host: text('host'),
     registrableDomain: text('registrable_domain'),
     addressNamespace: text('address_namespace'),

@@ -4,7 +4,7 @@
 import { renderAdguard } from './adguard.js';
 import type { ThreatSnapshot } from './current-threats.js';
 import { renderDomains } from './domains.js';
-import { type ExportFormat, isHostFormat } from './export-formats.js';
+import { type ExportFormat, type HostFormat, isHostFormat } from './export-formats.js';
 import type { HostListContext } from './host-header.js';
 import { describeLeftOut, type HostSelection, selectHosts } from './host-selection.js';
 import { renderHostsFile } from './hosts-file.js';
@@ -47,48 +47,9 @@ const COMMENT_PREFIXES: Partial<Record<ExportFormat, string>> = { domains: '#', 
 
 export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptions): Promise<BuiltExport> {
   const { format, organization } = options;
-  const base = { format, changeSeq: snapshot.changeSeq, hasSerial: format === 'rpz', commentPrefix: COMMENT_PREFIXES[format] };
+  const base: ExportBase = { format, changeSeq: snapshot.changeSeq, hasSerial: format === 'rpz', commentPrefix: COMMENT_PREFIXES[format] };
   if (format === 'suricata' && options.rules) base.commentPrefix = '#';
-  if (isHostFormat(format)) {
-    const selection = options.selection ?? (await selectHosts(snapshot.threats()));
-    const close = options.selection === undefined ? () => selection.hosts.close() : () => undefined;
-    const context: HostListContext = { selection, organization };
-    const leftOut = `left out: ${describeLeftOut(selection.leftOut)}; ${selection.otherTypes} threats of other types`;
-    let entries = selection.hostCount;
-    let extra = '';
-    let render: (serial: number) => Iterable<string>;
-    switch (format) {
-      case 'domains':
-        render = () => renderDomains(context);
-        break;
-      case 'hosts':
-        render = () => renderHostsFile(context);
-        break;
-      case 'adguard':
-        render = () => renderAdguard(context);
-        break;
-      case 'rpz': {
-        const tooLong = rpzTooLong(context);
-        entries -= tooLong;
-        extra = `, ${tooLong} too long for a zone`;
-        render = (serial) => renderRpz(context, serial);
-        break;
-      }
-      case 'suricata':
-        render = options.rules ? () => renderSuricataRules() : () => renderSuricataDataset(context);
-        if (options.rules) entries = 2;
-        break;
-      case 'metamask': {
-        const listed = metamaskEntries(context);
-        extra = `, ${entries - listed} subdomains of listed hosts`;
-        entries = listed;
-        render = () => renderMetamask(context);
-        break;
-      }
-    }
-    const summary = format === 'suricata' && options.rules ? `suricata: ${entries} sample rules` : `${format}: ${entries} hosts; ${leftOut}${extra}`;
-    return { ...base, render, entries: () => entries, summary: () => summary, close };
-  }
+  if (isHostFormat(format)) return buildHostExport(snapshot, options, format, base);
   if (format === 'stix') {
     let counts: StixCounts = { indicators: 0, leftOut: {} };
     return {
@@ -117,4 +78,49 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
     summary: () => `${format}: ${counts.records} threats`,
     close: () => undefined,
   };
+}
+
+type ExportBase = { -readonly [K in 'format' | 'changeSeq' | 'hasSerial' | 'commentPrefix']: BuiltExport[K] };
+
+/** The host lists: one selection of hosts, rendered in the format's own syntax. */
+async function buildHostExport(snapshot: ThreatSnapshot, options: ExportOptions, format: HostFormat, base: ExportBase): Promise<BuiltExport> {
+  const { organization } = options;
+  const selection = options.selection ?? (await selectHosts(snapshot.threats()));
+  const close = options.selection === undefined ? () => selection.hosts.close() : () => undefined;
+  const context: HostListContext = { selection, organization };
+  const leftOut = `left out: ${describeLeftOut(selection.leftOut)}; ${selection.otherTypes} threats of other types`;
+  let entries = selection.hostCount;
+  let extra = '';
+  let render: (serial: number) => Iterable<string>;
+  switch (format) {
+    case 'domains':
+      render = () => renderDomains(context);
+      break;
+    case 'hosts':
+      render = () => renderHostsFile(context);
+      break;
+    case 'adguard':
+      render = () => renderAdguard(context);
+      break;
+    case 'rpz': {
+      const tooLong = rpzTooLong(context);
+      entries -= tooLong;
+      extra = `, ${tooLong} too long for a zone`;
+      render = (serial) => renderRpz(context, serial);
+      break;
+    }
+    case 'suricata':
+      render = options.rules ? () => renderSuricataRules() : () => renderSuricataDataset(context);
+      if (options.rules) entries = 2;
+      break;
+    case 'metamask': {
+      const listed = metamaskEntries(context);
+      extra = `, ${entries - listed} subdomains of listed hosts`;
+      entries = listed;
+      render = () => renderMetamask(context);
+      break;
+    }
+  }
+  const summary = format === 'suricata' && options.rules ? `suricata: ${entries} sample rules` : `${format}: ${entries} hosts; ${leftOut}${extra}`;
+  return { ...base, render, entries: () => entries, summary: () => summary, close };
 }

@@ -1,24 +1,16 @@
 // Reads what exports are made of: the threats currently blocked (no removed_at), from a read-only
 // connection, inside one read transaction so every part of an export sees the same snapshot.
 import type Database from 'better-sqlite3';
+import type { Threat } from '../records.js';
+import type { LookupFields } from '../url/lookup-fields.js';
 
-export interface CurrentThreat {
-  readonly id: number;
-  readonly content: string;
-  readonly type: string;
-  readonly blockedAt: string;
+/** A threat blocked now, with its lookup columns (all but the URL expression, which no export uses). */
+export interface CurrentThreat extends Threat, Omit<LookupFields, 'urlExpression'> {
   readonly firstSeenAt: string;
   readonly updatedAt: string;
   readonly changeSeq: number;
   /** The configured organizations that block it now, sorted. */
   readonly organizations: readonly string[];
-  readonly host: string | null;
-  readonly registrableDomain: string | null;
-  readonly addressNamespace: string | null;
-  readonly addressChain: string | null;
-  readonly address: string | null;
-  readonly email: string | null;
-  readonly emailDomain: string | null;
 }
 
 interface Row {

@@ -10,7 +10,7 @@
 import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { openDatabaseReadOnly } from '../db/open-database.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../lib/errors.js';
 import { buildExport } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
 import { type ExportFormat, isHostFormat } from './export-formats.js';

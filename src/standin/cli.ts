@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `threat-mirror-standin`: the local stand-in of the service, for demos and users' own integration tests.
 import { parseArgs } from 'node:util';
-import { addDays, dayOf } from '../days.js';
+import { addDays, dayOf } from '../lib/days.js';
 import { generateThreats } from './data.js';
 import { generateReports } from './reports.js';
 import { startStandin } from './server.js';

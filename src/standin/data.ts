@@ -1,5 +1,5 @@
 // Generated threats for the stand-in: deterministic from a seed, realistic per type, some hostile.
-import { addDays, daysBetween } from '../days.js';
+import { addDays, daysBetween } from '../lib/days.js';
 
 export interface StandinThreat {
   readonly id: number;

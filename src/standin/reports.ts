@@ -1,6 +1,6 @@
 // The stand-in's GET /organization/reports, in either of the two shapes the service's
 // documentation shows (the disagreements are the point: the mirror must read both).
-import { addDays, daysBetween } from '../days.js';
+import { addDays, daysBetween } from '../lib/days.js';
 import { contentFor, seededRandom, type StandinThreat } from './data.js';
 
 export interface StandinProposal {

@@ -1,5 +1,5 @@
 // The stand-in's reading of a POST /threats/list body: validation, defaults, filter and sort.
-import { addDays, dayOf, isDay } from '../days.js';
+import { addDays, dayOf, isDay } from '../lib/days.js';
 import type { StandinThreat } from './data.js';
 
 export const ASSET_TYPES: ReadonlySet<string> = new Set([

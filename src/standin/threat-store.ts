@@ -1,5 +1,5 @@
 // The stand-in's threats, indexed by organization and day, and who may see them.
-import { addDays, daysBetween } from '../days.js';
+import { addDays, daysBetween } from '../lib/days.js';
 import type { StandinThreat } from './data.js';
 import { compareBy, matches, type ThreatQuery } from './threat-query.js';
 import type { StandinKeys } from './types.js';

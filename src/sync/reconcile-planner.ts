@@ -6,7 +6,7 @@
 // walked longer ago waits. Costs are estimated from the records the ledger saw at the last walk.
 import { PAGE_SIZE } from '../api/threat-client.js';
 import type { LedgerDay } from '../db/reconcile-ledger.js';
-import { addDays } from '../days.js';
+import { addDays } from '../lib/days.js';
 import { TARGET_RECORDS_PER_WINDOW } from './window-planner.js';
 
 export interface ReconcileWindow {
@@ -28,7 +28,11 @@ export function requestsFor(records: number): number {
   return Math.max(1, Math.ceil(records / PAGE_SIZE));
 }
 
-/** `due`: longest-unwalked first (as ReconcileLedger.dueDays returns them). */
+/**
+ * `due`: longest-unwalked first (as ReconcileLedger.dueDays returns them).
+ * Some 60 lines on purpose: one greedy pass whose helper shares the pass's `taken` set and cursor;
+ * split apart, the pieces would hand that state back and forth.
+ */
 export function planReconciliation(due: readonly LedgerDay[], maxRequests: number): ReconcilePlan {
   const byDay = new Map(due.map((day) => [day.day, day]));
   const order = new Map(due.map((day, index) => [day.day, index]));

@@ -8,10 +8,11 @@
 // days stay due and the next run walks them again from the first page.
 import type { OrganizationConfig } from '../config.js';
 import type { DueRule, LedgerDay } from '../db/reconcile-ledger.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../lib/errors.js';
 import { planReconciliation } from './reconcile-planner.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
-import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type Totals, walkWindows } from './sync-organization.js';
+import { emptyTotals, finishRunSummary, type Outcome, outcomeOf, type RunSummary, type SyncDeps } from './run-contract.js';
+import { walkWindows } from './window-walk.js';
 
 const DAY_MS = 86_400_000;
 
@@ -54,35 +55,27 @@ export async function reconcileOrganization(
   log.info({ runId, windows: windows.length, dueDays: due.length, estimatedRequests: windows.reduce((sum, window) => sum + window.estimatedRequests, 0) }, 'reconciliation started');
   const allowance = new RequestAllowance(settings.reconcileMaxRequests);
   const walkDeps: SyncDeps = { ...deps, api: { ...deps.api, budgets: allowance.budgets(deps.api.budgets) } };
-  const totals: Totals = { pages: 0, inserted: 0, updated: 0, rejected: 0, removed: 0, retries: 0, records: 0 };
-  let status: RunOutcome = 'succeeded';
-  let error: string | undefined;
-  try {
-    await walkWindows(walkDeps, organization, runId, plan, totals, log, signal, undefined);
-  } catch (caught) {
-    if (signal.aborted) {
-      status = 'interrupted';
-      error = 'stopped by a signal; the days not walked to the end stay due';
-    } else if (caught instanceof RequestAllowanceSpent) {
+  const totals = emptyTotals();
+  const outcome = await outcomeOf(() => walkWindows({ deps: walkDeps, organization, runId, totals, log }, plan, signal), signal, {
+    interrupted: 'stopped by a signal; the days not walked to the end stay due',
+    classify: (caught): Outcome => {
+      if (!(caught instanceof RequestAllowanceSpent)) return { status: 'failed', error: `reconciliation: ${errorMessage(caught)}` };
       // More records than the ledger's counts promised: the window cut short stays due.
       log.info({ requests: allowance.used }, 'reconciliation stopped at THREAT_MIRROR_RECONCILE_MAX_REQUESTS; the days not walked to the end stay due');
-    } else {
-      status = 'failed';
-      error = `reconciliation: ${errorMessage(caught)}`;
-    }
-  }
-  if (status !== 'interrupted') store.deletePlan(plan.id);
+      return { status: 'succeeded', error: undefined };
+    },
+  });
+  if (outcome.status !== 'interrupted') store.deletePlan(plan.id);
   const summary = finishRunSummary(deps, log, {
     organization: name,
     stream: 'threats',
     mode: 'reconcile',
     runId,
-    status,
+    ...outcome,
     rangeStart,
     rangeEnd,
     started,
     totals,
-    error,
     message: `reconciliation of organization "${name}"`,
   });
   return finish(deps, name, store.reconcile.dueDays(name, rule), summary);

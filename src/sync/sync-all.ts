@@ -2,7 +2,8 @@
 // never stops the others.
 import type { OrganizationConfig } from '../config.js';
 import { reconcileOrganization } from './reconcile.js';
-import { type RunSummary, type SyncDeps, type SyncRequest, syncOrganization } from './sync-organization.js';
+import type { RunSummary, SyncDeps, SyncRequest } from './run-contract.js';
+import { syncThreats } from './sync-threats.js';
 import { syncReports } from './sync-reports.js';
 
 export async function syncOrganizations(
@@ -17,9 +18,9 @@ export async function syncOrganizations(
   // that share a key share it, so running them together never exceeds what the service allows.
   const runs = await Promise.all(
     organizations.map(async (organization) => {
-      const threats = await syncOrganization(deps, organization, request, signal);
+      const threats = await syncThreats(deps, organization, request, signal);
       // Reports are a stream of their own: they run after the threats, never instead of them.
-      if (!deps.settings.reports || request.mode === 'verify' || signal.aborted) return [threats];
+      if (!deps.settings.mirrorReports || request.mode === 'verify' || signal.aborted) return [threats];
       return [threats, await syncReports(deps, organization, request, signal)];
     }),
   );

@@ -4,13 +4,23 @@
 // re-reads the last THREAT_MIRROR_REPORTS_RECENT_DAYS of reports, and goes on past them only
 // until it meets a report it already holds unchanged.
 import type { Logger } from 'pino';
-import { PermanentApiError, ProtocolError } from '../api/errors.js';
+import { PermanentApiError } from '../api/errors.js';
 import { fetchReportPage, type ReportPageRequest } from '../api/report-client.js';
 import type { OrganizationConfig } from '../config.js';
 import type { ReportWalk } from '../db/report-writer.js';
-import { addDays, dayOf } from '../days.js';
-import { errorMessage } from '../errors.js';
-import { finishRunSummary, type RunOutcome, type RunSummary, type SyncDeps, type SyncRequest } from './sync-organization.js';
+import { addDays, dayOf } from '../lib/days.js';
+import {
+  addPage,
+  CursorGuard,
+  emptyTotals,
+  finishRunSummary,
+  type Outcome,
+  outcomeOf,
+  type RunContext,
+  type RunSummary,
+  type SyncDeps,
+  type SyncRequest,
+} from './run-contract.js';
 
 /** How long a deployment that answered 404 is left alone before the stream is tried again. */
 const DISABLED_FOR_MS = 24 * 3_600_000;
@@ -25,46 +35,40 @@ export async function syncReports(deps: SyncDeps, organization: OrganizationConf
   const mode = request.mode === 'backfill' ? 'backfill' : 'incremental';
   const range = request.mode === 'backfill' ? { start: request.from, end: request.to } : { start: addDays(today, -(settings.reportsRecentDays - 1)), end: today };
   const runId = store.startRun(organization.name, mode, range.start, range.end, started.toISOString(), 'reports');
-  const totals = { pages: 0, inserted: 0, updated: 0, rejected: 0, retries: 0 };
-  let status: RunOutcome = 'succeeded';
-  let error: string | undefined;
-
-  if (state?.disabledUntil && state.disabledUntil > started.toISOString()) {
-    status = 'skipped';
-    error = state.disabledReason ?? 'reports are not served by this deployment';
-  } else {
-    try {
-      await walkReports(deps, organization, runId, walkToResume(deps, organization.name, request, state, today), totals, log, signal);
-      writer.linkThreats(organization.name);
-    } catch (caught) {
-      if (signal.aborted) {
-        status = 'interrupted';
-        error = 'stopped by a signal; the next run resumes from the last committed page';
-      } else if (caught instanceof PermanentApiError && caught.status === 404) {
-        status = 'skipped';
-        error = 'GET /organization/reports answered 404: this deployment does not serve reports; threats still sync, reports are tried again in 24 hours';
-        writer.saveState(organization.name, null, { reason: error, until: new Date(clock().getTime() + DISABLED_FOR_MS).toISOString() }, clock().toISOString());
-        log.warn(`reports of organization "${organization.name}" skipped: ${error}`);
-      } else {
-        status = 'failed';
-        error = errorMessage(caught);
-      }
-    }
-  }
+  const totals = emptyTotals();
+  const disabled = state?.disabledUntil && state.disabledUntil > started.toISOString();
+  const outcome: Outcome = disabled
+    ? { status: 'skipped', error: state.disabledReason ?? 'reports are not served by this deployment' }
+    : await outcomeOf(
+        async () => {
+          await walkReports({ deps, organization, runId, totals, log }, walkToResume(deps, organization.name, request, state, today), signal);
+          writer.linkThreats(organization.name);
+        },
+        signal,
+        { classify: (caught) => (caught instanceof PermanentApiError && caught.status === 404 ? skipForADay(deps, organization.name, log) : undefined) },
+      );
   return finishRunSummary(deps, log, {
     organization: organization.name,
     stream: 'reports',
     mode,
     runId,
-    status,
+    ...outcome,
     rangeStart: range.start,
     rangeEnd: range.end,
     started,
-    totals: { ...totals, removed: 0 },
-    error,
+    totals,
     message: `reports of organization "${organization.name}"`,
-    quiet: status === 'skipped',
+    quiet: outcome.status === 'skipped',
   });
+}
+
+/** A deployment that answers 404 serves no reports: the stream is left alone for a day. */
+function skipForADay(deps: SyncDeps, organization: string, log: Logger): Outcome {
+  const error = 'GET /organization/reports answered 404: this deployment does not serve reports; threats still sync, reports are tried again in 24 hours';
+  const now = deps.clock();
+  deps.store.reportWriter.saveState(organization, null, { reason: error, until: new Date(now.getTime() + DISABLED_FOR_MS).toISOString() }, now.toISOString());
+  log.warn(`reports of organization "${organization}" skipped: ${error}`);
+  return { status: 'skipped', error };
 }
 
 /** The walk a killed run left, when this run asks for the same; otherwise a new one. */
@@ -88,15 +92,8 @@ function walkToResume(
   return { mode, rangeStart, rangeEnd, nextCursor: null, firstRun };
 }
 
-async function walkReports(
-  deps: SyncDeps,
-  organization: OrganizationConfig,
-  runId: number,
-  walk: ReportWalk & { firstRun: boolean },
-  totals: { pages: number; inserted: number; updated: number; rejected: number; retries: number },
-  log: Logger,
-  signal: AbortSignal,
-): Promise<void> {
+async function walkReports(context: RunContext, walk: ReportWalk & { firstRun: boolean }, signal: AbortSignal): Promise<void> {
+  const { deps, organization, runId, totals, log } = context;
   const { store, clock, settings } = deps;
   const recentFrom = new Date(clock().getTime() - settings.reportsRecentDays * 86_400_000).toISOString();
   const dated = walk.rangeStart !== null && walk.rangeEnd !== null;
@@ -104,14 +101,11 @@ async function walkReports(
     cursor,
     ...(dated ? { startDate: `${walk.rangeStart}T00:00:00.000Z`, endDate: `${walk.rangeEnd}T23:59:59.999Z` } : {}),
   });
-  const seenCursors = new Set<string>();
+  const cursors = new CursorGuard((next) => `organization "${organization.name}": the service returned the reports cursor "${next}" again; stopped to avoid a loop`);
   let cursor = walk.nextCursor;
   for (;;) {
     const page = await fetchReportPage(deps.api, organization, request(cursor), signal);
-    if (page.nextCursor !== null && (page.nextCursor === cursor || seenCursors.has(page.nextCursor))) {
-      throw new ProtocolError(`organization "${organization.name}": the service returned the reports cursor "${page.nextCursor}" again; stopped to avoid a loop`);
-    }
-    if (page.nextCursor !== null) seenCursors.add(page.nextCursor);
+    cursors.accept(page.nextCursor, cursor);
     // Newest first: once a page holds a report older than the recent window that is already held
     // unchanged, everything after it is too. A dated walk (backfill, first run) reads its range whole.
     const settledAfter = (unchanged: ReadonlySet<string>): boolean =>
@@ -125,11 +119,7 @@ async function walkReports(
       retries: page.retries,
       stamp: store.strictlyLaterStamp(clock().toISOString()),
     });
-    totals.pages += 1;
-    totals.inserted += result.inserted;
-    totals.updated += result.updated;
-    totals.rejected += result.rejected;
-    totals.retries += page.retries;
+    addPage(totals, result, { retries: page.retries, records: page.reports.length + page.rejected.length });
     log.debug({ cursor, reports: page.reports.length, inserted: result.inserted, updated: result.updated, nextCursor: page.nextCursor }, 'reports page committed');
     for (const record of page.rejected) log.warn({ reason: record.reason }, 'report rejected and kept in rejected_records');
     if (page.nextCursor === null) return;

@@ -4,7 +4,7 @@
 // should be few; workers finish together only if windows are small near the end. Planning on
 // demand gets both: the first windows are sized from the range, later ones from the records per
 // day measured on finished windows, and the last ones are cut so every worker gets a share.
-import { addDays, daysBetween, minDay } from '../days.js';
+import { addDays, daysBetween, minDay } from '../lib/days.js';
 
 /** A range this short is one window: an incremental re-scan with nothing new costs one request. */
 export const MIN_DAYS_PER_WINDOW = 7;

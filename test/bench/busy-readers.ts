@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { addDays } from '../../src/days.js';
+import { addDays } from '../../src/lib/days.js';
 import { generateThreats, startStandin } from '../../src/standin/index.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);

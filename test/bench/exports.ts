@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../src/db/open-database.js';
 import { EXPORT_FORMATS } from '../../src/export/export-formats.js';
-import { deriveLookupFields } from '../../src/lookup-fields.js';
+import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 import { measure } from './measure.js';
 
 const { values } = parseArgs({ options: { threats: { type: 'string', default: '1000000' } } });

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Database } from '../../src/db/sqlite.js';
 import type { Result } from 'autocannon';
-import { addDays } from '../../src/days.js';
+import { addDays } from '../../src/lib/days.js';
 import { generateThreats, startStandin } from '../../src/standin/index.js';
 
 export interface LoadResult {

@@ -9,7 +9,7 @@
 //   validation, checkpoints, ledger, logging, and what the mirror does about latency.
 import { Database } from '../../src/db/sqlite.js';
 import { openDatabase } from '../../src/db/open-database.js';
-import { deriveLookupFields } from '../../src/lookup-fields.js';
+import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 
 const [url, key, dbPath, from, to, kind = 'bare'] = process.argv.slice(2) as [string, string, string, string, string, string?];
 if (kind !== 'bare' && kind !== 'mirror') throw new Error(`unknown database kind ${kind}: bare or mirror`);

@@ -8,8 +8,8 @@ import type Database from 'better-sqlite3';
 import { openDatabase } from '../../src/db/open-database.js';
 import { PageWriter } from '../../src/db/page-writer.js';
 import { generateThreats, type StandinThreat } from '../../src/standin/index.js';
-import type { LookupFields } from '../../src/lookup-fields.js';
-import { ThreatLookup } from '../../src/lookup.js';
+import type { LookupFields } from '../../src/url/lookup-fields.js';
+import { ThreatLookup } from '../../src/commands/lookup.js';
 import { loadWhileBackfilling, type LoadResult } from './lookup-under-load.js';
 
 const COUNT = Number(process.env.BENCH_THREATS ?? 1_000_000);

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Database } from '../../src/db/sqlite.js';
-import { addDays } from '../../src/days.js';
+import { addDays } from '../../src/lib/days.js';
 import { generateThreats, type Standin, startStandin } from '../../src/standin/index.js';
 import { type Measured, measure } from './measure.js';
 

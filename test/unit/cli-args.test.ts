@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/cli-args.js';
+import { parseCommandLine } from '../../src/cli/args.js';
 
 function usageError(argv: string[]): string {
   try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addDays, daysBetween, isDay } from '../../src/days.js';
+import { addDays, daysBetween, isDay } from '../../src/lib/days.js';
 import { TARGET_RECORDS_PER_WINDOW, WindowPlanner } from '../../src/sync/window-planner.js';
 
 describe('days', () => {

@@ -1,9 +1,9 @@
 // The pure parts of the exports: flags and variables, zone serials, STIX strings and ids,
 // the metamask parent rule, and which hosts are fit for a DNS list.
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/cli-args.js';
+import { parseCommandLine } from '../../src/cli/args.js';
 import { loadConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/lib/errors.js';
 import { hostBlockOf } from '../../src/export/host-block.js';
 import { dnsHostName } from '../../src/export/host-selection.js';
 import { HostSet } from '../../src/export/host-set.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deriveLookupFields } from '../../src/lookup-fields.js';
+import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 
 describe('deriveLookupFields', () => {
   it('derives host and registrable domain from URLs and pages', () => {

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { RequestBudgets } from '../../src/api/request-budget.js';
 import { loadConfig } from '../../src/config.js';
 import type { LedgerDay } from '../../src/db/reconcile-ledger.js';
-import { addDays } from '../../src/days.js';
-import { ConfigError } from '../../src/errors.js';
+import { addDays } from '../../src/lib/days.js';
+import { ConfigError } from '../../src/lib/errors.js';
 import { planReconciliation } from '../../src/sync/reconcile-planner.js';
 import { RequestAllowance, RequestAllowanceSpent } from '../../src/sync/request-allowance.js';
 

@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { rawArrayElements } from '../../src/api/raw-json.js';
 import { parseCursor, parseThreatPage } from '../../src/api/threat-client.js';
 import { isLoopback, loadConfig, registerSecretsOf } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
-import { redact, registerSecret } from '../../src/redact.js';
-import { Secret } from '../../src/secret.js';
+import { ConfigError } from '../../src/lib/errors.js';
+import { redact, registerSecret } from '../../src/lib/redact.js';
+import { Secret } from '../../src/lib/secret.js';
 
 describe('redact', () => {
   it('removes every registered value in each form it takes, and URL credentials of any URL', () => {
@@ -114,8 +114,8 @@ describe('the logger', () => {
     // The compiled logger in a process of its own: it writes to file descriptor 1.
     const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'src');
     const script = `
-      const { registerSecret } = await import(${JSON.stringify(join(dist, 'redact.js'))});
-      const { createLogger } = await import(${JSON.stringify(join(dist, 'logger.js'))});
+      const { registerSecret } = await import(${JSON.stringify(join(dist, 'lib', 'redact.js'))});
+      const { createLogger } = await import(${JSON.stringify(join(dist, 'lib', 'logger.js'))});
       registerSecret('log-secret-0123');
       const { logger, flush } = createLogger('info');
       logger.warn({ detail: 'echoed log-secret-0123', url: 'https://u:pw-9876@h.example', err: new Error('boom log-secret-0123') }, 'message log-secret-0123');

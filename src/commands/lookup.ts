@@ -3,10 +3,10 @@
 // their derived columns, anything else by exact content. Every match is an index search, and only
 // threats currently blocked (not removed) for some organization count.
 import type Database from 'better-sqlite3';
-import { MIRROR_FRESHNESS_SQL } from './db/status-reads.js';
-import { parseAddress, parseEmail } from './lookup-fields.js';
-import { canonicalizeWebUrl } from './url/canonical-url.js';
-import { coveringExpressions } from './url/expressions.js';
+import { MIRROR_FRESHNESS_SQL } from '../db/status-reads.js';
+import { parseAddress, parseEmail } from '../url/lookup-fields.js';
+import { canonicalizeWebUrl } from '../url/canonical-url.js';
+import { coveringExpressions } from '../url/expressions.js';
 
 /** How a threat matched: its exact content, one of the URL's expressions (which), its address, its e-mail. */
 export type LookupMatchKind = { readonly by: 'exact' } | { readonly by: 'expression'; readonly expression: string } | { readonly by: 'address' } | { readonly by: 'email' };

@@ -1,7 +1,7 @@
 // Lookup columns derived from a threat's content, and the same normalization for values people
 // look up, so "is this blocked?" is an index search whatever form the question comes in.
 import { getDomain } from 'tldts';
-import { canonicalExpression, canonicalizeWebUrl } from './url/canonical-url.js';
+import { canonicalExpression, canonicalizeWebUrl } from './canonical-url.js';
 
 export interface LookupFields {
   /** URL and PAGE: the lower-cased host name (IDNs in their xn-- form). */

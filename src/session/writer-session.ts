@@ -2,25 +2,25 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { RequestBudgets } from './api/request-budget.js';
-import type { ApiObserver } from './api/retry.js';
-import type { Config } from './config.js';
-import { MirrorStore } from './db/mirror-store.js';
-import { openDatabase } from './db/open-database.js';
-import { type PageSink, PageWriterWorker } from './db/page-writer-worker.js';
-import { acquireWriterLock } from './db/writer-lock.js';
-import type { Clock } from './days.js';
+import { RequestBudgets } from '../api/request-budget.js';
+import type { ApiObserver } from '../api/retry.js';
+import type { Config } from '../config.js';
+import { MirrorStore } from '../db/mirror-store.js';
+import { openDatabase } from '../db/open-database.js';
+import { type PageSink, PageWriterWorker } from '../db/page-writer-worker.js';
+import { acquireWriterLock } from '../db/writer-lock.js';
+import { type Clock, systemClock } from '../lib/days.js';
 import { ServiceNotices } from './service-notices.js';
-import type { SyncDeps, SyncObserver } from './sync/sync-organization.js';
-import { assertWritable, unwritableFolderError } from './writable-path.js';
+import type { SyncDeps, SyncObserver } from '../sync/run-contract.js';
+import { assertWritable, unwritableFolderError } from '../lib/writable-path.js';
 
-export interface Mirror {
+export interface WriterSession {
   readonly deps: SyncDeps;
   /** Waits for the pages handed to the writer, then closes the writer thread, the database and the lock. */
   close(): Promise<void>;
 }
 
-export interface MirrorOptions {
+export interface WriterSessionOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -29,7 +29,7 @@ export interface MirrorOptions {
 }
 
 /** Takes the writer lock before touching the file, so a second writer never migrates or writes. */
-export async function openMirror({ config, logger, clock, apiObserver, syncObserver }: MirrorOptions): Promise<Mirror> {
+export async function openWriterSession({ config, logger, clock, apiObserver, syncObserver }: WriterSessionOptions): Promise<WriterSession> {
   try {
     mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
   } catch (error) {
@@ -65,36 +65,41 @@ export async function openMirror({ config, logger, clock, apiObserver, syncObser
     store.recordSetting('lookback_days', String(config.lookbackDays), clock().toISOString());
     // And how old a day's last walk may be before sync_status counts it overdue.
     store.recordSetting('reconcile_days', String(config.reconcileDays), clock().toISOString());
-    const deps: SyncDeps = {
-      store,
-      clock,
-      logger,
-      observer: syncObserver,
-      settings: {
-        initialDays: config.initialDays,
-        lookbackDays: config.lookbackDays,
-        concurrency: config.concurrency,
-        reports: config.reports,
-        reportsRecentDays: config.reportsRecentDays,
-        reconcileDays: config.reconcileDays,
-        reconcileMaxRequests: config.reconcileMaxRequests,
-      },
-      api: {
-        apiUrl: config.apiUrl,
-        timeoutMs: config.requestTimeoutMs,
-        maxResponseBytes: config.maxResponseBytes,
-        retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs },
-        budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
-        logger,
-        observer: apiObserver,
-        notices: new ServiceNotices(store, logger, clock, apiObserver),
-      },
-    };
+    const deps = syncDepsFor(config, store, { logger, clock, apiObserver, syncObserver });
     return { deps, close: release };
   } catch (error) {
     await release();
     throw error;
   }
+}
+
+/** What the engine is given: the store, the clock, the log, its settings and the API client's options, read from the config. */
+function syncDepsFor(config: Config, store: MirrorStore, { logger, clock, apiObserver, syncObserver }: Omit<WriterSessionOptions, 'config'>): SyncDeps {
+  return {
+    store,
+    clock,
+    logger,
+    observer: syncObserver,
+    settings: {
+      initialDays: config.initialDays,
+      lookbackDays: config.lookbackDays,
+      concurrency: config.concurrency,
+      mirrorReports: config.reports,
+      reportsRecentDays: config.reportsRecentDays,
+      reconcileDays: config.reconcileDays,
+      reconcileMaxRequests: config.reconcileMaxRequests,
+    },
+    api: {
+      apiUrl: config.apiUrl,
+      timeoutMs: config.requestTimeoutMs,
+      maxResponseBytes: config.maxResponseBytes,
+      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs },
+      budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
+      logger,
+      observer: apiObserver,
+      notices: new ServiceNotices(store, logger, clock, apiObserver),
+    },
+  };
 }
 
 /** For the start-up bookkeeping that runs before the writer thread exists: it writes no pages. */
@@ -106,7 +111,7 @@ const noPages: PageSink = {
 
 /** The clock the config asks for: THREAT_MIRROR_NOW fixes where time starts, and it still moves. */
 export function clockFor(config: Pick<Config, 'fixedNow'>): Clock {
-  if (config.fixedNow === undefined) return () => new Date();
+  if (config.fixedNow === undefined) return systemClock;
   const startMs = config.fixedNow.getTime();
   const origin = performance.now();
   return () => new Date(startMs + (performance.now() - origin));

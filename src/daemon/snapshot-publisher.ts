@@ -2,8 +2,8 @@
 // or when none exists yet, a new snapshot replaces the old one at that path, never partially.
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { writeSnapshotOffThread } from './db/snapshot.js';
-import { errorMessage } from './errors.js';
+import { writeSnapshotOffThread } from '../db/snapshot.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface PublishSnapshotOptions {
   readonly dbPath: string;

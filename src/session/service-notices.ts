@@ -1,12 +1,12 @@
 // What the service says about itself: Deprecation and Sunset response headers (RFC 8594). Each
 // endpoint's notice is logged once per run as a warning, counted, and recorded for `status`.
 import type { Logger } from 'pino';
-import type { DeprecationNotice } from './api/http.js';
-import type { ServiceNoticeSink } from './api/threat-client.js';
-import type { MirrorStore } from './db/mirror-store.js';
-import type { Clock } from './days.js';
-import { redact } from './redact.js';
-import { DEPRECATION_SETTING_PREFIX } from './status.js';
+import type { DeprecationNotice } from '../api/http.js';
+import type { ServiceNoticeSink } from '../api/service-call.js';
+import type { MirrorStore } from '../db/mirror-store.js';
+import type { Clock } from '../lib/days.js';
+import { redact } from '../lib/redact.js';
+import { DEPRECATION_SETTING_PREFIX } from '../commands/status.js';
 
 export interface DeprecationObserver {
   deprecationAnnounced?(endpoint: string): void;

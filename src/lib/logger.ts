@@ -1,6 +1,5 @@
 // pino JSON lines on stdout; anything that looks like a key is redacted on the way out.
-import pino, { type Logger } from 'pino';
-import type { LogLevel } from './config.js';
+import pino, { type LevelWithSilent, type Logger } from 'pino';
 import { redact } from './redact.js';
 
 export interface MirrorLogger {
@@ -9,7 +8,7 @@ export interface MirrorLogger {
   flush(): void;
 }
 
-export function createLogger(level: LogLevel): MirrorLogger {
+export function createLogger(level: LevelWithSilent): MirrorLogger {
   const destination = pino.destination({ dest: 1, sync: false });
   const logger = pino(
     {

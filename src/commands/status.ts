@@ -2,7 +2,7 @@
 // Opens the file read-only: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { type OpenPlanRow, type PlanCursorRow, type ReconciliationRow, type RecentRun, readSettingsWithPrefix, StatusReads } from './db/status-reads.js';
+import { type OpenPlanRow, type PlanCursorRow, type ReconciliationRow, type RecentRun, readSettingsWithPrefix, StatusReads } from '../db/status-reads.js';
 
 export interface OrganizationStatus {
   readonly organization: string;

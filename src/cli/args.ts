@@ -1,8 +1,8 @@
 // Turns argv into one command; every mistake is a ConfigError that names the flag.
 import { parseArgs } from 'node:util';
-import { ConfigError } from './errors.js';
-import { isDay } from './days.js';
-import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
+import { ConfigError } from '../lib/errors.js';
+import { isDay } from '../lib/days.js';
+import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from '../export/export-formats.js';
 
 export type Command =
   | { readonly kind: 'help' }

@@ -1,10 +1,11 @@
 // `threat-mirror verify`: re-fetch closed days, compare them with the ledger and the rows, report
 // the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
 // marks what the service no longer returns).
-import type { OrganizationConfig } from './config.js';
-import { addToDayDigests, type DayDigest, digestHex, emptyDigest } from './db/content-hash.js';
-import { addDays, daysBetween } from './days.js';
-import { type RunSummary, type SyncDeps, syncOrganization } from './sync/sync-organization.js';
+import type { OrganizationConfig } from '../config.js';
+import { addToDayDigests, type DayDigest, digestHex, emptyDigest } from '../db/content-hash.js';
+import { addDays, daysBetween } from '../lib/days.js';
+import type { RunSummary, SyncDeps } from '../sync/run-contract.js';
+import { syncThreats } from '../sync/sync-threats.js';
 
 export interface Side {
   readonly records: number | null;
@@ -35,7 +36,7 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
   const ledger = store.ledgerDays(name, from, to);
   const before = store.dayDigests(name, from, to);
   const service = new Map<string, DayDigest>();
-  const summary = await syncOrganization(
+  const summary = await syncThreats(
     deps,
     organization,
     {

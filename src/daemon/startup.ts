@@ -6,7 +6,7 @@
 // life of the process. Readers started on `depends_on: service_healthy` then find data to read,
 // and a later outage of the service does not make the sidecar look broken.
 import type Database from 'better-sqlite3';
-import { errorMessage } from './errors.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface Startup {
   readonly started: boolean;

@@ -1,7 +1,7 @@
 // GET /v1/lookup?value=V (repeatable) and POST /v1/lookup {"values": [...]}: the lookup command over
 // HTTP, for services that do not link SQLite. Answers from its own read-only connection.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkLookupValues, lookupValues, type ThreatLookup } from './lookup.js';
+import { checkLookupValues, lookupValues, type ThreatLookup } from '../commands/lookup.js';
 
 /** A request body above this is refused: 1,000 values of a long URL each fit with room to spare. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;

@@ -1,7 +1,7 @@
 // Whether the mirror's data can be trusted now: every organization synced, recently, and the file answers.
 import type Database from 'better-sqlite3';
-import { LAST_THREAT_RUNS_SQL } from './db/status-reads.js';
-import { errorMessage } from './errors.js';
+import { LAST_THREAT_RUNS_SQL } from '../db/status-reads.js';
+import { errorMessage } from '../lib/errors.js';
 import type { WalHealth } from './wal-health.js';
 
 export interface OrganizationReadiness {

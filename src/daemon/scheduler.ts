@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
-import { errorMessage } from './errors.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface SchedulerOptions {
   readonly schedule: string;

@@ -4,11 +4,11 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Database } from './db/sqlite.js';
-import { addDays, dayOf } from './days.js';
-import { generateReports, generateThreats, startStandin } from './standin/index.js';
+import { Database } from '../db/sqlite.js';
+import { addDays, dayOf } from '../lib/days.js';
+import { generateReports, generateThreats, startStandin } from './index.js';
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), 'cli.js');
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli.js');
 const DB_PATH = join(process.cwd(), 'data', 'demo', 'threat-mirror.db');
 const KEYS = { acme: 'demo-acme-key', globex: 'demo-globex-key' } as const;
 

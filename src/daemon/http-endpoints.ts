@@ -15,7 +15,7 @@ export interface HttpEndpointsOptions {
   /** /startupz: 200 once every organization has synced once, then for the life of the process. */
   readonly startup?: () => Startup;
   readonly logger: Logger;
-  /** GET/POST /v1/lookup (src/lookup-http.ts); absent: not served. */
+  /** GET/POST /v1/lookup (src/daemon/lookup-http.ts); absent: not served. */
   readonly lookup?: LookupHandler | undefined;
 }
 

@@ -1,23 +1,23 @@
 // The long-running mode: scheduler, metrics and health endpoints around the sync.
 import cron from 'node-cron';
 import type { Logger } from 'pino';
-import type { Config, OrganizationConfig } from './config.js';
-import type { Clock } from './days.js';
-import { ExportRefresher } from './export/daemon-exports.js';
+import type { Config, OrganizationConfig } from '../config.js';
+import type { Clock } from '../lib/days.js';
+import { ExportRefresher } from '../export/daemon-exports.js';
 import { startHttpEndpoints } from './http-endpoints.js';
 import type { LookupHandler } from './lookup-http.js';
 import type { MirrorMetrics } from './metrics.js';
-import type { Mirror } from './mirror.js';
+import type { WriterSession } from '../session/writer-session.js';
 import { checkReadiness, withWalHealth } from './readiness.js';
 import { startScheduler } from './scheduler.js';
-import { publishSnapshot } from './snapshot.js';
+import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch } from './startup.js';
-import { syncOrganizations } from './sync/sync-all.js';
+import { syncOrganizations } from '../sync/sync-all.js';
 import { WalHealth } from './wal-health.js';
 
 export interface DaemonOptions {
   readonly config: Config;
-  readonly mirror: Mirror;
+  readonly mirror: WriterSession;
   readonly metrics: MirrorMetrics;
   readonly organizations: readonly OrganizationConfig[];
   readonly logger: Logger;
@@ -69,22 +69,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       jitterSeconds: config.jitterSeconds,
       logger,
       signal,
-      run: async (runSignal) => {
-        const summaries = await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
-        startup();
-        if (config.checkpoints === 'auto') {
-          // On the writer thread: the event loop goes on answering probes and signals meanwhile.
-          const outcome = await mirror.deps.store.checkpointWal();
-          wal.record(outcome, clock());
-          if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
-        }
-        const changed = summaries.some((summary) => summary.inserted + summary.updated + summary.removed > 0);
-        if (config.snapshotPath !== undefined && !runSignal.aborted) {
-          await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });
-        }
-        // After every run, also a failed one (its committed pages count); not on the way out.
-        if (!runSignal.aborted) await exports?.refresh();
-      },
+      run: (runSignal) => scheduledRun(options, { startup, wal, exports }, runSignal),
     });
     await scheduler.stopped;
   } finally {
@@ -93,14 +78,36 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   }
 }
 
+/** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */
+async function scheduledRun(
+  { config, mirror, organizations, logger, clock }: DaemonOptions,
+  { startup, wal, exports }: { startup: () => void; wal: WalHealth; exports: ExportRefresher | undefined },
+  runSignal: AbortSignal,
+): Promise<void> {
+  const summaries = await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
+  startup();
+  if (config.checkpoints === 'auto') {
+    // On the writer thread: the event loop goes on answering probes and signals meanwhile.
+    const outcome = await mirror.deps.store.checkpointWal();
+    wal.record(outcome, clock());
+    if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
+  }
+  const changed = summaries.some((summary) => summary.inserted + summary.updated + summary.removed > 0);
+  if (config.snapshotPath !== undefined && !runSignal.aborted) {
+    await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });
+  }
+  // After every run, also a failed one (its committed pages count); not on the way out.
+  if (!runSignal.aborted) await exports?.refresh();
+}
+
 /**
  * /v1/lookup's own read-only connection: WAL readers never block the page writer, and its reads
  * never wait on the main connection's statements. Loaded only when served (the Public Suffix List).
  */
 async function openLookup(dbPath: string, logger: Logger): Promise<{ handler: LookupHandler; close(): void }> {
   const [{ openDatabaseReadOnly }, { ThreatLookup }, { createLookupHandler }] = await Promise.all([
-    import('./db/open-database.js'),
-    import('./lookup.js'),
+    import('../db/open-database.js'),
+    import('../commands/lookup.js'),
     import('./lookup-http.js'),
   ]);
   const opened = openDatabaseReadOnly(dbPath);

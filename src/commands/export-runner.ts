@@ -1,0 +1,21 @@
+// `threat-mirror export`: the command line's side of the export writers in src/export/.
+import type { Command } from '../cli/args.js';
+import { errorMessage } from '../lib/errors.js';
+import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
+
+export async function runExportCommand(command: Extract<Command, { kind: 'export' }>, dbPath: string, io: Io): Promise<number> {
+  if (!databaseExists(dbPath, io)) return EXIT_USAGE;
+  // Loaded here only: the export writers are no part of a sync.
+  const { mirrorKnowsOrganization, runExport } = await import('../export/export-command.js');
+  if (command.organization !== undefined && !mirrorKnowsOrganization(dbPath, command.organization)) {
+    io.stderr(`threat-mirror: --org: the mirror holds nothing for organization "${command.organization}"\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    await runExport(dbPath, command, { stdout: process.stdout, stderr: io.stderr });
+    return EXIT_OK;
+  } catch (error) {
+    io.stderr(`threat-mirror: export failed: ${errorMessage(error)}\n`);
+    return EXIT_FAILED;
+  }
+}

@@ -1,0 +1,18 @@
+// What a command writes to and the exit codes it returns: shared by every command and the entry.
+import { existsSync } from 'node:fs';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+export interface Io {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+/** The read commands need a mirror to read: false (and a message naming the variable) when there is none. */
+export function databaseExists(dbPath: string, io: Io): boolean {
+  if (existsSync(dbPath)) return true;
+  io.stderr(`threat-mirror: THREAT_MIRROR_DB: no database at ${dbPath}; run a sync first or point THREAT_MIRROR_DB at the mirror\n`);
+  return false;
+}

@@ -1,0 +1,41 @@
+// `--once`, `--backfill` and the daemon: sync the configured organizations as the one writer.
+import type { Command } from '../cli/args.js';
+import { withWriter } from '../cli/with-writer.js';
+import type { Config } from '../config.js';
+import { dayOf } from '../lib/days.js';
+import type { RunSummary, SyncRequest } from '../sync/run-contract.js';
+import { syncOrganizations } from '../sync/sync-all.js';
+import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
+
+export async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | 'daemon' }>, config: Config, io: Io): Promise<number> {
+  if (command.kind === 'daemon') {
+    // Loaded for the daemon only: a one-shot run serves no /metrics, and importing prom-client
+    // is a good part of its start-up.
+    const [{ createMetrics }, { runDaemon }] = await Promise.all([import('../daemon/metrics.js'), import('../daemon/daemon.js')]);
+    const metrics = createMetrics();
+    return withWriter(
+      config,
+      io,
+      async (mirror, organizations, signal, { logger, clock }) => {
+        await runDaemon({ config, mirror, metrics, organizations: organizations(undefined), logger, clock, signal });
+        return EXIT_OK;
+      },
+      metrics,
+    );
+  }
+  return withWriter(config, io, async (mirror, organizations, signal, { clock }) => {
+    const selected = organizations('organization' in command ? command.organization : undefined);
+    const request: SyncRequest =
+      command.kind === 'backfill' ? { mode: 'backfill', from: command.from, to: command.to ?? dayOf(clock()) } : { mode: 'incremental' };
+    const summaries = await syncOrganizations(mirror.deps, selected, request, signal);
+    reportFailures(summaries, io);
+    return summaries.some((summary) => summary.status === 'failed') ? EXIT_FAILED : EXIT_OK;
+  });
+}
+
+/** Logs already carry each failure; stderr repeats them briefly for a person at a terminal. */
+function reportFailures(summaries: readonly RunSummary[], io: Io): void {
+  for (const summary of summaries) {
+    if (summary.status === 'failed') io.stderr(`threat-mirror: organization "${summary.organization}" failed: ${summary.error}\n`);
+  }
+}

@@ -1,0 +1,25 @@
+// `threat-mirror verify`: re-fetch closed days, report the drift and repair it, as the one writer.
+import type { Command } from '../cli/args.js';
+import { withWriter } from '../cli/with-writer.js';
+import type { Config } from '../config.js';
+import { addDays, dayOf } from '../lib/days.js';
+import { clockFor } from '../session/writer-session.js';
+import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
+import { formatDrift, verifyOrganization } from './verify.js';
+
+export async function runVerify(command: Extract<Command, { kind: 'verify' }>, config: Config, io: Io): Promise<number> {
+  const clock = clockFor(config);
+  const { from, to } = verifyRange(command, config, dayOf(clock()));
+  return withWriter(config, io, async (mirror, organizations, signal) => {
+    const results = await Promise.all(organizations(command.organization).map((organization) => verifyOrganization(mirror.deps, organization, from, to, signal)));
+    io.stdout(formatDrift(results));
+    const failed = results.some((result) => result.summary.status === 'failed' || result.drift.some((drift) => !drift.repaired));
+    return failed ? EXIT_FAILED : EXIT_OK;
+  });
+}
+
+/** Default: the last THREAT_MIRROR_INITIAL_DAYS closed days. */
+export function verifyRange(command: Extract<Command, { kind: 'verify' }>, config: Config, today: string): { from: string; to: string } {
+  const to = command.to ?? addDays(today, -1);
+  return { from: command.from ?? addDays(to, -(config.initialDays - 1)), to };
+}

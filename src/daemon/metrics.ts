@@ -1,0 +1,107 @@
+// Prometheus metrics (prom-client): what the sync and the API client report, in the text format.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { RetryReason } from '../api/errors.js';
+import type { ApiObserver } from '../api/retry.js';
+import type { PageCounts } from '../db/mirror-store.js';
+import { redact } from '../lib/redact.js';
+import type { ExportObserver } from '../export/daemon-exports.js';
+import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
+import type { WalHealth } from './wal-health.js';
+
+export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver {
+  readonly registry: Registry;
+  /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
+  observeWal(wal: WalHealth, clock: () => Date): void;
+}
+
+export function createMetrics(): MirrorMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'threat_mirror_' });
+  // prom-client names these three gauges `_total`, a suffix Prometheus keeps for counters
+  // (`promtool check metrics` rejects them); the per-type gauges without it stay.
+  for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) registry.removeSingleMetric(`threat_mirror_nodejs_${name}`);
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter({ name, help, labelNames, registers: [registry] });
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Gauge({ name, help, labelNames, registers: [registry] });
+  const runs = counter('threat_mirror_runs_total', 'Runs by organization, stream (threats, reports) and outcome', ['organization', 'stream', 'outcome']);
+  const pages = counter('threat_mirror_pages_total', 'Pages committed', ['organization']);
+  const threats = counter('threat_mirror_threats_total', 'Threat records by what the write did: inserted, updated or rejected', ['organization', 'result']);
+  const requests = counter('threat_mirror_requests_total', 'HTTP requests to the service by outcome (ok, status_NNN, network, timeout, ...)', ['organization', 'outcome']);
+  const retries = counter('threat_mirror_retries_total', 'Requests retried, by reason', ['organization', 'reason']);
+  const rateLimitWait = counter('threat_mirror_rate_limit_wait_seconds_total', 'Time the service asked us to wait with Retry-After', ['organization']);
+  const deprecations = counter(
+    'threat_mirror_deprecation_notices_total',
+    'Responses that carried a Deprecation or Sunset header (RFC 8594), by endpoint; see the warning in the log and `threat-mirror status`',
+    ['endpoint'],
+  );
+  const lastSuccess = gauge('threat_mirror_last_success_timestamp_seconds', 'Unix time of the last successful run', ['organization']);
+  const overdueDays = gauge('threat_mirror_reconcile_overdue', 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run', ['organization']);
+  const duration = new Histogram({
+    name: 'threat_mirror_run_duration_seconds',
+    help: 'Duration of a run of one organization',
+    labelNames: ['organization'],
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [registry],
+  });
+  const exportEntries = gauge('threat_mirror_export_entries', 'Entries (hosts, rules or threats) in each export file (THREAT_MIRROR_EXPORTS)', ['format', 'path']);
+  const exportWritten = gauge('threat_mirror_export_last_write_timestamp_seconds', 'Unix time each export file was last written (its mtime)', ['format', 'path']);
+  const exportFailures = counter('threat_mirror_export_failures_total', 'Export refreshes that failed (the previous file is kept)', ['format', 'path']);
+  return {
+    registry,
+    exportChecked: (format: string, path: string, entries: number, lastWriteMs: number) => {
+      exportEntries.set({ format, path }, entries);
+      exportWritten.set({ format, path }, lastWriteMs / 1000);
+    },
+    exportFailed: (format: string, path: string) => exportFailures.inc({ format, path }),
+    observeWal: (wal, clock) => observeWal(registry, wal, clock),
+    requestFinished: (organization: string, outcome: string) => requests.inc({ organization, outcome }),
+    retried: (organization: string, reason: RetryReason) => retries.inc({ organization, reason }),
+    rateLimitWaited: (organization: string, ms: number) => rateLimitWait.inc({ organization }, ms / 1000),
+    // The endpoint label is one of the client's fixed paths; redacted all the same, as every label is text that leaves.
+    deprecationAnnounced: (endpoint: string) => deprecations.inc({ endpoint: redact(endpoint) }),
+    pageCommitted: (organization: string, counts: PageCounts) => {
+      pages.inc({ organization });
+      threats.inc({ organization, result: 'inserted' }, counts.inserted);
+      threats.inc({ organization, result: 'updated' }, counts.updated);
+      threats.inc({ organization, result: 'rejected' }, counts.rejected);
+    },
+    reconcileChecked: (organization: string, overdue: { readonly days: number }) => overdueDays.set({ organization }, overdue.days),
+    runFinished: (summary: RunSummary) => {
+      runs.inc({ organization: summary.organization, stream: summary.stream, outcome: summary.status });
+      // The incremental sync's health: reconciliation runs report through reconcileChecked.
+      if (summary.stream !== 'threats' || summary.mode === 'reconcile') return;
+      duration.observe({ organization: summary.organization }, summary.durationMs / 1000);
+      if (summary.status === 'succeeded') lastSuccess.set({ organization: summary.organization }, Date.parse(summary.finishedAt) / 1000);
+    },
+  };
+}
+
+/** The WAL's gauges, each read from `wal` at scrape time. */
+function observeWal(registry: Registry, wal: WalHealth, clock: () => Date): void {
+  const readAtScrape = (name: string, help: string, labelNames: readonly string[], read: (gauge: Gauge) => void): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        read(this);
+      },
+    });
+  };
+  readAtScrape('threat_mirror_wal_bytes', 'Size of the database -wal file; it grows while a reader holds a read transaction', [], (gauge) => gauge.set(wal.walBytes()));
+  readAtScrape(
+    'threat_mirror_wal_checkpoint_starved_seconds',
+    'Seconds since WAL checkpoints stopped completing because a reader holds the WAL (0 while they complete)',
+    [],
+    (gauge) => gauge.set(wal.starvedSeconds(clock())),
+  );
+  readAtScrape(
+    'threat_mirror_wal_checkpoints',
+    'WAL checkpoints run between runs since start, by result (complete, or incomplete: held off by a reader)',
+    ['result'],
+    (gauge) => {
+      gauge.set({ result: 'complete' }, wal.checkpoints.complete);
+      gauge.set({ result: 'incomplete' }, wal.checkpoints.incomplete);
+    },
+  );
+}

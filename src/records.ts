@@ -1,0 +1,39 @@
+// The records the service sends, once validated: the vocabulary api/ produces and db/ stores.
+// A leaf: it imports nothing, so api/ and db/ share it without importing each other.
+
+/** One ThreatResult of POST /threats/list. */
+export interface Threat {
+  readonly id: number;
+  readonly content: string;
+  readonly type: string;
+  /** The service's ISO 8601 string exactly as received. */
+  readonly blockedAt: string;
+}
+
+/** A record that failed validation: kept in rejected_records, never thrown. */
+export interface RejectedRecord {
+  /** The record's JSON text as the service sent it (every digit of its numbers), redacted. */
+  readonly raw: string;
+  readonly reason: string;
+}
+
+/** One proposal of a report, read tolerantly (the service's documentation disagrees with itself). */
+export interface ProposalRecord {
+  readonly id: string;
+  readonly reviewStatus: string | null;
+  readonly assetId: string | null;
+  readonly assetType: string | null;
+  readonly assetContent: string | null;
+  readonly assetStatus: string | null;
+}
+
+/** One report of GET /organization/reports. */
+export interface ReportRecord {
+  /** Text, whether the service sent a number or a string. */
+  readonly id: string;
+  readonly createdAt: string | null;
+  readonly status: string | null;
+  readonly proposals: readonly ProposalRecord[];
+  /** The report's JSON text exactly as received (redacted). */
+  readonly raw: string;
+}

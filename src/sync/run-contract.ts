@@ -1,0 +1,191 @@
+// What every run of the engine shares, whichever stream it walks: the request, the dependencies,
+// the totals, the outcome and the summary, and the guard that stops a cursor loop. The threats
+// walk, the reports walk and the reconciliation import this, never each other.
+import type { Logger } from 'pino';
+import { ProtocolError } from '../api/errors.js';
+import type { ApiClientOptions } from '../api/service-call.js';
+import type { OrganizationConfig } from '../config.js';
+import type { MirrorStore, PageCounts, SyncMode } from '../db/mirror-store.js';
+import type { RunStatus } from '../db/schema.js';
+import type { Clock } from '../lib/days.js';
+import { errorMessage } from '../lib/errors.js';
+import { redact } from '../lib/redact.js';
+import type { Threat } from '../records.js';
+
+/** One definition each: the modes and statuses are the sync_runs columns' own enums. */
+export type { SyncMode };
+/** How a run ended. skipped: the stream is not served by this deployment (reports answered 404); not a failure. */
+export type RunOutcome = Exclude<RunStatus, 'running'>;
+
+export type SyncRequest =
+  | { readonly mode: 'incremental' }
+  | { readonly mode: 'backfill'; readonly from: string; readonly to: string }
+  /** A fresh walk of closed days that shows each page's records to `onPage` before writing it. */
+  | { readonly mode: 'verify'; readonly from: string; readonly to: string; readonly onPage: (threats: readonly Threat[]) => void };
+
+export interface SyncSettings {
+  readonly initialDays: number;
+  readonly lookbackDays: number;
+  readonly concurrency: number;
+  /** Mirror GET /organization/reports too. */
+  readonly mirrorReports: boolean;
+  /** Days of reports an incremental run re-reads, since their statuses change after filing. */
+  readonly reportsRecentDays: number;
+  /** Every mirrored day is re-walked at least once in this many days (0: at every run). */
+  readonly reconcileDays: number;
+  /** Requests a run may spend on reconciliation; 0 turns it off. */
+  readonly reconcileMaxRequests: number;
+}
+
+/** Hooks for metrics and health; the engine knows nothing of how they are exported. */
+export interface SyncObserver {
+  pageCommitted?(organization: string, counts: PageCounts): void;
+  runFinished?(summary: RunSummary): void;
+  /** After an incremental run: the organization's mirrored days overdue for their re-walk. */
+  reconcileChecked?(organization: string, overdue: { readonly days: number; readonly oldestDay: string | null }): void;
+}
+
+export interface SyncDeps {
+  readonly store: MirrorStore;
+  readonly api: ApiClientOptions;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly settings: SyncSettings;
+  readonly observer?: SyncObserver | undefined;
+}
+
+export interface RunSummary extends Readonly<Omit<RunTotals, 'records'>> {
+  readonly organization: string;
+  /** threats, or reports (whose counts are of reports). */
+  readonly stream: 'threats' | 'reports';
+  readonly mode: SyncMode;
+  readonly runId: number;
+  readonly status: RunOutcome;
+  readonly rangeStart: string;
+  readonly rangeEnd: string;
+  readonly finishedAt: string;
+  readonly durationMs: number;
+  readonly error?: string;
+}
+
+/** What the walk of one organization's run needs, whichever stream. */
+export interface RunContext {
+  readonly deps: SyncDeps;
+  readonly organization: OrganizationConfig;
+  readonly runId: number;
+  /** Added to as each page commits. */
+  readonly totals: RunTotals;
+  readonly log: Logger;
+}
+
+/** A run's running counts, added to as each page commits. */
+export interface RunTotals {
+  pages: number;
+  inserted: number;
+  updated: number;
+  rejected: number;
+  /** Threats marked removed: no longer returned for a day walked from start to end. */
+  removed: number;
+  retries: number;
+  /** Records the service sent, valid or not. */
+  records: number;
+}
+
+export function emptyTotals(): RunTotals {
+  return { pages: 0, inserted: 0, updated: 0, rejected: 0, removed: 0, retries: 0, records: 0 };
+}
+
+/** Counts one committed page of either stream. */
+export function addPage(totals: RunTotals, counts: PageCounts & { readonly removed?: number }, page: { readonly retries: number; readonly records: number }): void {
+  totals.pages += 1;
+  totals.inserted += counts.inserted;
+  totals.updated += counts.updated;
+  totals.rejected += counts.rejected;
+  totals.removed += counts.removed ?? 0;
+  totals.retries += page.retries;
+  totals.records += page.records;
+}
+
+export interface Outcome {
+  readonly status: RunOutcome;
+  readonly error: string | undefined;
+}
+
+export const RESUMES_NEXT_RUN = 'stopped by a signal; the next run resumes from the last committed page';
+
+/**
+ * Runs a walk and says how it ended: succeeded, interrupted when the signal stopped it, failed
+ * otherwise. `classify` lets a stream decide first what some errors mean (reports: a 404 is a skip).
+ */
+export async function outcomeOf(
+  walk: () => Promise<void>,
+  signal: AbortSignal,
+  options: { readonly interrupted?: string; readonly classify?: (caught: unknown) => Outcome | undefined } = {},
+): Promise<Outcome> {
+  try {
+    await walk();
+    return { status: 'succeeded', error: undefined };
+  } catch (caught) {
+    if (signal.aborted) return { status: 'interrupted', error: options.interrupted ?? RESUMES_NEXT_RUN };
+    return options.classify?.(caught) ?? { status: 'failed', error: errorMessage(caught) };
+  }
+}
+
+/**
+ * Remembers every cursor a walk was sent: one sent again (or the one just followed) means the
+ * service is looping, and following it would never end.
+ */
+export class CursorGuard {
+  readonly #seen = new Set<string>();
+  readonly #loopMessage: (cursor: string) => string;
+
+  constructor(loopMessage: (cursor: string) => string) {
+    this.#loopMessage = loopMessage;
+  }
+
+  /** Throws a ProtocolError when `next` was sent before; a null `next` ends the walk and passes. */
+  accept(next: string | null, current: string | null): void {
+    if (next === null) return;
+    if (next === current || this.#seen.has(next)) throw new ProtocolError(this.#loopMessage(next));
+    this.#seen.add(next);
+  }
+}
+
+/** A finished run as finishRunSummary takes it. */
+export interface FinishedRun extends Pick<RunSummary, 'organization' | 'stream' | 'mode' | 'runId' | 'rangeStart' | 'rangeEnd'>, Outcome {
+  readonly started: Date;
+  readonly totals: RunTotals;
+  /** The log line's subject, e.g. `sync of organization "acme"`. */
+  readonly message: string;
+  /** Skipped runs are logged by the caller, once, as a warning. */
+  readonly quiet?: boolean;
+}
+
+/**
+ * The end of a run of either stream: records the outcome, builds the summary, logs it (one line
+ * per organization run, at info, or error for a failure) and tells the observer.
+ */
+export function finishRunSummary(deps: SyncDeps, log: Logger, run: FinishedRun): RunSummary {
+  const finished = deps.clock();
+  // The error is stored, logged and printed: it passes the redaction point once, here.
+  const error = run.error === undefined ? undefined : redact(run.error);
+  deps.store.finishRun(run.runId, run.status, error ?? null, finished.toISOString());
+  const { started, totals, message, quiet, error: _unredacted, ...identity } = run;
+  const summary: RunSummary = {
+    ...identity,
+    pages: totals.pages,
+    inserted: totals.inserted,
+    updated: totals.updated,
+    rejected: totals.rejected,
+    removed: totals.removed,
+    retries: totals.retries,
+    finishedAt: finished.toISOString(),
+    durationMs: finished.getTime() - started.getTime(),
+    ...(error === undefined ? {} : { error }),
+  };
+  const { organization: _name, ...fields } = summary;
+  if (summary.status === 'failed') log.error(fields, `${message} failed: ${error}`);
+  else if (!quiet) log.info(fields, `${message} ${summary.status}`);
+  deps.observer?.runFinished?.(summary);
+  return summary;
+}
