@@ -1,5 +1,5 @@
 // Opens the SQLite file with the pragmas readers and the writer rely on, and applies migrations.
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Database } from './sqlite.js';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
@@ -33,6 +33,7 @@ export function openDatabase(path: string, options: WriterPragmaOptions = {}): O
 
 /** A writing connection with the writer's pragmas, to a file already migrated. */
 export function connectDatabase(path: string, options: WriterPragmaOptions = {}): OpenedDatabase {
+  placeTemporaryFilesBeside(path);
   const sqlite = new Database(path);
   try {
     applyWriterPragmas(sqlite, options);
@@ -73,6 +74,17 @@ function closeWriterConnection(sqlite: Database): void {
     // another connection is open: the WAL stays, and the next writer folds it in
   }
   sqlite.close();
+}
+
+/**
+ * SQLite's temporary files (the sort of a deferred index build spills to one, deferred-indexes.ts)
+ * go in the database's own folder unless SQLITE_TMPDIR says otherwise: a hardened container
+ * (`docker run --read-only`) has no writable /tmp, and there the build failed with "disk I/O
+ * error" (found by the container check). SQLite reads the variable once per process, at its first
+ * temporary file, so it is set before any writing connection opens.
+ */
+function placeTemporaryFilesBeside(path: string): void {
+  process.env.SQLITE_TMPDIR ??= dirname(resolve(path));
 }
 
 export function migrationsFolder(): string {
