@@ -149,6 +149,7 @@ try {
     process.stdout.write(`| GET /v1/lookup, one value, ${load.rate} req/s for ${load.seconds} s (autocannon, 16 connections): p50 / p90 / p99 / max ms | ${result.latency.p50} / ${result.latency.p90} / ${result.latency.p99} / ${result.latency.max} |\n`);
     process.stdout.write(`| … requests answered 2xx / non-2xx / errors / timeouts | ${result['2xx']} / ${result.non2xx} / ${result.errors} / ${result.timeouts} |\n`);
     process.stdout.write(`| … rows the daemon's backfill wrote during the load (of ${load.backfillThreats}); backfill still running at the end | ${load.writtenDuringLoad}; ${load.backfillRunningAtEnd ? 'yes' : 'no'} |\n`);
+    process.stdout.write(`| … the stand-in's latency per page (BENCH_SERVICE_LATENCY_MS); load average at the end | ${load.serviceLatencyMs} ms; ${load.loadAverage.toFixed(2)} |\n`);
   }
   const lookupsOk = ['content', 'host', 'address'].every((name) => (results[name as keyof typeof results]?.medianUs ?? Infinity) < 50);
   process.stdout.write(`\n${lookupsOk ? 'PASS' : 'FAIL'}  exact lookups by content, host, address under 50 µs at the median\n`);
