@@ -4,8 +4,7 @@ import type { Logger } from 'pino';
 import type { Config, OrganizationConfig } from '../config.js';
 import type { Clock } from '../lib/days.js';
 import { ExportRefresher } from '../export/daemon-exports.js';
-import { startHttpEndpoints } from './http-endpoints.js';
-import type { LookupHandler } from './lookup-http.js';
+import { startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
 import { checkReadiness, withWalHealth } from './readiness.js';
@@ -38,16 +37,23 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   startup(); // a file that already holds a mirror counts at once
   const wal = new WalHealth(config.dbPath, config.walStarvedSeconds);
   metrics.observeWal(wal, clock);
-  const lookup = config.httpPort === undefined ? undefined : await openLookup(config.dbPath, logger);
+  // The HTTP server runs on a thread of its own (lookups never wait behind the sync). If that thread
+  // dies, the daemon stops and exits 1: its probes and lookups are gone, and the supervisor's
+  // restart (counted, alerted on) is the honest answer; the sync's state survives any stop.
+  const httpFailure = new AbortController();
   const endpoints =
     config.httpPort === undefined
       ? undefined
-      : await startHttpEndpoints({
+      : await startHttpServer({
           host: config.httpHost,
           port: config.httpPort,
+          dbPath: config.dbPath,
           registry: metrics.registry,
           logger,
-          lookup: lookup?.handler,
+          onFailure: (error) => {
+            logger.error({ err: error }, 'the HTTP server of THREAT_MIRROR_HTTP_PORT failed: stopping the daemon (exit 1) for its supervisor to restart it');
+            httpFailure.abort(error);
+          },
           readiness: () =>
             withWalHealth(
               checkReadiness(
@@ -68,14 +74,14 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
       logger,
-      signal,
+      signal: AbortSignal.any([signal, httpFailure.signal]),
       run: (runSignal) => scheduledRun(options, { startup, wal, exports }, runSignal),
     });
     await scheduler.stopped;
   } finally {
     await endpoints?.close();
-    lookup?.close();
   }
+  if (httpFailure.signal.aborted) throw httpFailure.signal.reason;
 }
 
 /** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */
@@ -98,21 +104,6 @@ async function scheduledRun(
   }
   // After every run, also a failed one (its committed pages count); not on the way out.
   if (!runSignal.aborted) await exports?.refresh();
-}
-
-/**
- * /v1/lookup's own read-only connection: WAL readers never block the page writer, and its reads
- * never wait on the main connection's statements. Loaded only when served (the Public Suffix List).
- */
-async function openLookup(dbPath: string, logger: Logger): Promise<{ handler: LookupHandler; close(): void }> {
-  const [{ openDatabaseReadOnly }, { ThreatLookup }, { createLookupHandler }] = await Promise.all([
-    import('../db/open-database.js'),
-    import('../commands/lookup.js'),
-    import('./lookup-http.js'),
-  ]);
-  const opened = openDatabaseReadOnly(dbPath);
-  const handler = createLookupHandler(new ThreatLookup(opened.sqlite), (error) => logger.error({ err: error }, 'lookup failed'));
-  return { handler, close: () => opened.sqlite.close() };
 }
 
 /** The gap between two runs of the schedule: "stale" means two of them passed without a success. */

@@ -1,6 +1,7 @@
 // Part of `npm run bench:readers`: the real daemon serves /v1/lookup from the benchmark's file while
 // its first sync backfills new threats from the stand-in, and autocannon (a child process) loads it.
 import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Database } from '../../src/db/sqlite.js';
 import type { Result } from 'autocannon';
@@ -14,6 +15,10 @@ export interface LoadResult {
   readonly backfillThreats: number;
   readonly writtenDuringLoad: number;
   readonly backfillRunningAtEnd: boolean;
+  /** The stand-in's delay before each page (BENCH_SERVICE_LATENCY_MS): 0 lets the backfill use every core it can. */
+  readonly serviceLatencyMs: number;
+  /** The machine's 1-minute load average when the load ended (other work on a shared machine shows here). */
+  readonly loadAverage: number;
 }
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -27,7 +32,9 @@ export async function loadWhileBackfilling(options: { dbPath: string; values: re
   const threats = generateThreats({ seed: 77, organizations: ['bench'], count, fromDay: addDays(NOW.slice(0, 10), -30), toDay: addDays(NOW.slice(0, 10), -1) }).map(
     (threat) => ({ ...threat, id: threat.id + FIRST_BACKFILL_ID }),
   );
-  const standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'bench' }, userKeys: {} }, now: () => new Date(NOW) });
+  // A real service answers a page in tens of milliseconds; 0 (the default) is the worst case.
+  const serviceLatencyMs = Number(process.env.BENCH_SERVICE_LATENCY_MS ?? 0);
+  const standin = await startStandin({ latencyMs: serviceLatencyMs, threats, keys: { organizationKeys: { [KEY]: 'bench' }, userKeys: {} }, now: () => new Date(NOW) });
   const daemon = spawn(process.execPath, [CLI], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -67,10 +74,11 @@ export async function loadWhileBackfilling(options: { dbPath: string; values: re
     });
     await new Promise((resolve) => load.once('exit', resolve));
     const backfillRunningAtEnd = !syncDone;
+    const loadAverage = loadavg()[0] ?? NaN;
     const reader = new Database(options.dbPath, { readonly: true });
     const writtenDuringLoad = reader.prepare('SELECT count(*) FROM threats WHERE id >= ?').pluck().get(FIRST_BACKFILL_ID) as number;
     reader.close();
-    return { result: JSON.parse(output) as Result, rate: options.rate, seconds: options.seconds, backfillThreats: threats.length, writtenDuringLoad, backfillRunningAtEnd };
+    return { result: JSON.parse(output) as Result, rate: options.rate, seconds: options.seconds, backfillThreats: threats.length, writtenDuringLoad, backfillRunningAtEnd, serviceLatencyMs, loadAverage };
   } finally {
     daemon.kill('SIGTERM');
     await new Promise((resolve) => (daemon.exitCode === null ? daemon.once('exit', resolve) : resolve(undefined)));

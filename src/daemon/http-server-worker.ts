@@ -1,0 +1,92 @@
+// The main thread's handle on the HTTP server's thread (http-server-thread.ts): starts it, answers
+// the probes it forwards, logs its lookup errors, stops it, and reports if it dies.
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
+import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
+
+export interface HttpServerOptions extends HttpEndpointsOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly dbPath: string;
+  readonly logger: Logger;
+  /** Called once if the thread dies or fails after it started serving (not on close()). */
+  readonly onFailure: (error: Error) => void;
+}
+
+export interface HttpServer {
+  readonly port: number;
+  /** Closes the server and its connections and the thread's database connection, then ends the thread. */
+  close(): Promise<void>;
+}
+
+/**
+ * The thread's heap: a request of 1,000 values (4 MiB at most) and its answer, besides the Public
+ * Suffix List; a cap keeps a runaway request from growing the process without bound.
+ */
+const THREAD_HEAP_MB = 32;
+/** How long close() lets the thread close its server and connection before ending it anyway. */
+const CLOSE_TIMEOUT_MS = 1_000;
+
+/** Resolves once the server listens; rejects with why it could not (a port in use, no database). */
+export function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const { logger } = options;
+  const worker = new Worker(new URL('./http-server-thread.js', import.meta.url), {
+    workerData: { host: options.host, port: options.port, dbPath: options.dbPath } satisfies HttpThreadData,
+    resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
+  });
+  let state: 'starting' | 'serving' | 'closing' | 'gone' = 'starting';
+  let closed: (() => void) | undefined;
+  const post = (message: ToHttpThread): void => worker.postMessage(message);
+  const answer = (id: number, method: string, path: string): void => {
+    answerProbe(options, method, path)
+      .catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${path}: ${String(error)}\n` }))
+      .then((result) => {
+        if (state === 'serving') post({ kind: 'probe-answer', id, answer: result });
+      });
+  };
+  return new Promise<HttpServer>((resolve, reject) => {
+    const fail = (error: Error): void => {
+      const was = state;
+      state = 'gone';
+      if (was === 'starting') reject(error);
+      else if (was === 'serving') options.onFailure(error);
+      closed?.();
+    };
+    worker.on('message', (message: FromHttpThread) => {
+      switch (message.kind) {
+        case 'listening':
+          state = 'serving';
+          logger.info({ host: options.host, port: message.port }, 'serving /healthz, /readyz and /metrics');
+          resolve({ port: message.port, close });
+          return;
+        case 'probe':
+          return answer(message.id, message.method, message.path);
+        case 'lookup-error':
+          logger.error({ err: { message: message.message, stack: message.stack } }, 'lookup failed');
+          return;
+        case 'failed':
+          return fail(new Error(`the HTTP server on ${options.host}:${options.port} failed: ${message.message}`));
+        case 'closed':
+          closed?.();
+          return;
+      }
+    });
+    worker.on('error', (error) => fail(new Error(`the HTTP server's thread failed: ${error.message}`, { cause: error })));
+    worker.on('exit', (code) => fail(new Error(`the HTTP server's thread exited (code ${code})`)));
+  });
+
+  async function close(): Promise<void> {
+    if (state !== 'serving') return;
+    state = 'closing';
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
+      closed = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      post({ kind: 'close' });
+    });
+    await worker.terminate();
+  }
+}

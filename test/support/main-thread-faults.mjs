@@ -1,0 +1,24 @@
+// Loaded into the compiled CLI with `node --import` (NODE_OPTIONS) by test/http-thread.test.ts:
+// faults of the daemon's main thread that no request can cause, set off by SIGUSR2.
+//   MAIN_THREAD_FAULT=block    the main thread busy-waits MAIN_THREAD_BLOCK_MS (a stuck event loop),
+//                              writing "main thread blocked <ms>" and "… unblocked <ms>" (Date.now())
+//                              to stderr around it;
+//   MAIN_THREAD_FAULT=end-workers   every worker thread is ended (the HTTP server's among them).
+import { isMainThread } from 'node:worker_threads';
+
+if (isMainThread) {
+  const workers = [];
+  process.on('worker', (worker) => workers.push(worker));
+  process.on('SIGUSR2', () => {
+    if (process.env.MAIN_THREAD_FAULT === 'end-workers') {
+      for (const worker of workers) void worker.terminate();
+      return;
+    }
+    const until = Date.now() + Number(process.env.MAIN_THREAD_BLOCK_MS ?? 4000);
+    process.stderr.write(`main thread blocked ${Date.now()}\n`);
+    while (Date.now() < until) {
+      // busy: no timer, no I/O, no message is handled on this thread meanwhile
+    }
+    process.stderr.write(`main thread unblocked ${Date.now()}\n`);
+  });
+}
