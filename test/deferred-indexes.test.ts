@@ -2,12 +2,13 @@
 // (src/db/deferred-indexes.ts): meanwhile every lookup still answers exactly, a kill leaves them
 // recorded, and the next writer builds them exactly as the migrations defined them.
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { buildDeferredIndexes, DEFERRABLE_INDEXES, deferLookupIndexes, deferredIndexes } from '../src/db/deferred-indexes.js';
 import { openDatabase } from '../src/db/open-database.js';
 import { PageWriter } from '../src/db/page-writer.js';
-import { generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { generateThreats } from '../src/standin/index.js';
+import { startTestStandin } from './support/service.js';
 import { runCli, startCli } from './support/cli.js';
 import { mirroredThreats, scalar, withDb } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
@@ -16,11 +17,6 @@ const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-key-5f2b9c';
 
-let standin: Standin | undefined;
-afterEach(async () => {
-  await standin?.close();
-  standin = undefined;
-});
 
 /** name → SQL of the threats table's indexes, as sqlite_master holds them. */
 function threatIndexes(dbPath: string): Record<string, string> {
@@ -101,7 +97,7 @@ describe('lookup indexes of a first backfill', () => {
   it('left unbuilt by a kill, are built by the next start, which then completes the data exactly', async () => {
     const expectedIndexes = migratedIndexes();
     const from = addDays(TODAY, -39);
-    standin = await startStandin({
+    const standin = await startTestStandin({
       threats: generateThreats({ seed: 21, organizations: ['acme'], count: 8000, fromDay: from, toDay: TODAY }),
       keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
       now: () => new Date(NOW),
@@ -134,7 +130,7 @@ describe('lookup indexes of a first backfill', () => {
   it('of an uninterrupted first backfill are all built when the CLI exits', async () => {
     const expectedIndexes = migratedIndexes();
     const from = addDays(TODAY, -9);
-    standin = await startStandin({
+    const standin = await startTestStandin({
       threats: generateThreats({ seed: 22, organizations: ['acme'], count: 1500, fromDay: from, toDay: TODAY }),
       keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
       now: () => new Date(NOW),

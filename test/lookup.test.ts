@@ -1,17 +1,12 @@
 // Issue 17: Safe Browsing-grade URL matching, one lookup for every kind, and GET/POST /v1/lookup.
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Database } from '../src/db/sqlite.js';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { describe, expect, it } from 'vitest';
-import { migrationsFolder } from '../src/db/open-database.js';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli, servingPort, startCli } from './support/cli.js';
+import { createFileBeforeMigration } from './support/older-schema.js';
 import { withDb } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
-import { tempDbPath, tempDir } from './support/temp.js';
+import { tempDbPath } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -122,22 +117,12 @@ describe('URL matching by Safe Browsing expressions', () => {
     const service = await start([threat(1, 'https://Old.Example/Path/./x', 'URL'), threat(2, 'boss@corp.example', 'EMAIL')]);
     const dbPath = tempDbPath();
     // A file at the previous schema (every migration before this one), with rows already in the feed.
-    const oldMigrations = join(tempDir(), 'drizzle');
-    cpSync(migrationsFolder(), oldMigrations, { recursive: true });
-    const journalPath = join(oldMigrations, 'meta', '_journal.json');
-    const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: Array<{ tag: string }> };
-    const ours = journal.entries.findIndex((entry) => entry.tag.endsWith('_url_expression'));
-    expect(ours).toBeGreaterThan(0);
-    for (const entry of journal.entries.slice(ours)) rmSync(join(oldMigrations, `${entry.tag}.sql`));
-    writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, ours) }));
-    const old = new Database(dbPath);
-    old.pragma('journal_mode = WAL');
-    migrate(drizzle(old), { migrationsFolder: oldMigrations });
-    old.exec(`INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host)
+    createFileBeforeMigration(dbPath, '_url_expression', (old) =>
+      old.exec(`INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host)
               VALUES (1, 'https://Old.Example/Path/./x', 'URL', '${TODAY}T10:00:00.000Z', 'x', 'x', 7, 'old.example'),
                      (2, 'boss@corp.example', 'EMAIL', '${TODAY}T10:00:00.000Z', 'x', 'x', 8, NULL);
-              INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES ('acme', 1, 'x'), ('acme', 2, 'x');`);
-    old.close();
+              INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES ('acme', 1, 'x'), ('acme', 2, 'x');`),
+    );
 
     const result = await runCli(['--once'], env(service, dbPath));
     expect(result.code).toBe(0);

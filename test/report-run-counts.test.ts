@@ -1,15 +1,12 @@
 // A reports run counts in sync_runs.reports_* and leaves threats_* to threats runs; a file written
 // before migration 0011_report_run_counts gets its report runs' counts moved there.
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
-import { migrationsFolder } from '../src/db/open-database.js';
-import { Database } from '../src/db/sqlite.js';
-import { generateReports, generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { generateReports, generateThreats, type Standin } from '../src/standin/index.js';
+import { startTestStandin } from './support/service.js';
 import { runCli } from './support/cli.js';
+import { createFileBeforeMigration } from './support/older-schema.js';
 import { withDb } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 
@@ -17,15 +14,10 @@ const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-key';
 
-let standin: Standin | undefined;
-afterEach(async () => {
-  await standin?.close();
-  standin = undefined;
-});
 
 async function start(): Promise<Standin> {
   const threats = generateThreats({ seed: 31, organizations: ['acme'], count: 300, fromDay: addDays(TODAY, -19), toDay: TODAY });
-  standin = await startStandin({
+  const standin = await startTestStandin({
     threats,
     reports: generateReports({ seed: 32, organizations: ['acme'], count: 200, fromDay: addDays(TODAY, -19), toDay: TODAY, threats }),
     reportsVariant: 'cursor',
@@ -90,22 +82,12 @@ it('moves the counts of report runs written before the migration out of threats_
   const service = await start();
   const dbPath = join(tempDir(), 'mirror.db');
   // A file at the schema before 0011_report_run_counts, with one run of each stream.
-  const oldMigrations = join(tempDir(), 'drizzle');
-  cpSync(migrationsFolder(), oldMigrations, { recursive: true });
-  const journalPath = join(oldMigrations, 'meta', '_journal.json');
-  const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: Array<{ tag: string }> };
-  const ours = journal.entries.findIndex((entry) => entry.tag.endsWith('_report_run_counts'));
-  expect(ours).toBeGreaterThan(0);
-  for (const entry of journal.entries.slice(ours)) rmSync(join(oldMigrations, `${entry.tag}.sql`));
-  writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, ours) }));
-  const old = new Database(dbPath);
-  old.pragma('journal_mode = WAL');
-  migrate(drizzle(old), { migrationsFolder: oldMigrations });
-  old.exec(`INSERT INTO sync_runs (organization, stream, mode, status, range_start, range_end, started_at, finished_at, pages,
+  createFileBeforeMigration(dbPath, '_report_run_counts', (old) =>
+    old.exec(`INSERT INTO sync_runs (organization, stream, mode, status, range_start, range_end, started_at, finished_at, pages,
                                    threats_inserted, threats_updated, threats_rejected)
             VALUES ('acme', 'threats', 'backfill', 'succeeded', '2026-01-01', '2026-01-01', 'x', 'x', 1, 5, 1, 0),
-                   ('acme', 'reports', 'incremental', 'succeeded', '2026-03-01', '2026-03-14', 'x', 'x', 2, 7, 3, 2)`);
-  old.close();
+                   ('acme', 'reports', 'incremental', 'succeeded', '2026-03-01', '2026-03-14', 'x', 'x', 2, 7, 3, 2)`),
+  );
 
   // status never migrates: on the old file it shows the counts where that version kept them.
   const before = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath });
