@@ -10,7 +10,7 @@ import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js
 import { EVERY_SECOND_DAEMON, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
-const HEALTHCHECK_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'healthcheck.js');
+const HEALTHCHECK_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'daemon', 'healthcheck.js');
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEYS = { acme: 'acme-startup-key', globex: 'globex-startup-key', initech: 'initech-startup-key' } as const;
