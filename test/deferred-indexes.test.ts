@@ -8,14 +8,15 @@ import { buildDeferredIndexes, DEFERRABLE_INDEXES, deferLookupIndexes, deferredI
 import { openDatabase } from '../src/db/open-database.js';
 import { PageWriter } from '../src/db/page-writer.js';
 import { generateThreats } from '../src/standin/index.js';
-import { startTestStandin } from './support/service.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { runCli, startCli } from './support/cli.js';
 import { mirroredThreats, scalar, withDb } from './support/mirror-db.js';
-import { tempDir } from './support/temp.js';
+import { tempDbPath, tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-key-5f2b9c';
+const mirrorEnv = mirrorEnvFor(KEY, NOW);
 
 
 /** name → SQL of the threats table's indexes, as sqlite_master holds them. */
@@ -40,7 +41,7 @@ describe('lookup indexes of a first backfill', () => {
   it('are dropped only on an empty mirror, answer lookups exactly meanwhile, and come back as defined', () => {
     const expected = migratedIndexes();
     for (const name of DEFERRABLE_INDEXES) expect(expected[name]).toBeDefined();
-    const path = join(tempDir(), 'mirror.db');
+    const path = tempDbPath();
     const opened = openDatabase(path);
     try {
       const { sqlite } = opened;
@@ -97,14 +98,10 @@ describe('lookup indexes of a first backfill', () => {
   it('left unbuilt by a kill, are built by the next start, which then completes the data exactly', async () => {
     const expectedIndexes = migratedIndexes();
     const from = addDays(TODAY, -39);
-    const standin = await startTestStandin({
-      threats: generateThreats({ seed: 21, organizations: ['acme'], count: 8000, fromDay: from, toDay: TODAY }),
-      keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-      now: () => new Date(NOW),
-    });
+    const standin = await serveThreats(KEY, NOW, generateThreats({ seed: 21, organizations: ['acme'], count: 8000, fromDay: from, toDay: TODAY }));
     standin.setLatency(15);
-    const dbPath = join(tempDir(), 'mirror.db');
-    const env = { THREAT_MIRROR_API_URL: standin.url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: KEY, THREAT_MIRROR_NOW: NOW };
+    const dbPath = tempDbPath();
+    const env = mirrorEnv(standin, dbPath);
     const args = ['--backfill', '--from', from];
     const first = startCli(args, { ...env, LOG_LEVEL: 'debug', THREAT_MIRROR_CONCURRENCY: '2' });
     await first.waitForLog((line) => line.msg === 'page committed');
@@ -130,13 +127,9 @@ describe('lookup indexes of a first backfill', () => {
   it('of an uninterrupted first backfill are all built when the CLI exits', async () => {
     const expectedIndexes = migratedIndexes();
     const from = addDays(TODAY, -9);
-    const standin = await startTestStandin({
-      threats: generateThreats({ seed: 22, organizations: ['acme'], count: 1500, fromDay: from, toDay: TODAY }),
-      keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-      now: () => new Date(NOW),
-    });
-    const dbPath = join(tempDir(), 'mirror.db');
-    const env = { THREAT_MIRROR_API_URL: standin.url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: KEY, THREAT_MIRROR_NOW: NOW };
+    const standin = await serveThreats(KEY, NOW, generateThreats({ seed: 22, organizations: ['acme'], count: 1500, fromDay: from, toDay: TODAY }));
+    const dbPath = tempDbPath();
+    const env = mirrorEnv(standin, dbPath);
     const result = await runCli(['--backfill', '--from', from], env);
     expect(result.code).toBe(0);
     expect(threatIndexes(dbPath)).toEqual(expectedIndexes);
