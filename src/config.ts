@@ -1,7 +1,6 @@
 // Reads and validates the environment into one readonly Config; a ConfigError names the variable.
 import { readFileSync } from 'node:fs';
 import { validate as isCronExpression } from 'node-cron';
-import { z } from 'zod';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
@@ -187,7 +186,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     organizations: Object.freeze(loadOrganizations(env, readFile)),
     initialDays: integer(env, 'THREAT_MIRROR_INITIAL_DAYS', 30, 1, 36_500),
     lookbackDays: integer(env, 'THREAT_MIRROR_LOOKBACK_DAYS', 2, 0, 3_650),
-    logLevel: parseVariable(env, 'LOG_LEVEL', 'info', z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+    logLevel: parseVariable(env, 'LOG_LEVEL', 'info', oneOf(LOG_LEVELS)),
     requestTimeoutMs: integer(env, 'THREAT_MIRROR_REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000),
     maxRetries: integer(env, 'THREAT_MIRROR_MAX_RETRIES', 6, 0, 100),
     retryMinMs,
@@ -205,7 +204,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     reconcileMaxRequests: integer(env, 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', 20, 0, 1_000_000),
     fixedNow,
     exports: Object.freeze(loadExports(env)),
-    checkpoints: parseVariable(env, 'THREAT_MIRROR_CHECKPOINTS', 'auto', z.enum(CHECKPOINT_MODES, { error: `must be one of ${CHECKPOINT_MODES.join(', ')}` })),
+    checkpoints: parseVariable(env, 'THREAT_MIRROR_CHECKPOINTS', 'auto', oneOf(CHECKPOINT_MODES)),
     walStarvedSeconds: integer(env, 'THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, 1, 31_536_000),
     snapshotPath: value(env, 'THREAT_MIRROR_SNAPSHOT'),
   });
@@ -240,7 +239,7 @@ function loadApiUrl(env: Environment): string {
       `THREAT_MIRROR_API_URL: must not contain credentials (user:password@), found in ${redact(raw)}; the service authenticates with the API key (THREAT_MIRROR_API_KEY…), so remove them from the URL`,
     );
   }
-  const apiUrl = parseVariable(env, 'THREAT_MIRROR_API_URL', undefined, z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }));
+  const apiUrl = parseVariable(env, 'THREAT_MIRROR_API_URL', undefined, httpUrl);
   const url = new URL(apiUrl);
   if (url.protocol === 'http:' && !isLoopback(url.hostname) && !boolean(env, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP', false)) {
     throw new ConfigError(
@@ -317,30 +316,66 @@ function value(env: Environment, name: string): string | undefined {
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
 }
 
-function parseVariable<T>(env: Environment, name: string, fallback: T | undefined, schema: z.ZodType<T>): T {
+/**
+ * Reads a value: returns it, or throws an InvalidValue whose message completes `NAME: "raw" …`.
+ * Hand-written rather than a schema library: eight checks did not need one, and loading zod (95
+ * modules) was ~70 ms of every run's start-up, before its first request (docs/performance.md).
+ */
+type Parse<T> = (raw: string) => T;
+
+class InvalidValue extends Error {}
+
+function parseVariable<T>(env: Environment, name: string, fallback: T | undefined, parse: Parse<T>): T {
   const raw = value(env, name);
   if (raw === undefined) {
     if (fallback === undefined) throw new ConfigError(`${name}: missing; it is required`);
     return fallback;
   }
-  const result = schema.safeParse(raw);
-  if (!result.success) {
-    throw new ConfigError(`${name}: "${raw}" ${result.error.issues[0]?.message ?? 'is invalid'}`);
+  try {
+    return parse(raw);
+  } catch (error) {
+    if (error instanceof InvalidValue) throw new ConfigError(`${name}: "${raw}" ${error.message}`);
+    throw error;
   }
-  return result.data;
+}
+
+function oneOf<const T extends string>(choices: readonly T[]): Parse<T> {
+  return (raw) => {
+    const choice = choices.find((candidate) => candidate === raw);
+    if (choice === undefined) throw new InvalidValue(`must be one of ${choices.join(', ')}`);
+    return choice;
+  };
+}
+
+function httpUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new InvalidValue('must be an http:// or https:// URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidValue('must be an http:// or https:// URL');
+  return raw;
+}
+
+/** A finite decimal number (as Number() reads it) within [min, max]; `whole` also refuses fractions. */
+function numberWithin(min: number, max: number, whole: boolean): Parse<number> {
+  const kind = whole ? 'a whole number' : 'a number';
+  return (raw) => {
+    const parsed = Number(raw);
+    if (!Number.isFinite(parsed) || (whole && !Number.isInteger(parsed))) throw new InvalidValue(`must be ${kind}`);
+    if (parsed < min) throw new InvalidValue(`must be at least ${min}`);
+    if (parsed > max) throw new InvalidValue(`must be at most ${max}`);
+    return parsed;
+  };
 }
 
 function integer(env: Environment, name: string, fallback: number, min: number, max: number): number {
-  return parseVariable(env, name, fallback, z.coerce.number({ error: 'must be a whole number' })
-    .int({ error: 'must be a whole number' })
-    .min(min, { error: `must be at least ${min}` })
-    .max(max, { error: `must be at most ${max}` }));
+  return parseVariable(env, name, fallback, numberWithin(min, max, true));
 }
 
 function number(env: Environment, name: string, min: number, max: number): number {
-  return parseVariable(env, name, undefined, z.coerce.number({ error: 'must be a number' })
-    .min(min, { error: `must be at least ${min}` })
-    .max(max, { error: `must be at most ${max}` }));
+  return parseVariable(env, name, undefined, numberWithin(min, max, false));
 }
 
 function boolean(env: Environment, name: string, fallback: boolean): boolean {
