@@ -11,6 +11,9 @@
 // A window's last page commits at once, with whatever waits beside it: its walk waits for that
 // commit before it takes the next window, and on a slow network an interval there would be idle
 // time. So does a full batch, and everything before a checkpoint or the close.
+//
+// While pages wait for the interval the writer has nothing else to do: `whileWaiting` gives that
+// time to other work (the thread folds the WAL into the file then, see page-writer-thread.ts).
 import type { PageInput } from './page-writer.js';
 
 /** How long a page may wait for others before its commit: the crash bound in time. */
@@ -29,6 +32,7 @@ export class CommitQueue {
   readonly #commit: (batch: readonly QueuedPage[]) => void;
   readonly #intervalMs: number;
   readonly #now: () => number;
+  readonly #whileWaiting: () => void;
   #queued: QueuedPage[] = [];
   /** When the oldest queued page was sent. */
   #oldestAt = 0;
@@ -37,11 +41,19 @@ export class CommitQueue {
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
 
-  /** `commit` writes a batch in one transaction and answers each page's sender. */
-  constructor(commit: (batch: readonly QueuedPage[]) => void, { intervalMs = COMMIT_INTERVAL_MS, now = epochMs } = {}) {
+  /**
+   * `commit` writes a batch in one transaction and answers each page's sender. `whileWaiting` runs
+   * when queued pages start to wait for others (at most once per commit): idle time, until the
+   * interval ends or more pages arrive.
+   */
+  constructor(
+    commit: (batch: readonly QueuedPage[]) => void,
+    { intervalMs = COMMIT_INTERVAL_MS, now = epochMs, whileWaiting = (): void => {} }: { intervalMs?: number; now?: () => number; whileWaiting?: () => void } = {},
+  ) {
     this.#commit = commit;
     this.#intervalMs = intervalMs;
     this.#now = now;
+    this.#whileWaiting = whileWaiting;
   }
 
   get size(): number {
@@ -80,8 +92,12 @@ export class CommitQueue {
 
   #commitWithin(ms: number): void {
     if (this.#immediate || this.#timer) return;
-    if (ms <= 0) this.#commitSoon();
-    else this.#timer = setTimeout(() => this.flush(), ms);
+    if (ms <= 0) {
+      this.#commitSoon();
+      return;
+    }
+    this.#timer = setTimeout(() => this.flush(), ms);
+    this.#whileWaiting();
   }
 }
 

@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Database } from './sqlite.js';
 import { type PageInput, PageWriter } from './page-writer.js';
-import { checkpointWithoutWaiting } from './wal-checkpoint.js';
+import { checkpointWithoutWaiting, foldWalWithoutWaiting } from './wal-checkpoint.js';
 import { applyWriterPragmas } from './writer-pragmas.js';
 import { CommitQueue } from './commit-queue.js';
 import { buildDeferredIndexes, deferLookupIndexes } from './deferred-indexes.js';
@@ -28,6 +28,14 @@ export interface WriterStart {
   readonly deferredIndexes: number;
 }
 
+/**
+ * Records committed since the WAL was last folded into the file after which the writer folds it
+ * while pages wait for a commit (a few MB of WAL): the close, which the run waits for, then folds
+ * only the rest. Without idle time (a fast service) no fold happens here, and SQLite's automatic
+ * checkpoint every ~40 MB does it (writer-pragmas.ts).
+ */
+const FOLD_AFTER_RECORDS = 2_000;
+
 /** id 0 answers the start: ready (a WriterStart), or why the thread could not open the database. */
 const port = parentPort;
 if (port) {
@@ -35,10 +43,12 @@ if (port) {
   let sqlite: Database;
   let writer: PageWriter;
   let deferred = 0;
+  let autoCheckpoint = true;
   try {
     const data = workerData as WriterThreadData;
     sqlite = new Database(data.dbPath);
-    applyWriterPragmas(sqlite, { autoCheckpoint: data.autoCheckpoint });
+    autoCheckpoint = data.autoCheckpoint;
+    applyWriterPragmas(sqlite, { autoCheckpoint });
     writer = new PageWriter(sqlite);
     // Rows from before the lookup columns existed get theirs (and a place in the change feed)
     // before any page: this writer's change_seq counter then goes on from theirs.
@@ -52,8 +62,10 @@ if (port) {
     port.postMessage({ id: 0, error: { message: (error as Error).message } } satisfies WriterResponse);
     throw error;
   }
+  let unfolded = 0;
   // Pages wait for others and commit together, each with its own cursor (see CommitQueue).
   const queue = new CommitQueue((batch) => {
+    for (const entry of batch) unfolded += entry.input.threats.length;
     const outcomes = writer.writeBatch(batch.map((entry) => entry.input));
     batch.forEach((entry, index) => {
       const outcome = outcomes[index];
@@ -64,6 +76,12 @@ if (port) {
       const code = (outcome.error as { code?: unknown }).code;
       port.postMessage({ id: entry.id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } } satisfies WriterResponse);
     });
+  }, {
+    whileWaiting: () => {
+      if (!autoCheckpoint || unfolded < FOLD_AFTER_RECORDS) return;
+      unfolded = 0;
+      foldWalWithoutWaiting(sqlite);
+    },
   });
   // Before a checkpoint or the close, the pages sent before it commit, and the lookup indexes of a
   // first backfill are built: a checkpoint comes between runs, and the close at the end.

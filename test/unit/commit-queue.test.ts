@@ -87,4 +87,29 @@ describe('CommitQueue', () => {
     await committed;
     expect(batches).toEqual([[1, 2]]);
   });
+
+  it('gives the wait to whileWaiting once per commit, and never when pages commit at once', async () => {
+    const clock = { now: 1000 };
+    let idle = 0;
+    const batches: number[][] = [];
+    const queue = new CommitQueue((batch) => batches.push(batch.map((entry) => entry.id)), {
+      intervalMs: HOUR,
+      now: () => clock.now,
+      whileWaiting: () => {
+        idle += 1;
+      },
+    });
+    queue.add(page(1, clock.now));
+    queue.add(page(2, clock.now));
+    expect(idle).toBe(1);
+    queue.flush();
+    // A window's last page does not wait: no idle time.
+    queue.add(page(3, 2000, null));
+    expect(idle).toBe(1);
+    await turn();
+    expect(batches).toEqual([[1, 2], [3]]);
+    queue.add(page(4, 3000));
+    expect(idle).toBe(2);
+    queue.flush();
+  });
 });
