@@ -11,6 +11,7 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts ./scripts
 COPY drizzle ./drizzle
 RUN npm run build && npm prune --omit=dev
 
@@ -25,7 +26,7 @@ RUN npm run build && npm prune --omit=dev
 # at install time, nor the Litestream binary the tests use (an optional dependency, so the prune keeps it).
 RUN mkdir -p /runtime/dist \
  && cp -r package.json drizzle node_modules /runtime/ \
- && cp -r dist/src /runtime/dist/src \
+ && cp -r dist/src dist/bin /runtime/dist/ \
  && cd /runtime \
  && rm -rf dist/src/standin drizzle/meta/*_snapshot.json \
  && find dist -name '*.map' -delete \
@@ -48,7 +49,7 @@ WORKDIR /app
 # Owned by root: the node user runs the program but cannot change it.
 COPY --from=build /runtime /app
 RUN mkdir -p /data && chown node:node /data \
- && ln -s /app/dist/src/cli.js /usr/local/bin/threat-mirror
+ && ln -s /app/dist/bin/cli.js /usr/local/bin/threat-mirror
 USER node
 VOLUME ["/data"]
 EXPOSE 9464
@@ -63,4 +64,4 @@ HEALTHCHECK --interval=5s --timeout=5s --start-period=10m --retries=3 CMD ["node
 # PID 1 and receives SIGTERM; it installs its own SIGTERM/SIGINT handlers (PID 1 gets no default
 # ones) and spawns no children, so no init process is needed.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["/app/dist/src/cli.js"]
+ENTRYPOINT ["/app/dist/bin/cli.js"]

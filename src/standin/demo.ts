@@ -8,7 +8,7 @@ import { Database } from '../db/sqlite.js';
 import { addDays, dayOf } from '../lib/days.js';
 import { generateReports, generateThreats, startStandin } from './index.js';
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli.js');
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'cli.js');
 const DB_PATH = join(process.cwd(), 'data', 'demo', 'threat-mirror.db');
 const KEYS = { acme: 'demo-acme-key', globex: 'demo-globex-key' } as const;
 

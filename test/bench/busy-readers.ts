@@ -14,7 +14,7 @@ import { generateThreats, startStandin } from '../../src/standin/index.js';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..', '..');
-const CLI = join(root, 'dist', 'src', 'cli.js');
+const CLI = join(root, 'dist', 'bin', 'cli.js');
 const HOLDING_READER = join(root, 'test', 'support', 'holding-reader.mjs');
 const LITESTREAM = join(root, 'node_modules', '@flydotio', `litestream-${process.platform}-${process.arch}`, 'litestream');
 const NOW = '2026-03-15T12:00:00.000Z';

@@ -14,8 +14,8 @@ import { measure } from './measure.js';
 
 const { values } = parseArgs({ options: { threats: { type: 'string', default: '1000000' } } });
 const count = Number(values.threats);
-/** The compiled CLI beside this compiled script (dist/test/bench → dist/src). */
-const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli.js');
+/** The compiled CLI beside this compiled script (dist/test/bench → dist/bin). */
+const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'threat-mirror-bench-exports-'));
 const dbPath = join(dir, 'mirror.db');
 

@@ -24,7 +24,7 @@ export interface LoadResult {
 const NOW = '2026-03-15T12:00:00.000Z';
 const KEY = 'bench-load-key';
 const FIRST_BACKFILL_ID = 50_000_000;
-const CLI = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
 const LOAD = fileURLToPath(new URL('./lookup-load.js', import.meta.url));
 
 export async function loadWhileBackfilling(options: { dbPath: string; values: readonly string[]; rate: number; seconds: number }): Promise<LoadResult> {

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterThisTest } from './cleanup.js';
 
-export const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'src', 'cli.js');
+export const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'bin', 'cli.js');
 
 export interface CliResult {
   readonly code: number | null;
