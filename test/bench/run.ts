@@ -12,7 +12,7 @@ import { generateThreats, type Standin, startStandin } from '../../src/standin/i
 import { type Measured, measure } from './measure.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const CLI = join(HERE, '..', '..', 'src', 'cli.js');
+const CLI = join(HERE, '..', '..', 'bin', 'cli.js');
 const PLAIN = join(HERE, 'plain-client.js');
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -146,16 +146,17 @@ const scenarios: Record<string, () => Promise<void>> = {
     const { mirror, plain, bare } = await compare('20k threats / 200 days / 25 ms', 20_000, 200, 25);
     const speedup = plain.seconds / mirror.seconds;
     const bareSpeedup = bare.seconds / mirror.seconds;
-    mirror.note = `${speedup.toFixed(1)}× faster (${bareSpeedup.toFixed(1)}× the bare-table script), ${(mirror.requests / mirror.floor).toFixed(2)}× floor`;
-    verdict('≥ 4× the plain client at 25 ms (same database)', speedup >= 4, `${speedup.toFixed(2)}×; ${bareSpeedup.toFixed(2)}× the bare-table script`);
-    verdict('≤ 1.1 × the minimum requests', mirror.requests <= 1.1 * mirror.floor, `${mirror.requests} requests, floor ${mirror.floor}`);
+    mirror.note = `${bareSpeedup.toFixed(1)}× the bare-table script (${speedup.toFixed(1)}× the same-database one), ${(mirror.requests / mirror.floor).toFixed(2)}× floor`;
+    // Issue 15's targets are set against the plain client writing a bare table.
+    verdict('≥ 4.5× the bare-table plain client at 25 ms', bareSpeedup >= 4.5, `${bareSpeedup.toFixed(2)}×; ${speedup.toFixed(2)}× the same-database client`);
+    verdict('≤ 1.05 × the minimum requests', mirror.requests <= 1.05 * mirror.floor, `${mirror.requests} requests, floor ${mirror.floor}`);
   },
   async throughput() {
     const { mirror, plain, bare } = await compare('200k threats / 100 days / 0 ms', 200_000, 100, 0);
     const ratio = mirror.threatsPerSecond / plain.threatsPerSecond;
     const bareRatio = mirror.threatsPerSecond / bare.threatsPerSecond;
-    mirror.note = `${ratio.toFixed(2)}× the plain client's threats/s (${bareRatio.toFixed(2)}× the bare-table script's)`;
-    verdict('≥ 1.2× the plain client at 0 ms (same database)', ratio >= 1.2, `${ratio.toFixed(2)}×; ${bareRatio.toFixed(2)}× the bare-table script`);
+    mirror.note = `${bareRatio.toFixed(2)}× the bare-table script's threats/s (${ratio.toFixed(2)}× the same-database one's)`;
+    verdict('≥ 1.2× the bare-table plain client at 0 ms', bareRatio >= 1.2, `${bareRatio.toFixed(2)}×; ${ratio.toFixed(2)}× the same-database client`);
   },
   async memory() {
     await withStandin(1_000_000, 365, 0, async (standin, from) => {
@@ -163,6 +164,7 @@ const scenarios: Record<string, () => Promise<void>> = {
       try {
         const mirror = await runMirror(standin, dir, from);
         const row = record('1M threats / 365 days / 0 ms', 'threat-mirror', 1_000_000, mirror.measured, mirror.requests);
+        verdict('≥ 50,000 threats/s end to end at 1M threats', row.threatsPerSecond >= 50_000, `${Math.round(row.threatsPerSecond)} threats/s`);
         verdict('peak RSS < 150 MB at 1M threats', row.peakRssMb < 150, `${row.peakRssMb.toFixed(0)} MB`);
         if (countRows(mirror.dbPath) !== 1_000_000) throw new Error('memory: incomplete mirror');
       } finally {
