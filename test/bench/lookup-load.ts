@@ -4,12 +4,12 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
-const [url, rate, seconds] = process.argv.slice(2);
+const [url, rate, seconds, connections] = process.argv.slice(2);
 const values = JSON.parse(readFileSync(0, 'utf8')) as string[];
 let next = 0;
 const result = await autocannon({
   url: url as string,
-  connections: 16,
+  connections: Number(connections),
   overallRate: Number(rate),
   duration: Number(seconds),
   requests: [

@@ -10,8 +10,12 @@ import { generateThreats, startStandin } from '../../src/standin/index.js';
 
 export interface LoadResult {
   readonly result: Result;
+  /** The same load against a server that answers `{}` at once: what the load generator itself adds. */
+  readonly floor: Result;
   readonly rate: number;
   readonly seconds: number;
+  /** autocannon's connections: with 16 at 500 req/s its own timers bunched requests (p99 15 ms against the no-op server). */
+  readonly connections: number;
   readonly backfillThreats: number;
   readonly writtenDuringLoad: number;
   readonly backfillRunningAtEnd: boolean;
@@ -26,8 +30,38 @@ const KEY = 'bench-load-key';
 const FIRST_BACKFILL_ID = 50_000_000;
 const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
 const LOAD = fileURLToPath(new URL('./lookup-load.js', import.meta.url));
+const NOOP_SERVER = fileURLToPath(new URL('./noop-server.js', import.meta.url));
 
-export async function loadWhileBackfilling(options: { dbPath: string; values: readonly string[]; rate: number; seconds: number }): Promise<LoadResult> {
+type LoadOptions = { rate: number; seconds: number; connections: number };
+
+/** autocannon in a child process against `url`, rotating through `values`. */
+async function runLoad(url: string, values: readonly string[], { rate, seconds, connections }: LoadOptions): Promise<Result> {
+  const load = spawn(process.execPath, [LOAD, url, String(rate), String(seconds), String(connections)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  load.stdin.end(JSON.stringify(values));
+  let output = '';
+  load.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  await new Promise((resolve) => load.once('exit', resolve));
+  return JSON.parse(output) as Result;
+}
+
+/** The same load against the no-op server (test/bench/noop-server.ts), before the daemon starts. */
+async function loadGeneratorFloor(values: readonly string[], options: LoadOptions): Promise<Result> {
+  const server = spawn(process.execPath, [NOOP_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      server.stdout.setEncoding('utf8').once('data', (line: string) => resolve(line.trim()));
+      server.once('exit', (code) => reject(new Error(`the no-op server exited with ${code}`)));
+    });
+    return await runLoad(`http://127.0.0.1:${port}`, values, options);
+  } finally {
+    server.kill('SIGTERM');
+  }
+}
+
+export async function loadWhileBackfilling(options: LoadOptions & { dbPath: string; values: readonly string[] }): Promise<LoadResult> {
+  const floor = await loadGeneratorFloor(options.values, options);
   const count = Number(process.env.BENCH_BACKFILL_THREATS ?? 400_000);
   const threats = generateThreats({ seed: 77, organizations: ['bench'], count, fromDay: addDays(NOW.slice(0, 10), -30), toDay: addDays(NOW.slice(0, 10), -1) }).map(
     (threat) => ({ ...threat, id: threat.id + FIRST_BACKFILL_ID }),
@@ -66,19 +100,13 @@ export async function loadWhileBackfilling(options: { dbPath: string; values: re
     daemon.once('exit', (code) => reject(new Error(`the daemon exited with ${code} before serving`)));
   });
   try {
-    const load = spawn(process.execPath, [LOAD, `http://127.0.0.1:${port}`, String(options.rate), String(options.seconds)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    load.stdin.end(JSON.stringify(options.values));
-    let output = '';
-    load.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    await new Promise((resolve) => load.once('exit', resolve));
+    const result = await runLoad(`http://127.0.0.1:${port}`, options.values, options);
     const backfillRunningAtEnd = !syncDone;
     const loadAverage = loadavg()[0] ?? NaN;
     const reader = new Database(options.dbPath, { readonly: true });
     const writtenDuringLoad = reader.prepare('SELECT count(*) FROM threats WHERE id >= ?').pluck().get(FIRST_BACKFILL_ID) as number;
     reader.close();
-    return { result: JSON.parse(output) as Result, rate: options.rate, seconds: options.seconds, backfillThreats: threats.length, writtenDuringLoad, backfillRunningAtEnd, serviceLatencyMs, loadAverage };
+    return { result, floor, rate: options.rate, seconds: options.seconds, connections: options.connections, backfillThreats: threats.length, writtenDuringLoad, backfillRunningAtEnd, serviceLatencyMs, loadAverage };
   } finally {
     daemon.kill('SIGTERM');
     await new Promise((resolve) => (daemon.exitCode === null ? daemon.once('exit', resolve) : resolve(undefined)));
