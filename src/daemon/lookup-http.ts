@@ -5,6 +5,12 @@ import { checkLookupValues, lookupValues, type ThreatLookup } from '../commands/
 
 /** A request body above this is refused: 1,000 values of a long URL each fit with room to spare. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** A refused body is read to its end up to this size, so the client gets its 413 (see below). */
+const MAX_DRAINED_BYTES = 64 * 1024 * 1024;
+
+function tooLarge(): { error: string } {
+  return { error: `request body over ${MAX_BODY_BYTES} bytes; send at most 1,000 values` };
+}
 
 export type LookupHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -35,17 +41,24 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
     let chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
-      if (response.headersSent) return; // refused already: the rest is read and dropped
+      if (response.headersSent) return;
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        chunks = [];
-        response.setHeader('connection', 'close');
-        return send(413, { error: `request body over ${MAX_BODY_BYTES} bytes; send at most 1,000 values` });
+      if (size <= MAX_BODY_BYTES) {
+        chunks.push(chunk);
+        return;
       }
-      chunks.push(chunk);
+      chunks = [];
+      // The 413 waits for the end of the body, read and dropped: a client still sending when the
+      // connection closed would see a broken pipe (EPIPE) instead of the answer. A body that
+      // goes on much longer is cut off with the 413 and the connection closed.
+      if (size > MAX_DRAINED_BYTES) {
+        response.setHeader('connection', 'close');
+        send(413, tooLarge());
+      }
     });
     request.on('end', () => {
       if (response.headersSent) return;
+      if (size > MAX_BODY_BYTES) return send(413, tooLarge());
       let body: unknown;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
