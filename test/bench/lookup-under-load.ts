@@ -12,6 +12,13 @@ export interface LoadResult {
   readonly result: Result;
   /** The same load against a server that answers `{}` at once: what the load generator itself adds. */
   readonly floor: Result;
+  /**
+   * The same again while the daemon's backfill writes (just before the daemon's own load): what the
+   * machine adds to any server under that backfill, whatever the server does.
+   */
+  readonly floorDuringBackfill: Result;
+  /** How long the no-op server was loaded during the backfill (BENCH_BACKFILL_FLOOR_SECONDS). */
+  readonly floorDuringBackfillSeconds: number;
   readonly rate: number;
   readonly seconds: number;
   /** autocannon's connections: with 16 at 500 req/s its own timers bunched requests (p99 15 ms against the no-op server). */
@@ -46,7 +53,7 @@ async function runLoad(url: string, values: readonly string[], { rate, seconds, 
   return JSON.parse(output) as Result;
 }
 
-/** The same load against the no-op server (test/bench/noop-server.ts), before the daemon starts. */
+/** The same load against the no-op server (test/bench/noop-server.ts). */
 async function loadGeneratorFloor(values: readonly string[], options: LoadOptions): Promise<Result> {
   const server = spawn(process.execPath, [NOOP_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
@@ -100,13 +107,15 @@ export async function loadWhileBackfilling(options: LoadOptions & { dbPath: stri
     daemon.once('exit', (code) => reject(new Error(`the daemon exited with ${code} before serving`)));
   });
   try {
+    const floorDuringBackfillSeconds = Number(process.env.BENCH_BACKFILL_FLOOR_SECONDS ?? 10);
+    const floorDuringBackfill = await loadGeneratorFloor(options.values, { ...options, seconds: floorDuringBackfillSeconds });
     const result = await runLoad(`http://127.0.0.1:${port}`, options.values, options);
     const backfillRunningAtEnd = !syncDone;
     const loadAverage = loadavg()[0] ?? NaN;
     const reader = new Database(options.dbPath, { readonly: true });
     const writtenDuringLoad = reader.prepare('SELECT count(*) FROM threats WHERE id >= ?').pluck().get(FIRST_BACKFILL_ID) as number;
     reader.close();
-    return { result, floor, rate: options.rate, seconds: options.seconds, connections: options.connections, backfillThreats: threats.length, writtenDuringLoad, backfillRunningAtEnd, serviceLatencyMs, loadAverage };
+    return { result, floor, floorDuringBackfill, floorDuringBackfillSeconds, rate: options.rate, seconds: options.seconds, connections: options.connections, backfillThreats: threats.length, writtenDuringLoad, backfillRunningAtEnd, serviceLatencyMs, loadAverage };
   } finally {
     daemon.kill('SIGTERM');
     await new Promise((resolve) => (daemon.exitCode === null ? daemon.once('exit', resolve) : resolve(undefined)));

@@ -167,6 +167,9 @@ try {
     const { result, floor } = load;
     const latencies = (r: typeof result): string => `${r.latency.p50} / ${r.latency.p90} / ${r.latency.p99} / ${r.latency.max}`;
     process.stdout.write(`| the load generator's floor: the same load against a server that answers {} at once: p50 / p90 / p99 / max ms | ${latencies(floor)} |\n`);
+    process.stdout.write(
+      `| … the same against that server while the daemon's backfill writes (${load.floorDuringBackfillSeconds} s, just before the load below): p50 / p90 / p99 / max ms | ${latencies(load.floorDuringBackfill)} |\n`,
+    );
     process.stdout.write(`| GET /v1/lookup, one value, ${load.rate} req/s for ${load.seconds} s (autocannon, ${load.connections} connections): p50 / p90 / p99 / max ms | ${latencies(result)} |\n`);
     process.stdout.write(`| … requests answered 2xx / non-2xx / errors / timeouts | ${result['2xx']} / ${result.non2xx} / ${result.errors} / ${result.timeouts} |\n`);
     process.stdout.write(`| … rows the daemon's backfill wrote during the load (of ${load.backfillThreats}); backfill still running at the end | ${load.writtenDuringLoad}; ${load.backfillRunningAtEnd ? 'yes' : 'no'} |\n`);
