@@ -28,6 +28,7 @@ interface Result {
   value: string;
   blocked: boolean;
   matches: Match[];
+  matches_truncated?: true;
   same_host?: Array<{ id: number }>;
 }
 interface LookupDocument {
@@ -204,6 +205,43 @@ describe('GET and POST /v1/lookup', () => {
     }
     expect((await fetch(base, { method: 'DELETE' })).status).toBe(405);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  });
+
+  it('lists at most 100 matches a value and ~2M characters an answer, so 1,000 values of a URL reported 300 times cannot exhaust the thread', async () => {
+    // Each match lists ~8,000 characters (its content and the expression it matched by). Listing all
+    // of them for 1,000 values is ~2.4 GB; the HTTP thread's heap is 32 MB: the daemon used to exit.
+    const content = `https://reported-again.example/${'a'.repeat(3_900)}`;
+    const { service, dbPath } = await synced(Array.from({ length: 300 }, (_, index) => threat(index + 1, content, 'URL')));
+    const daemon = startCli([], env(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' }));
+    const port = await servingPort(daemon);
+    await daemon.waitForLog((log) => typeof log.msg === 'string' && log.msg.startsWith('sync of organization') && log.status === 'succeeded');
+
+    const response = await fetch(`http://127.0.0.1:${port}/v1/lookup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ values: Array.from({ length: 1000 }, () => content) }),
+    });
+    expect(response.status).toBe(200);
+    const { results } = (await response.json()) as LookupDocument;
+    expect(results).toHaveLength(1000);
+    // `blocked` stays exact for every value; what is listed is bounded.
+    expect(results.every((result) => result.blocked && result.matches_truncated === true)).toBe(true);
+    expect(results[0]?.matches.map((match) => match.id)).toEqual(Array.from({ length: 100 }, (_, index) => index + 1));
+    expect(results[0]?.matches[0]?.match).toEqual({ by: 'exact' });
+    const listed = results.reduce((sum, result) => sum + result.matches.reduce((chars, match) => chars + match.content.length, 0), 0);
+    expect(listed).toBeGreaterThan(0);
+    expect(listed).toBeLessThanOrEqual(2_000_000);
+    expect(results.at(-1)?.matches).toEqual([]);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect(daemon.running).toBe(true);
+
+    // The command lists the same and says that there are more.
+    const { code, document } = await cliLookup(dbPath, [content]);
+    expect(code).toBe(0);
+    expect(document.results[0]).toMatchObject({ blocked: true, matches_truncated: true });
+    expect(document.results[0]?.matches).toHaveLength(100);
+    const text = await runCli(['lookup', content], { THREAT_MIRROR_DB: dbPath });
+    expect(text.stdout).toContain(': blocked (100 matches listed; the mirror holds more)');
   });
 
   it('agrees with the lookup command on a few hundred generated values', async () => {
