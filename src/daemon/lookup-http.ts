@@ -8,9 +8,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** A refused body is read to its end up to this size, so the client gets its 413 (see below). */
 const MAX_DRAINED_BYTES = 64 * 1024 * 1024;
 
-function tooLarge(): { error: string } {
-  return { error: `request body over ${MAX_BODY_BYTES} bytes; send at most 1,000 values` };
-}
+const TOO_LARGE = { error: `request body over ${MAX_BODY_BYTES} bytes; send at most 1,000 values` };
 
 export type LookupHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -41,7 +39,7 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
     let chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
-      if (response.headersSent) return;
+      if (response.headersSent) return; // cut off at MAX_DRAINED_BYTES: the rest is dropped
       size += chunk.length;
       if (size <= MAX_BODY_BYTES) {
         chunks.push(chunk);
@@ -53,12 +51,12 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
       // goes on much longer is cut off with the 413 and the connection closed.
       if (size > MAX_DRAINED_BYTES) {
         response.setHeader('connection', 'close');
-        send(413, tooLarge());
+        send(413, TOO_LARGE);
       }
     });
     request.on('end', () => {
       if (response.headersSent) return;
-      if (size > MAX_BODY_BYTES) return send(413, tooLarge());
+      if (size > MAX_BODY_BYTES) return send(413, TOO_LARGE);
       let body: unknown;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
