@@ -66,6 +66,7 @@ describe('lookup indexes of a first backfill', () => {
         retries: 0,
         stamp: NOW,
         windowSeenIds: null,
+        windowDigests: null,
         windowPages: 1,
       });
       // Without their indexes, the lookups scan the table and still find every threat.

@@ -7,6 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Threat } from '../src/records.js';
 import { openDatabase, type OpenedDatabase } from '../src/db/open-database.js';
 import { type PageInput, PageNotWrittenError, PageWriter } from '../src/db/page-writer.js';
+import { DayLedger } from '../src/db/day-ledger.js';
+import { digestHex } from '../src/db/content-hash.js';
+import { WindowSeen } from '../src/sync/window-seen.js';
 import { tempDir } from './support/temp.js';
 
 let opened: OpenedDatabase | undefined;
@@ -58,6 +61,7 @@ function page(planId: number, runId: number, windowStart: string, ids: number[],
     retries: 0,
     stamp: new Date(stampMs).toISOString(),
     windowSeenIds: null,
+    windowDigests: null,
     windowPages: 1,
   };
 }
@@ -115,6 +119,82 @@ describe('PageWriter.writeBatch', () => {
       { inserted: 3, updated: 0, rejected: 0, removed: 0 },
       { inserted: 1, updated: 0, rejected: 0, removed: 0 },
     ]);
+  });
+});
+
+describe('the ledger of a completed window', () => {
+  /** One window's walk from its first page: each page is shown to a WindowSeen, as the sync does. */
+  function walk(planId: number, runId: number, windowStart: string, pages: Threat[][]): PageInput[] {
+    const seen = new WindowSeen(windowStart, windowStart);
+    return pages.map((threats, index) => {
+      seen.add(threats);
+      const last = index === pages.length - 1;
+      stampMs += 1;
+      return {
+        organization: 'acme',
+        runId,
+        window: { planId, windowStart, windowEnd: windowStart },
+        threats,
+        rejected: [],
+        nextPage: last ? null : `p${index + 2}`,
+        retries: 0,
+        stamp: new Date(stampMs).toISOString(),
+        windowSeenIds: last ? seen.ids : null,
+        windowDigests: last ? seen.digests : null,
+        windowPages: index + 1,
+      };
+    });
+  }
+
+  /** What the ledger recorded for a day, and the digest of the rows the file holds for it. */
+  function ledgerAndRows(sqlite: Database.Database, day: string): { ledger: unknown; rows: unknown } {
+    const ledger = sqlite.prepare("SELECT records, content_hash AS hash FROM sync_windows WHERE organization = 'acme' AND day = ?").get(day);
+    const digest = new DayLedger(sqlite).currentDigests('acme', day, day).get(day);
+    return { ledger, rows: { records: digest?.records ?? 0, hash: digest ? digestHex(digest) : '0000000000000000' } };
+  }
+
+  const on = (id: number, day: string, content = `https://t${id}.example/`): Threat => ({ id, content, type: 'URL', blockedAt: `${day}T10:00:00Z` });
+
+  it("records the walk's digest, equal to the rows', and removes what the walk did not return", () => {
+    opened = openDatabase(join(tempDir(), 'mirror.db'));
+    const { sqlite } = opened;
+    const { planId, runId } = setUp(sqlite);
+    const writer = new PageWriter(sqlite);
+    writer.writeBatch(walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY), on(5, DAY)]]));
+    // The next walk no longer returns 5, and 2's content changed.
+    const outcomes = writer.writeBatch(walk(planId, runId(2), DAY, [[on(1, DAY), on(2, DAY, 'https://changed.example/')], [on(3, DAY)]]));
+    expect(outcomes.at(-1)?.result?.removed).toBe(1);
+    const { ledger, rows } = ledgerAndRows(sqlite, DAY);
+    expect(ledger).toEqual(rows);
+    expect(ledger).toMatchObject({ records: 3 });
+  });
+
+  it('reads the window back when an id came twice in the walk: the copy written last counts', () => {
+    opened = openDatabase(join(tempDir(), 'mirror.db'));
+    const { sqlite } = opened;
+    const { planId, runId } = setUp(sqlite);
+    const writer = new PageWriter(sqlite);
+    writer.writeBatch(walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY)], [on(2, DAY, 'https://second-copy.example/')]]));
+    const { ledger, rows } = ledgerAndRows(sqlite, DAY);
+    expect(ledger).toEqual(rows);
+    expect(ledger).toMatchObject({ records: 2 });
+  });
+
+  it('reads the window back when a threat it saw was stored under another day before it completed', () => {
+    opened = openDatabase(join(tempDir(), 'mirror.db'));
+    const { sqlite } = opened;
+    const { planId, runId } = setUp(sqlite);
+    const writer = new PageWriter(sqlite);
+    const [first, last] = walk(planId, runId(1), DAY, [[on(1, DAY), on(7, DAY)], [on(2, DAY)]]) as [PageInput, PageInput];
+    const nextDay = '2026-03-02';
+    writer.writeBatch([first]);
+    // The other window's walk meets 7 again, moved to its day by the service meanwhile.
+    writer.writeBatch(walk(planId, runId(1), nextDay, [[on(7, nextDay)]]));
+    writer.writeBatch([last]);
+    const { ledger, rows } = ledgerAndRows(sqlite, DAY);
+    expect(ledger).toEqual(rows);
+    expect(ledger).toMatchObject({ records: 2 });
+    expect(ledgerAndRows(sqlite, nextDay).ledger).toMatchObject({ records: 1 });
   });
 });
 

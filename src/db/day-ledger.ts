@@ -14,6 +14,11 @@ export const WINDOW_THREATS_SQL = `SELECT t.id, t.content, t.type, t.blocked_at 
          FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
         WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL`;
 
+/** WINDOW_THREATS_SQL's ids alone: served by the blocked_at index (it holds the id) and the link's key, no row read. */
+export const WINDOW_THREAT_IDS_SQL = `SELECT t.id
+         FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
+        WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL`;
+
 /** Records one day of a window walked to its end: (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash). */
 export const RECORD_LEDGER_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

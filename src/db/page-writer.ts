@@ -9,7 +9,7 @@ import type { RejectedRecord, Threat } from '../records.js';
 import { addDays, daysBetween } from '../lib/days.js';
 import { deriveLookupFields, type LookupFields } from '../url/lookup-fields.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat, digestHex, emptyDigest } from './content-hash.js';
-import { RECORD_LEDGER_DAY_SQL, WINDOW_THREATS_SQL } from './day-ledger.js';
+import { RECORD_LEDGER_DAY_SQL, WINDOW_THREAT_IDS_SQL, WINDOW_THREATS_SQL } from './day-ledger.js';
 import { INSERT_REJECTED_RECORD_SQL } from './rejected-records.js';
 import { COUNT_THREAT_PAGE_SQL } from './run-state.js';
 
@@ -35,6 +35,12 @@ export interface PageInput {
    * resumed mid-way: its earlier pages' ids are gone, so nothing may be concluded from absence.
    */
   readonly windowSeenIds: ReadonlySet<number> | null;
+  /**
+   * On a window's last page, with windowSeenIds: each day's digest of the records as the walk
+   * received them. Null when the walk cannot vouch for them (an id came twice, or a record lay
+   * outside the window's days): the window's rows are then read back and hashed.
+   */
+  readonly windowDigests: ReadonlyMap<string, DayDigest> | null;
   /** Pages of the window so far, this one included (recorded in the ledger). */
   readonly windowPages: number;
 }
@@ -69,6 +75,7 @@ export class PageWriter {
   readonly #completeDay: Statement;
   readonly #countRunPage: Statement;
   readonly #windowThreats: Statement;
+  readonly #windowThreatIds: Statement;
   readonly #markRemoved: Statement;
   readonly #bumpChangeSeq: Statement;
   readonly #write: Database.Transaction<(input: PageInput) => PageResult>;
@@ -95,6 +102,7 @@ export class PageWriter {
     );
     this.#completeDay = sqlite.prepare(RECORD_LEDGER_DAY_SQL);
     this.#windowThreats = sqlite.prepare(WINDOW_THREATS_SQL);
+    this.#windowThreatIds = sqlite.prepare(WINDOW_THREAT_IDS_SQL).pluck();
     this.#markRemoved = sqlite.prepare('UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ?');
     this.#bumpChangeSeq = sqlite.prepare('UPDATE threats SET change_seq = ? WHERE id = ?');
     this.#changeSeq = sqlite.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
@@ -213,17 +221,9 @@ export class PageWriter {
 
   /** Marks what the service no longer returns, and records each day of the window in the ledger. */
   #completeWindow(input: PageInput): number {
-    const { organization, window, stamp, windowSeenIds } = input;
-    const digests = new Map<string, DayDigest>();
-    const removedIds: number[] = [];
-    const rows = this.#windowThreats.iterate(organization, window.windowStart, addDays(window.windowEnd, 1)) as Iterable<DigestedThreat>;
-    for (const row of rows) {
-      if (windowSeenIds !== null && !windowSeenIds.has(row.id)) {
-        removedIds.push(row.id);
-        continue;
-      }
-      addToDayDigests(digests, row);
-    }
+    const { organization, window, stamp } = input;
+    const until = addDays(window.windowEnd, 1);
+    const { digests, removedIds } = this.#digestsFromWalk(input, until) ?? this.#digestsFromRows(input, until);
     for (const id of removedIds) {
       this.#markRemoved.run(stamp, organization, id);
       this.#bumpChangeSeq.run(++this.#changeSeq, id);
@@ -235,6 +235,40 @@ export class PageWriter {
       this.#completeDay.run(organization, day, stamp, input.runId, window.windowStart, window.windowEnd, input.windowPages, digest.records, digestHex(digest));
     }
     return removedIds.length;
+  }
+
+  /**
+   * The walk's own digests, when they are what the rows hold: every id it saw is among the
+   * organization's current threats of these days (read from the blocked_at index alone, no row
+   * read or hashed), and whatever else is there was not returned, so it is removed.
+   */
+  #digestsFromWalk(input: PageInput, until: string): WindowDigests | undefined {
+    const { windowSeenIds, windowDigests } = input;
+    if (windowSeenIds === null || windowDigests === null) return undefined;
+    const removedIds: number[] = [];
+    let kept = 0;
+    for (const id of this.#windowThreatIds.iterate(input.organization, input.window.windowStart, until) as Iterable<number>) {
+      if (windowSeenIds.has(id)) kept += 1;
+      else removedIds.push(id);
+    }
+    // A record seen but stored under another day since (a later window wrote it again): read back.
+    if (kept !== windowSeenIds.size) return undefined;
+    return { digests: windowDigests, removedIds };
+  }
+
+  /** Reads the window's rows back and hashes them; what a walk from the first page did not see is removed. */
+  #digestsFromRows(input: PageInput, until: string): WindowDigests {
+    const { windowSeenIds } = input;
+    const digests = new Map<string, DayDigest>();
+    const removedIds: number[] = [];
+    for (const row of this.#windowThreats.iterate(input.organization, input.window.windowStart, until) as Iterable<DigestedThreat>) {
+      if (windowSeenIds !== null && !windowSeenIds.has(row.id)) {
+        removedIds.push(row.id);
+        continue;
+      }
+      addToDayDigests(digests, row);
+    }
+    return { digests, removedIds };
   }
 
   #upsertStatement(rows: number): Statement {
@@ -287,6 +321,12 @@ function* chunks<T>(rows: readonly T[]): Generator<readonly T[]> {
 function placeholders(rows: number, columns: number): string {
   const row = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
   return Array.from({ length: rows }, () => row).join(', ');
+}
+
+/** A completed window's digest per day, and the threats of its days the walk did not see. */
+interface WindowDigests {
+  readonly digests: ReadonlyMap<string, DayDigest>;
+  readonly removedIds: readonly number[];
 }
 
 /** A window as walked by one run: a later run resumes it afresh. */

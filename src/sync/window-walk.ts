@@ -11,6 +11,7 @@ import type { Threat } from '../records.js';
 import { CommitPipeline } from './commit-pipeline.js';
 import { addPage, CursorGuard, type RunContext } from './run-contract.js';
 import { WindowPlanner } from './window-planner.js';
+import { WindowSeen } from './window-seen.js';
 
 /** What every window of one run shares. */
 export interface WalkContext extends RunContext {
@@ -76,7 +77,7 @@ class WindowWalk {
   /** The cursor of the page being taken in; null for the window's first page. */
   #cursor: string | null;
   /** Removals can only be concluded from a walk that saw every page of the window. */
-  #seenIds: Set<number> | null;
+  #seen: WindowSeen | null;
   /** The page requested next, fetched while the current one is taken in. */
   #next: Promise<ThreatPage> | undefined;
   #pages = 0;
@@ -88,7 +89,7 @@ class WindowWalk {
     this.#window = window;
     this.#signal = signal;
     this.#cursor = window.nextPage;
-    this.#seenIds = window.nextPage === null ? new Set() : null;
+    this.#seen = window.nextPage === null ? new WindowSeen(window.windowStart, window.windowEnd) : null;
     this.#cursors = new CursorGuard(
       (cursor) =>
         `organization "${context.organization.name}": the service returned next_page "${cursor}" again for ${this.#range}; stopped to avoid a loop`,
@@ -140,7 +141,7 @@ class WindowWalk {
       'the service refused the stored cursor (HTTP 400): restarting this window from its first page',
     );
     this.#cursor = null;
-    this.#seenIds = new Set();
+    this.#seen = new WindowSeen(this.#window.windowStart, this.#window.windowEnd);
     return this.#fetch(null);
   }
 
@@ -156,7 +157,7 @@ class WindowWalk {
     if (page.nextPage !== null) this.#next = this.#fetch(page.nextPage);
     reportUnknownTypes(page, this.#context.log);
     this.#context.onPage?.(page.threats);
-    if (this.#seenIds) for (const threat of page.threats) this.#seenIds.add(threat.id);
+    this.#seen?.add(page.threats);
     this.#pages += 1;
     const sent = page.threats.length + page.rejected.length;
     this.#records += sent;
@@ -182,7 +183,8 @@ class WindowWalk {
       nextPage,
       retries,
       now: deps.clock().toISOString(),
-      windowSeenIds: nextPage === null ? this.#seenIds : null,
+      windowSeenIds: nextPage === null ? (this.#seen?.ids ?? null) : null,
+      windowDigests: nextPage === null ? (this.#seen?.digests ?? null) : null,
       windowPages: this.#pages,
     });
     return committed.then((counts) => {

@@ -31,6 +31,7 @@ function writeAll(sqlite: Database.Database, writer: PageWriter, threats: readon
       retries: 0,
       stamp: new Date(1_700_000_000_000 + offset).toISOString(),
       windowSeenIds: null,
+      windowDigests: null,
       windowPages: offset / 100 + 1,
     });
   }
