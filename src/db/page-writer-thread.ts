@@ -10,8 +10,16 @@ import { buildDeferredIndexes, deferLookupIndexes } from './deferred-indexes.js'
 
 export type WriterRequest =
   | { readonly id: number; readonly input: PageInput; readonly sentAt: number }
+  | { readonly id: number; readonly window: WindowToRecord }
   | { readonly id: number; readonly checkpoint: true }
   | { readonly id: number; readonly close: true };
+
+/** A new window of a plan, recorded in order with the pages around it. */
+export interface WindowToRecord {
+  readonly planId: number;
+  readonly windowStart: string;
+  readonly windowEnd: string;
+}
 
 export interface WriterThreadData {
   readonly dbPath: string;
@@ -104,6 +112,17 @@ if (port) {
       // After the pages sent before it, on this thread: the main thread never waits for it.
       flush();
       port.postMessage({ id: request.id, result: checkpointWithoutWaiting(sqlite) } satisfies WriterResponse);
+      return;
+    }
+    if ('window' in request) {
+      // At once, in its own transaction: the pages queued before it belong to windows recorded
+      // earlier, and this window's pages arrive after it.
+      try {
+        writer.addWindow(request.window);
+        port.postMessage({ id: request.id } satisfies WriterResponse);
+      } catch (error) {
+        port.postMessage({ id: request.id, error: { message: (error as Error).message } } satisfies WriterResponse);
+      }
       return;
     }
     queue.add(request);

@@ -1,12 +1,14 @@
 // The main thread's handle on the page-writer thread: write() resolves when the page is committed.
 import { Worker } from 'node:worker_threads';
 import type { PageInput, PageResult } from './page-writer.js';
-import type { WriterRequest, WriterResponse, WriterStart, WriterThreadData } from './page-writer-thread.js';
+import type { WindowToRecord, WriterRequest, WriterResponse, WriterStart, WriterThreadData } from './page-writer-thread.js';
 import type { WalCheckpoint } from './wal-checkpoint.js';
 import { epochMs } from './commit-queue.js';
 
 export interface PageSink {
   write(input: PageInput): Promise<PageResult>;
+  /** Records a new window on the writer's connection, before the pages sent after it. */
+  addWindow(window: WindowToRecord): Promise<void>;
   /** Folds the WAL into the file on the writer's connection, after the pages sent before; never waits for a reader. */
   checkpoint(): Promise<WalCheckpoint>;
   close(): Promise<void>;
@@ -59,6 +61,10 @@ export class PageWriterWorker implements PageSink {
     // instead, the first pages of four windows (4 MB each with large records, besides the ones
     // prefetched) ran the CLI's 48 MB heap out during a slow start (45 MB live after a full GC).
     return this.#send({ id: this.#nextId++, input, sentAt: epochMs() }) as Promise<PageResult>;
+  }
+
+  addWindow(window: WindowToRecord): Promise<void> {
+    return this.#send({ id: this.#nextId++, window }) as Promise<void>;
   }
 
   checkpoint(): Promise<WalCheckpoint> {

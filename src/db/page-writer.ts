@@ -72,6 +72,7 @@ export class PageWriter {
   readonly #links = new Map<number, Statement>();
   readonly #insertRejected: Statement;
   readonly #advanceCursor: Statement;
+  readonly #addWindow: Statement;
   readonly #completeDay: Statement;
   readonly #countRunPage: Statement;
   readonly #windowThreats: Statement;
@@ -100,6 +101,7 @@ export class PageWriter {
     this.#advanceCursor = sqlite.prepare(
       'UPDATE sync_cursors SET next_page = ?, pages = pages + 1, records = records + ?, completed_at = ? WHERE plan_id = ? AND window_start = ?',
     );
+    this.#addWindow = sqlite.prepare('INSERT INTO sync_cursors (plan_id, window_start, window_end) VALUES (?, ?, ?)');
     this.#completeDay = sqlite.prepare(RECORD_LEDGER_DAY_SQL);
     this.#windowThreats = sqlite.prepare(WINDOW_THREATS_SQL);
     this.#windowThreatIds = sqlite.prepare(WINDOW_THREAT_IDS_SQL).pluck();
@@ -114,6 +116,14 @@ export class PageWriter {
   /** BEGIN IMMEDIATE: the main thread's connection writes too; wait for the lock, never fail on it. */
   write(input: PageInput): PageResult {
     return this.#write.immediate(input);
+  }
+
+  /**
+   * Records a new window of a plan (its cursor row) in a transaction of its own. The sync sends it
+   * before the window's pages, so it commits before any of them (see MirrorStore.openWindow).
+   */
+  addWindow(window: { readonly planId: number; readonly windowStart: string; readonly windowEnd: string }): void {
+    this.#sqlite.transaction(() => this.#addWindow.run(window.planId, window.windowStart, window.windowEnd)).immediate();
   }
 
   /**

@@ -105,6 +105,7 @@ function syncDepsFor(config: Config, store: MirrorStore, { logger, clock, apiObs
 /** For the start-up bookkeeping that runs before the writer thread exists: it writes no pages. */
 const noPages: PageSink = {
   write: () => Promise.reject(new Error('no page writer yet')),
+  addWindow: () => Promise.reject(new Error('no page writer yet')),
   checkpoint: () => Promise.reject(new Error('no page writer yet')),
   close: () => Promise.resolve(),
 };

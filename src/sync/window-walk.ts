@@ -39,18 +39,19 @@ export async function walkWindows(context: WalkContext, plan: Plan, outerSignal:
   const stop = new AbortController();
   const signal = AbortSignal.any([outerSignal, stop.signal]);
   let failure: { error: unknown } | undefined;
-  const nextWindow = (): PlanWindow | undefined => {
+  const nextWindow = (): { window: PlanWindow; recorded?: Promise<void> } | undefined => {
     const open = resumed.shift();
-    if (open) return open;
+    if (open) return { window: open };
     const range = planner.next();
-    return range ? store.addWindow(plan.id, range[0], range[1]) : undefined;
+    return range ? store.openWindow(plan.id, range[0], range[1]) : undefined;
   };
   const worker = async (): Promise<void> => {
     while (!signal.aborted) {
-      const window = nextWindow();
-      if (!window) return;
+      const next = nextWindow();
+      if (!next) return;
+      const { window, recorded } = next;
       try {
-        const records = await new WindowWalk(context, window, signal).run();
+        const records = await new WindowWalk(context, window, signal, recorded).run();
         // Only a window walked from its first page tells how dense its days are.
         if (window.nextPage === null) planner.windowDone(window.windowStart, window.windowEnd, records);
       } catch (error) {
@@ -84,10 +85,12 @@ class WindowWalk {
   #records = 0;
   #emptyPagesInARow = 0;
 
-  constructor(context: WalkContext, window: PlanWindow, signal: AbortSignal) {
+  /** `recorded`: a new window's record, which commits before its pages; it fails the walk if it fails. */
+  constructor(context: WalkContext, window: PlanWindow, signal: AbortSignal, recorded?: Promise<void>) {
     this.#context = context;
     this.#window = window;
     this.#signal = signal;
+    if (recorded) this.#commits.add(recorded, 0);
     this.#cursor = window.nextPage;
     this.#seen = window.nextPage === null ? new WindowSeen(window.windowStart, window.windowEnd) : null;
     this.#cursors = new CursorGuard(
