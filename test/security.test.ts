@@ -2,7 +2,8 @@
 // second server where a redirect points), into a real SQLite file. No secret may leave; no bad
 // answer may poison a checkpoint.
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -133,6 +134,43 @@ describe('redirects', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`redirect 308 to ${service.url}/v2/threats/list (same origin): redirects are not followed`);
     expect(service.stats.requests).toHaveLength(1);
+  });
+});
+
+describe('https', () => {
+  const TLS = join(import.meta.dirname, 'fixtures', 'tls');
+
+  /** The stand-in behind TLS (a certificate for 127.0.0.1 that only NODE_EXTRA_CA_CERTS makes trusted), as the real service is. */
+  async function behindTls(service: Standin): Promise<string> {
+    const upstream = new URL(service.url);
+    const server = createTlsServer({ key: readFileSync(join(TLS, 'key.pem')), cert: readFileSync(join(TLS, 'cert.pem')) }, (incoming, outgoing) => {
+      const forwarded = httpRequest({ host: upstream.hostname, port: upstream.port, path: incoming.url, method: incoming.method, headers: incoming.headers }, (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      });
+      incoming.pipe(forwarded);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    afterThisTest('servers', () => new Promise((resolve) => server.close(() => resolve(undefined))));
+    return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  it('mirrors over TLS with the CA the user adds, and a certificate it cannot verify fails the organization, naming the TLS error', async () => {
+    const service = await start();
+    const url = await behindTls(service);
+    const dbPath = tempDbPath();
+    const trusted = await runCli(BACKFILL, env(service, dbPath, { THREAT_MIRROR_API_URL: url, NODE_EXTRA_CA_CERTS: join(TLS, 'cert.pem') }));
+    expect(trusted.stderr).toBe('');
+    expect(trusted.code).toBe(0);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(expected(service));
+
+    const before = service.stats.requests.length;
+    const untrusted = await runCli(BACKFILL, env(service, tempDbPath(), { THREAT_MIRROR_API_URL: url }));
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.stderr).toMatch(/organization "acme" failed: .*network error: self[- ]signed certificate/);
+    // The key never left: no request got past the handshake.
+    expect(service.stats.requests.length).toBe(before);
+    for (const leak of LEAKS) expect(untrusted.stdout + untrusted.stderr).not.toContain(leak);
   });
 });
 
