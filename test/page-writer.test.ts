@@ -161,12 +161,16 @@ describe('the ledger of a completed window', () => {
     const { planId, runId } = setUp(sqlite);
     const writer = new PageWriter(sqlite);
     writer.writeBatch(walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY), on(5, DAY)]]));
+    // Another organization's threat of the same day, which acme's walks never return.
+    writer.writeBatch(walk(planId, runId(1), DAY, [[on(9, DAY)]]).map((input) => ({ ...input, organization: 'globex' })));
     // The next walk no longer returns 5, and 2's content changed.
     const outcomes = writer.writeBatch(walk(planId, runId(2), DAY, [[on(1, DAY), on(2, DAY, 'https://changed.example/')], [on(3, DAY)]]));
     expect(outcomes.at(-1)?.result?.removed).toBe(1);
     const { ledger, rows } = ledgerAndRows(sqlite, DAY);
     expect(ledger).toEqual(rows);
     expect(ledger).toMatchObject({ records: 3 });
+    const current = sqlite.prepare('SELECT organization, threat_id FROM organization_threats WHERE removed_at IS NULL ORDER BY 1, 2').all();
+    expect(current).toEqual([1, 2, 3].map((id) => ({ organization: 'acme', threat_id: id })).concat([{ organization: 'globex', threat_id: 9 }]));
   });
 
   it('reads the window back when an id came twice in the walk: the copy written last counts', () => {

