@@ -29,6 +29,32 @@ const MAX_UNESCAPE_ROUNDS = 64;
  * A JavaScript string is taken as UTF-8: a non-ASCII character outside the host is escaped as its UTF-8 bytes.
  */
 export function canonicalizeUrl(input: string): CanonicalUrl | null {
+  return canonicalize(input, true);
+}
+
+/**
+ * canonicalizeUrl without its shortcuts: every part goes through the byte-level steps. The
+ * reference a test holds canonicalizeUrl to, on hostile and generated URLs alike.
+ */
+export function canonicalizeUrlBytewise(input: string): CanonicalUrl | null {
+  return canonicalize(input, false);
+}
+
+/**
+ * Printable ASCII other than "%" (an escape to undo) and "#" (escaped): text the byte-level steps
+ * give back as it was, apart from the path's dot segments. Most threats' paths and queries are
+ * such text, and skipping the bytes for them cut a URL's canonical form from ~5 to ~1 µs
+ * (measured over the stand-in's 67,000 generated URLs and pages).
+ */
+const PLAIN_TEXT = /^[\x21\x22\x24\x26-\x7e]*$/;
+
+/** A host already canonical, unless it is an IPv4 address in some spelling: lower-case labels, single dots, no escapes. */
+const PLAIN_HOST = /^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*$/;
+
+/** A character no IPv4 spelling (decimal, octal, 0x-hex parts) has. */
+const NOT_IPV4 = /[g-wyz_-]/;
+
+function canonicalize(input: string, shortcuts: boolean): CanonicalUrl | null {
   let rest = input.replace(CONTROL_WHITESPACE, '').trim();
   const hash = rest.indexOf('#');
   if (hash >= 0) rest = rest.slice(0, hash);
@@ -49,13 +75,13 @@ export function canonicalizeUrl(input: string): CanonicalUrl | null {
   const slash = rest.indexOf('/');
   const authority = slash >= 0 ? rest.slice(0, slash) : rest;
   const rawPath = slash >= 0 ? rest.slice(slash) : '/';
-  const host = canonicalHost(authority);
+  const host = canonicalHost(authority, shortcuts);
   if (host === null) return null;
   return {
     scheme,
     host,
-    path: escapeBytes(normalizePath(unescapeBytes(toBytes(rawPath)))),
-    query: query === null ? null : escapeBytes(unescapeBytes(toBytes(query))),
+    path: shortcuts && PLAIN_TEXT.test(rawPath) ? normalizePathText(rawPath) : escapeBytes(normalizePath(unescapeBytes(toBytes(rawPath)))),
+    query: query === null ? null : shortcuts && PLAIN_TEXT.test(query) ? query : escapeBytes(unescapeBytes(toBytes(query))),
   };
 }
 
@@ -94,7 +120,7 @@ export function isIpHost(host: string): boolean {
   return host.startsWith('[') || /^(?:\d{1,3}\.){3}\d{1,3}$/.test(host);
 }
 
-function canonicalHost(authority: string): string | null {
+function canonicalHost(authority: string, shortcuts: boolean): string | null {
   let host = authority.slice(authority.lastIndexOf('@') + 1);
   if (host.startsWith('[')) {
     const close = host.indexOf(']');
@@ -102,6 +128,7 @@ function canonicalHost(authority: string): string | null {
     return host.slice(0, close + 1).toLowerCase();
   }
   host = host.replace(/:[0-9]*$/, '');
+  if (shortcuts && PLAIN_HOST.test(host)) return NOT_IPV4.test(host) ? host : (parseIpv4(host) ?? host);
   const bytes = unescapeBytes(toBytes(host));
   let name = trimAndCollapseDots(lowerAscii(bytes));
   if (name.length === 0) return null;
@@ -153,8 +180,14 @@ export function parseIpv4(host: string): string | null {
 /** Resolve "/./" and "/../", collapse runs of slashes; keep a trailing slash (also after a final "." or ".."). */
 function normalizePath(bytes: Uint8Array): Uint8Array {
   const path = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
+  const normalized = normalizePathText(path);
+  return normalized === path ? bytes : Buffer.from(normalized, 'latin1');
+}
+
+/** normalizePath on text whose characters stand for one byte each. */
+function normalizePathText(path: string): string {
   // Most paths need nothing: no "//", no "." or ".." segment.
-  if (!/\/\/|\/\.\.?(?:\/|$)/.test(path)) return bytes;
+  if (!/\/\/|\/\.\.?(?:\/|$)/.test(path)) return path;
   const segments = path.split('/');
   const kept: string[] = [];
   for (const segment of segments) {
@@ -164,8 +197,7 @@ function normalizePath(bytes: Uint8Array): Uint8Array {
   }
   const last = segments[segments.length - 1];
   const trailingSlash = last === '' || last === '.' || last === '..';
-  const normalized = kept.length === 0 ? '/' : `/${kept.join('/')}${trailingSlash ? '/' : ''}`;
-  return Buffer.from(normalized, 'latin1');
+  return kept.length === 0 ? '/' : `/${kept.join('/')}${trailingSlash ? '/' : ''}`;
 }
 
 function toBytes(text: string): Uint8Array {

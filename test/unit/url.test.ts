@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalExpression, canonicalizeUrl, canonicalizeWebUrl, formatCanonicalUrl, isHostBlock, parseIpv4 } from '../../src/url/canonical-url.js';
+import { canonicalExpression, canonicalizeUrl, canonicalizeUrlBytewise, canonicalizeWebUrl, formatCanonicalUrl, isHostBlock, parseIpv4 } from '../../src/url/canonical-url.js';
+import { generateThreats } from '../../src/standin/index.js';
 import { coveringExpressions, hostSuffixes, pathPrefixes, urlExpressions } from '../../src/url/expressions.js';
 
 const canonical = (input: string): string | null => {
@@ -60,6 +61,36 @@ const SPEC_CANONICALIZATION: ReadonlyArray<readonly [string, string]> = [
 describe('canonicalizeUrl', () => {
   it.each(SPEC_CANONICALIZATION)('canonicalizes %j like the specification', (input, expected) => {
     expect(canonical(input)).toBe(expected);
+  });
+
+  it('takes its shortcuts only where the byte-level steps give the same answer', () => {
+    const generated = generateThreats({ seed: 7, organizations: ['acme'], count: 6000, fromDay: '2026-03-01', toDay: '2026-03-10', hostile: true })
+      .filter((threat) => threat.type === 'URL' || threat.type === 'PAGE')
+      .map((threat) => threat.content);
+    // Variants that leave the shortcuts' ground: case, escapes, dots, IPv4 spellings, ports, spaces, non-ASCII.
+    const variants = (url: string): string[] => [
+      url,
+      url.toUpperCase(),
+      url.replace('://', '://WWW.'),
+      url.replace(/\.com/, '.com.'),
+      url.replace(/\.com/, '..com'),
+      url.replace(/\/([^/]*)$/, '/./$1'),
+      url.replace(/\/([^/]*)$/, '/x/../$1'),
+      url.replace(/\/([^/]*)$/, '//$1'),
+      url.replace(/e/, '%65'),
+      url.replace(/e/g, '%2565'),
+      url.replace(/\?/, '?q=%23#'),
+      url.replace(/\?/, '? a'),
+      url.replace(/[a-z]/, 'é'),
+      url.replace(/:\/\/[^/]*/, '://0x7f.1'),
+      url.replace(/:\/\/[^/]*/, '://3279880203'),
+      url.replace(/:\/\/[^/]*/, '://017700000001:8080'),
+      url.replace(/:\/\/[^/]*/, '://user@host-a_b.example'),
+      url.replace(/:\/\/[^/]*/, '://[::1]'),
+    ];
+    const inputs = [...generated, ...SPEC_CANONICALIZATION.map(([input]) => input)].flatMap(variants);
+    expect(inputs.length).toBeGreaterThan(30_000);
+    for (const input of inputs) expect(canonicalizeUrl(input), input).toEqual(canonicalizeUrlBytewise(input));
   });
 
   it('treats browser-equivalent variants of a URL as one', () => {
