@@ -44,6 +44,8 @@ export interface PageInput {
   readonly windowDigests: ReadonlyMap<string, DayDigest> | null;
   /** Pages of the window so far, this one included (recorded in the ledger). */
   readonly windowPages: number;
+  /** Each threat's lookup columns, in order, when the sender derived them (the sync does); derived here otherwise. */
+  readonly lookups?: readonly LookupFields[] | undefined;
 }
 
 export interface PageResult extends PageCounts {
@@ -195,12 +197,16 @@ export class PageWriter {
     const { stamp } = input;
     // One statement may not upsert the same row twice; a page that repeats an id keeps the last.
     const threats = uniqueById(input.threats);
+    // Given in the order of input.threats: used only while the threats are that list itself.
+    const lookups = threats === input.threats ? input.lookups : undefined;
     let inserted = 0;
     let updated = 0;
+    let offset = 0;
     for (const chunk of chunks(threats)) {
       const values: unknown[] = [];
       for (const threat of chunk) {
-        const fields = this.#derive(threat.type, threat.content);
+        const fields = lookups?.[offset] ?? this.#derive(threat.type, threat.content);
+        offset += 1;
         // Each row is offered the next change_seq; it keeps it only if it is written, so the
         // feed may skip numbers but never repeats or goes back.
         this.#changeSeq += 1;
