@@ -8,6 +8,7 @@ import type { Threat } from '../src/records.js';
 import { openDatabase, type OpenedDatabase } from '../src/db/open-database.js';
 import { type PageInput, PageNotWrittenError, PageWriter } from '../src/db/page-writer.js';
 import { DayLedger } from '../src/db/day-ledger.js';
+import { deferredIndexes } from '../src/db/deferred-indexes.js';
 import { digestHex } from '../src/db/content-hash.js';
 import { WindowSeen } from '../src/sync/window-seen.js';
 import { tempDir } from './support/temp.js';
@@ -228,6 +229,41 @@ describe('the page-writer thread', () => {
         pages += 1;
       }
       expect(statSync(dbPath).size).toBeGreaterThan(migratedBytes + 500_000);
+    } finally {
+      await worker.close();
+    }
+  });
+});
+
+describe('a first backfill through the page-writer thread', () => {
+  it('builds the lookup indexes early once the writer has shown it waits on the service most of the time', async () => {
+    const { PageWriterWorker } = (await import(join(import.meta.dirname, '..', 'dist', 'src', 'db', 'page-writer-worker.js'))) as typeof import('../src/db/page-writer-worker.js');
+    const dbPath = join(tempDir(), 'early.db');
+    opened = openDatabase(dbPath);
+    const { planId, runId } = setUp(opened.sqlite);
+    const run = runId(1);
+    const hasContentIndex = (): boolean =>
+      opened?.sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'threats_content'").get() !== undefined;
+    const worker = new PageWriterWorker(dbPath, 4 * 2 ** 20);
+    try {
+      // The mirror was empty: the thread deferred the lookup indexes.
+      expect((await worker.ready).deferredIndexes).toBeGreaterThan(0);
+      expect(hasContentIndex()).toBe(false);
+      // A slow service: one page at a time, each waiting its commit interval (100 ms) for others
+      // that never come. After a second of that, a wait is spent building the indexes.
+      let pages = 0;
+      while (pages < 40 && !hasContentIndex()) {
+        await worker.write(page(planId, run, DAY, range(pages * 100 + 1, 100), String(pages + 2)));
+        pages += 1;
+      }
+      expect(hasContentIndex()).toBe(true);
+      expect(pages).toBeGreaterThanOrEqual(10);
+      expect(deferredIndexes(opened.sqlite)).toEqual([]);
+      // Kept row by row from then on: the next page's threats are in the index.
+      await worker.write(page(planId, run, DAY, range(9_001, 100), 'last'));
+      const plan = opened.sqlite.prepare("EXPLAIN QUERY PLAN SELECT id FROM threats WHERE content = 'https://t9050.example/'").all() as Array<{ detail: string }>;
+      expect(plan.map((row) => row.detail).join(' ')).toContain('threats_content');
+      expect(opened.sqlite.prepare("SELECT id FROM threats WHERE content = 'https://t9050.example/'").pluck().get()).toBe(9_050);
     } finally {
       await worker.close();
     }
