@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Threat } from '../src/records.js';
 import { openDatabase, type OpenedDatabase } from '../src/db/open-database.js';
 import { type PageInput, PageNotWrittenError, PageWriter } from '../src/db/page-writer.js';
+import type { PageWriterWorker } from '../src/db/page-writer-worker.js';
 import { DayLedger } from '../src/db/day-ledger.js';
 import { deferredIndexes } from '../src/db/deferred-indexes.js';
 import { digestHex } from '../src/db/content-hash.js';
@@ -204,15 +205,19 @@ describe('the ledger of a completed window', () => {
 });
 
 describe('the page-writer thread', () => {
-  it('folds the WAL into the file while pages wait for their commit, so the close has less left to fold', async () => {
+  /** A new mirror file with one plan and run, and the built writer thread on it (closed by the caller). */
+  async function threadOnNewMirror(name: string): Promise<{ dbPath: string; sqlite: Database.Database; planId: number; run: number; worker: PageWriterWorker }> {
     // The built thread (globalSetup compiles the project): the worker loads page-writer-thread.js beside it.
     const { PageWriterWorker } = (await import(join(import.meta.dirname, '..', 'dist', 'src', 'db', 'page-writer-worker.js'))) as typeof import('../src/db/page-writer-worker.js');
-    const dbPath = join(tempDir(), 'fold.db');
+    const dbPath = join(tempDir(), name);
     opened = openDatabase(dbPath);
     const { planId, runId } = setUp(opened.sqlite);
-    const run = runId(1);
+    return { dbPath, sqlite: opened.sqlite, planId, run: runId(1), worker: new PageWriterWorker(dbPath, 4 * 2 ** 20) };
+  }
+
+  it('folds the WAL into the file while pages wait for their commit, so the close has less left to fold', async () => {
+    const { dbPath, planId, run, worker } = await threadOnNewMirror('fold.db');
     const migratedBytes = statSync(dbPath).size;
-    const worker = new PageWriterWorker(dbPath, 4 * 2 ** 20);
     try {
       await worker.ready;
       // 2,500 threats in one commit: nothing waited yet, so nothing was folded (SQLite's own
@@ -233,18 +238,11 @@ describe('the page-writer thread', () => {
       await worker.close();
     }
   });
-});
 
-describe('a first backfill through the page-writer thread', () => {
-  it('builds the lookup indexes early once the writer has shown it waits on the service most of the time', async () => {
-    const { PageWriterWorker } = (await import(join(import.meta.dirname, '..', 'dist', 'src', 'db', 'page-writer-worker.js'))) as typeof import('../src/db/page-writer-worker.js');
-    const dbPath = join(tempDir(), 'early.db');
-    opened = openDatabase(dbPath);
-    const { planId, runId } = setUp(opened.sqlite);
-    const run = runId(1);
+  it("builds a first backfill's lookup indexes early once the writer has shown it waits on the service most of the time", async () => {
+    const { sqlite, planId, run, worker } = await threadOnNewMirror('early.db');
     const hasContentIndex = (): boolean =>
-      opened?.sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'threats_content'").get() !== undefined;
-    const worker = new PageWriterWorker(dbPath, 4 * 2 ** 20);
+      sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'threats_content'").get() !== undefined;
     try {
       // The mirror was empty: the thread deferred the lookup indexes.
       expect((await worker.ready).deferredIndexes).toBeGreaterThan(0);
@@ -258,12 +256,12 @@ describe('a first backfill through the page-writer thread', () => {
       }
       expect(hasContentIndex()).toBe(true);
       expect(pages).toBeGreaterThanOrEqual(10);
-      expect(deferredIndexes(opened.sqlite)).toEqual([]);
+      expect(deferredIndexes(sqlite)).toEqual([]);
       // Kept row by row from then on: the next page's threats are in the index.
       await worker.write(page(planId, run, DAY, range(9_001, 100), 'last'));
-      const plan = opened.sqlite.prepare("EXPLAIN QUERY PLAN SELECT id FROM threats WHERE content = 'https://t9050.example/'").all() as Array<{ detail: string }>;
+      const plan = sqlite.prepare("EXPLAIN QUERY PLAN SELECT id FROM threats WHERE content = 'https://t9050.example/'").all() as Array<{ detail: string }>;
       expect(plan.map((row) => row.detail).join(' ')).toContain('threats_content');
-      expect(opened.sqlite.prepare("SELECT id FROM threats WHERE content = 'https://t9050.example/'").pluck().get()).toBe(9_050);
+      expect(sqlite.prepare("SELECT id FROM threats WHERE content = 'https://t9050.example/'").pluck().get()).toBe(9_050);
     } finally {
       await worker.close();
     }

@@ -1,6 +1,7 @@
 // The first backfill into an empty mirror builds the lookup indexes once, at its end (or earlier
-// when the writer waits on a slow service: see page-writer-thread.ts), instead of row by row: each threat goes into two or three of them at a random place, and kept in step per
-// row they cost more than the rest of the write (docs/performance.md); CREATE INDEX sorts once.
+// when the writer waits on a slow service: see page-writer-thread.ts), instead of row by row: each
+// threat goes into two or three of them at a random place, and kept in step per row they cost more
+// than the rest of the write (docs/performance.md); CREATE INDEX sorts once.
 //
 // Until they are built, every lookup still answers exactly (SQLite scans the table instead of
 // searching an index), only slower; the full-text index, the change feed and the ledger are kept
