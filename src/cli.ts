@@ -4,10 +4,11 @@
 // lets dead pages pile up to ~200 MB RSS at 1M threats before collecting. Capped (and the page-
 // writer thread too, see PageWriterWorker), the peak stays under 150 MB (measured, see README).
 // Its young generation is 2 MB, not 1: each page of the four windows in flight survived a
-// scavenge or two at 1 MB. Its collector runs on the thread that allocates, not on helper
-// threads: beside the writer thread and the service on two cores they only took turns with
-// them. 1,000,000 threats at no latency: 19.1-19.9 s before, 17.8-18.5 s with both, peak RSS
-// 125 -> 128-133 MB (docs/performance.md). Run this file itself, not `node cli.js`.
+// scavenge or two at 1 MB. Every thread's collector (V8 flags are per process) runs on the
+// thread that allocates, not on helper threads: beside the writer thread and the service on two
+// cores they only took turns with them. 1,000,000 threats at no latency: 19.1-19.9 s before,
+// 17.8-18.5 s with both, peak RSS 125 -> 128-133 MB (docs/performance.md). Run this file itself,
+// not `node cli.js`.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, parseCommandLine } from './cli/args.js';
