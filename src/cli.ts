@@ -3,12 +3,12 @@
 // The shebang caps V8's heap: the working set is a few pages (~30 MB after GC), but V8 otherwise
 // lets dead pages pile up to ~200 MB RSS at 1M threats before collecting. Capped (and the page-
 // writer thread too, see PageWriterWorker), the peak stays under 150 MB (measured, see README).
-// Its young generation is 2 MB, not 1: each page of the four windows in flight survived a
-// scavenge or two at 1 MB. Every thread's collector (V8 flags are per process) runs on the
-// thread that allocates, not on helper threads: beside the writer thread and the service on two
-// cores they only took turns with them. 1,000,000 threats at no latency: 19.1-19.9 s before,
-// 17.8-18.5 s with both, peak RSS 125 -> 128-133 MB (docs/performance.md). Run this file itself,
-// not `node cli.js`.
+// Its young generation is 2 MB, not 1: at 1 MB the main thread scavenged every few pages (481
+// times for 200,000 threats). Every thread's collector (V8 flags are per process) runs on the
+// thread that allocates, not on helper threads: on two cores, beside the writer thread and the
+// service, they cost more CPU than they saved. 1,000,000 threats at no latency: 19.1-19.9 s
+// before, 17.8-18.5 s with both; CPU of all threads 27.1 -> 25.0-25.6 s; peak RSS 125 -> 128-133
+// MB (docs/performance.md). Run this file itself, not `node cli.js`.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, parseCommandLine } from './cli/args.js';
