@@ -1,14 +1,15 @@
-#!/usr/bin/env -S node --max-old-space-size=48 --max-semi-space-size=2 --single-threaded-gc
+#!/usr/bin/env -S node --max-old-space-size=48 --max-semi-space-size=2 --no-parallel-scavenge
 // The entry point: parses flags, loads config, hands the command to its runner (src/commands/), owns the exit code.
 // The shebang caps V8's heap: the working set is a few pages (~30 MB after GC), but V8 otherwise
 // lets dead pages pile up to ~200 MB RSS at 1M threats before collecting. Capped (and the page-
 // writer thread too, see PageWriterWorker), the peak stays under 150 MB (measured, see README).
 // Its young generation is 2 MB, not 1: at 1 MB the main thread scavenged every few pages (481
-// times for 200,000 threats). Every thread's collector (V8 flags are per process) runs on the
-// thread that allocates, not on helper threads: on two cores, beside the writer thread and the
-// service, they cost more CPU than they saved. 1,000,000 threats at no latency: 19.1-19.9 s
-// before, 17.8-18.5 s with both; CPU of all threads 27.1 -> 25.0-25.6 s; peak RSS 125 -> 128-133
-// MB (docs/performance.md). Run this file itself, not `node cli.js`.
+// times for 200,000 threats). Every thread (V8 flags are per process) scavenges on its own
+// thread, not in parallel on helper threads, which on two cores beside the writer thread and the
+// service cost more CPU than they saved. 1,000,000 threats at no latency, medians of 3-6 runs:
+// 19.3 s before, 19.0 s with 2 MB alone, 18.6 s with both (docs/performance.md). Not
+// --single-threaded-gc, as fast here: without parallel marking the 48 MB heap ran out on Node 22
+// with four 4 MB pages in flight (the large-records test). Run this file itself, not `node cli.js`.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, parseCommandLine } from './cli/args.js';
