@@ -8,8 +8,9 @@
 // thread, not in parallel on helper threads, which on two cores beside the writer thread and the
 // service cost more CPU than they saved. 1,000,000 threats at no latency, medians of 3-6 runs:
 // 19.3 s before, 19.0 s with 2 MB alone, 18.6 s with both (docs/performance.md). Not
-// --single-threaded-gc, as fast here: without parallel marking the 48 MB heap ran out on Node 22
-// with four 4 MB pages in flight (the large-records test). Run this file itself, not `node cli.js`.
+// --single-threaded-gc, as fast here: with it, as with --no-parallel-marking and
+// --no-parallel-compaction, the 48 MB heap ran out on Node 22 with four 4 MB pages in flight (the
+// large-records test). Run this file itself, not `node cli.js`.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, parseCommandLine } from './cli/args.js';
