@@ -90,17 +90,20 @@ if (port) {
     firstCommitAt ??= started;
     for (const entry of batch) unfolded += entry.input.threats.length;
     const outcomes = writer.writeBatch(batch.map((entry) => entry.input));
-    batch.forEach((entry, index) => {
-      const outcome = outcomes[index];
-      if (!outcome?.error) {
-        port.postMessage({ id: entry.id, result: outcome?.result } satisfies WriterResponse);
-        return;
-      }
-      const code = (outcome.error as { code?: unknown }).code;
-      port.postMessage({ id: entry.id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } } satisfies WriterResponse);
-    });
     busyMs += epochMs() - started;
+    return outcomes;
   }, {
+    answer: (batch, outcomes) => {
+      batch.forEach((entry, index) => {
+        const outcome = outcomes[index];
+        if (!outcome?.error) {
+          port.postMessage({ id: entry.id, result: outcome?.result } satisfies WriterResponse);
+          return;
+        }
+        const code = (outcome.error as { code?: unknown }).code;
+        port.postMessage({ id: entry.id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } } satisfies WriterResponse);
+      });
+    },
     whileWaiting: () => {
       if (deferred > 0 && firstCommitAt !== undefined) {
         const writingMs = epochMs() - firstCommitAt;

@@ -79,6 +79,45 @@ describe('CommitQueue', () => {
     expect(batches).toEqual([[1], [2], [3]]);
   });
 
+  it('notes the end of a commit before it answers, so a page sent on the answer waits for others', async () => {
+    const clock = { now: 1000 };
+    let idle = 0;
+    const batches: number[][] = [];
+    const atThePort: QueuedPage[] = [];
+    const queue = new CommitQueue(
+      (batch) => {
+        batches.push(batch.map((entry) => entry.id));
+        clock.now += 5; // the transaction
+        return batch.length;
+      },
+      {
+        intervalMs: HOUR,
+        now: () => clock.now,
+        whileWaiting: () => {
+          idle += 1;
+        },
+        answer: (batch, committed) => {
+          expect(committed).toBe(batch.length);
+          // The sender, woken by the answer, sends its next page before the writer goes on; the
+          // writer takes it from its port after the commit.
+          atThePort.push(page((batch.at(-1)?.id ?? 0) + 1, clock.now));
+          clock.now += 3;
+        },
+      },
+    );
+    queue.add(page(1, clock.now));
+    expect(idle).toBe(1);
+    queue.flush();
+    for (const sent of atThePort.splice(0)) queue.add(sent);
+    await turn();
+    // Page 2 was sent after the commit of page 1: it waits for others, with idle time for the writer.
+    expect(batches).toEqual([[1]]);
+    expect(queue.size).toBe(1);
+    expect(idle).toBe(2);
+    queue.flush();
+    expect(batches).toEqual([[1], [2]]);
+  });
+
   it('commits when the oldest page has waited the interval', async () => {
     const { queue, batches, nextCommit } = recorded({ intervalMs: 5 });
     const committed = nextCommit();
