@@ -51,9 +51,7 @@ export class CommitQueue<Outcome = void> {
    * was sent after the commit, and waits for others like any page. Were the end noted after the
    * answers, a sender woken by one could send its next page before the writer noted it (on a busy
    * machine the scheduler runs the woken thread first), and that page would count as one that
-   * waited for the commit: it would commit at once, and the writer would look busy to itself. A CI
-   * run failed so; on one core the early-index test of test/page-writer.test.ts failed in 4 of 10 runs
-   * before, in none of 10 after.
+   * waited for the commit: it would commit at once, alone, and `whileWaiting` would never run.
    */
   constructor(
     commit: (batch: readonly QueuedPage[]) => Outcome,
