@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Debian packages whose programs judge the project's outputs in `npm test`: named-checkzone
-# (bind9-utils) and unbound for the RPZ export, the sqlite3 shell, promtool
-# (prometheus), setpriv (util-linux) for readers without write access. Installed only if missing.
+# (bind9-utils), named (bind9), unbound and pdns_recursor (pdns-recursor) for the RPZ export and the
+# zone the daemon serves, dig (bind9-dnsutils) to query them, the sqlite3 shell, promtool
+# (prometheus), setpriv (util-linux) for readers without write access, strace to see which thread
+# writes the database. Installed only if missing.
 set -euo pipefail
-declare -A needs=([named-checkzone]=bind9-utils [unbound]=unbound [sqlite3]=sqlite3 [promtool]=prometheus [setpriv]=util-linux)
+declare -A needs=([named-checkzone]=bind9-utils [named]=bind9 [unbound]=unbound [pdns_recursor]=pdns-recursor [dig]=bind9-dnsutils [sqlite3]=sqlite3 [promtool]=prometheus [setpriv]=util-linux [strace]=strace)
 missing=()
 for tool in "${!needs[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("${needs[$tool]}")
