@@ -6,7 +6,7 @@ import type { ThreatSnapshot } from './current-threats.js';
 import { renderDomains } from './domains.js';
 import { type ExportFormat, type HostFormat, isHostFormat } from './export-formats.js';
 import type { HostListContext } from './host-header.js';
-import { describeLeftOut, type HostSelection, selectHosts } from './host-selection.js';
+import { describeLeftOut, HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
 import { renderHostsFile } from './hosts-file.js';
 import { metamaskEntries, renderMetamask } from './metamask.js';
 import { type RecordCounts, renderCsv, renderJsonl } from './records.js';
@@ -56,7 +56,7 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
       ...base,
       render: () => {
         counts = { indicators: 0, leftOut: {} };
-        return renderStix(snapshot.threats(), counts);
+        return renderStix(snapshot.indicatorSources(), counts);
       },
       entries: () => counts.indicators,
       summary: () => {
@@ -85,7 +85,7 @@ type ExportBase = { -readonly [K in 'format' | 'changeSeq' | 'hasSerial' | 'comm
 /** The host lists: one selection of hosts, rendered in the format's own syntax. */
 async function buildHostExport(snapshot: ThreatSnapshot, options: ExportOptions, format: HostFormat, base: ExportBase): Promise<BuiltExport> {
   const { organization } = options;
-  const selection = options.selection ?? (await selectHosts(snapshot.threats()));
+  const selection = options.selection ?? (await selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES)));
   const close = options.selection === undefined ? () => selection.hosts.close() : () => undefined;
   const context: HostListContext = { selection, organization };
   const leftOut = `left out: ${describeLeftOut(selection.leftOut)}; ${selection.otherTypes} threats of other types`;

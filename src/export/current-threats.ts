@@ -13,23 +13,15 @@ export interface CurrentThreat extends Threat, Omit<LookupFields, 'urlExpression
   readonly organizations: readonly string[];
 }
 
-interface Row {
-  id: number;
-  content: string;
-  type: string;
-  blocked_at: string;
-  first_seen_at: string;
-  updated_at: string;
-  change_seq: number;
-  organizations: string;
-  host: string | null;
-  registrable_domain: string | null;
-  address_namespace: string | null;
-  address_chain: string | null;
-  address: string | null;
-  email: string | null;
-  email_domain: string | null;
-}
+/** What a STIX indicator is made of. */
+export type IndicatorSource = Pick<CurrentThreat, 'id' | 'content' | 'type' | 'blockedAt' | 'firstSeenAt' | 'updatedAt' | 'changeSeq' | 'email'>;
+
+/** The columns of threats() in order; rows are read as arrays (raw), a third faster than as objects at 1M. */
+type Row = [
+  id: number, content: string, type: string, blockedAt: string, firstSeenAt: string, updatedAt: string, changeSeq: number,
+  host: string | null, registrableDomain: string | null, addressNamespace: string | null, addressChain: string | null,
+  address: string | null, email: string | null, emailDomain: string | null, organizations: string,
+];
 
 /** An organization's (or every organization's) current threats, as one consistent snapshot. */
 export class ThreatSnapshot {
@@ -48,7 +40,7 @@ export class ThreatSnapshot {
 
   /** Current threats ordered by id; removed ones never appear. */
   *threats(): Generator<CurrentThreat> {
-    const scope = this.#organization === undefined ? '' : ' AND o.organization = @organization';
+    const scope = this.#organization === undefined ? '' : ' AND o.organization = ?';
     const statement = this.#sqlite.prepare(
       `SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq,
               t.host, t.registrable_domain, t.address_namespace, t.address_chain, t.address, t.email, t.email_domain,
@@ -57,27 +49,52 @@ export class ThreatSnapshot {
         WHERE o.removed_at IS NULL${scope}
         GROUP BY t.id ORDER BY t.id`,
     );
-    const rows = statement.iterate(this.#organization === undefined ? {} : { organization: this.#organization }) as IterableIterator<Row>;
-    for (const row of rows) {
+    const rows = statement.raw().iterate(...this.#scopeValues()) as IterableIterator<Row>;
+    for (const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, host, registrableDomain, addressNamespace, addressChain, address, email, emailDomain, organizations] of rows) {
       yield {
-        id: row.id,
-        content: row.content,
-        type: row.type,
-        blockedAt: row.blocked_at,
-        firstSeenAt: row.first_seen_at,
-        updatedAt: row.updated_at,
-        changeSeq: row.change_seq,
+        id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, host, registrableDomain, addressNamespace, addressChain, address, email, emailDomain,
         // group_concat's order is unspecified; organization names never contain a comma.
-        organizations: row.organizations.split(',').sort(),
-        host: row.host,
-        registrableDomain: row.registrable_domain,
-        addressNamespace: row.address_namespace,
-        addressChain: row.address_chain,
-        address: row.address,
-        email: row.email,
-        emailDomain: row.email_domain,
+        organizations: organizations.split(',').sort(),
       };
     }
+  }
+
+  /**
+   * Current threats ordered by id with only what a STIX indicator is made of: no organizations (no
+   * grouping) and no lookup columns but the e-mail. At 1M threats the grouped read of every column
+   * was ~4.6 s of a ~10 s STIX export.
+   */
+  *indicatorSources(): Generator<IndicatorSource> {
+    const rows = this.#sqlite.prepare(`SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq, t.email FROM threats t WHERE ${this.#current()} ORDER BY t.id`)
+      .raw().iterate(...this.#scopeValues()) as IterableIterator<[number, string, string, string, string, string, number, string | null]>;
+    for (const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email] of rows) yield { id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email };
+  }
+
+  /**
+   * Current threats of the given types, content and type only, each once: all the host formats
+   * read. Reading only these two columns, without grouping organizations, took 1.0 s at 1M threats
+   * where threats() took 5.5 s (docs/performance.md).
+   */
+  *ofTypes(types: ReadonlySet<string>): Generator<{ readonly type: string; readonly content: string }> {
+    const rows = this.#sqlite.prepare(`SELECT t.type, t.content FROM threats t WHERE t.type IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}`)
+      .raw().iterate(...types, ...this.#scopeValues()) as IterableIterator<[string, string]>;
+    for (const [type, content] of rows) yield { type, content };
+  }
+
+  /** How many current threats are of none of the given types. */
+  countOtherTypes(types: ReadonlySet<string>): number {
+    return this.#sqlite.prepare(`SELECT count(*) FROM threats t WHERE t.type NOT IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}`)
+      .pluck().get(...types, ...this.#scopeValues()) as number;
+  }
+
+  /** "Blocked now by some organization in scope", on the threat aliased t. */
+  #current(): string {
+    const scope = this.#organization === undefined ? '' : ' AND o.organization = ?';
+    return `EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL${scope})`;
+  }
+
+  #scopeValues(): string[] {
+    return this.#organization === undefined ? [] : [this.#organization];
   }
 
   /** Ends the read transaction; the connection stays the caller's. */

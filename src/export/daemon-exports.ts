@@ -14,7 +14,7 @@ import { errorMessage } from '../lib/errors.js';
 import { buildExport } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
 import { type ExportFormat, isHostFormat } from './export-formats.js';
-import { type HostSelection, selectHosts } from './host-selection.js';
+import { HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
 import { writeExportFile } from './write-export.js';
 
 export interface ExportTarget {
@@ -61,7 +61,7 @@ export class ExportRefresher {
     const snapshot = new ThreatSnapshot(opened.sqlite, undefined);
     // Reading and canonicalizing every URL is most of a host list's cost: done once for all of them.
     let selection: Promise<HostSelection> | undefined;
-    const hostSelection = (): Promise<HostSelection> => (selection ??= selectHosts(snapshot.threats()));
+    const hostSelection = (): Promise<HostSelection> => (selection ??= selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES)));
     try {
       for (const target of this.#targets) await this.#refreshOne(target, snapshot, hostSelection);
     } finally {

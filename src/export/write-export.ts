@@ -1,6 +1,6 @@
 // Where an export goes: a file replaced atomically and only when its content changed, or a stream.
 import { once } from 'node:events';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { commitTempFile, discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
 import type { BuiltExport } from './build-export.js';
 import { nextRpzSerial, rpzSerialOf } from './rpz.js';
@@ -26,14 +26,15 @@ export async function writeExportFile(path: string, built: BuiltExport): Promise
   const previousSerial = built.hasSerial ? await serialOfFile(path) : undefined;
   const nextSerial = nextRpzSerial(built.changeSeq, previousSerial);
   const trialSerial = previousSerial ?? nextSerial;
-  let temp = await writeTempFile(path, built.render(trialSerial), built.commentPrefix);
-  if ((await fileDigest(path, built.commentPrefix)) === temp.digest) {
+  const existing = await fileExists(path);
+  let temp = await writeTempFile(path, built.render(trialSerial), existing ? built.commentPrefix : null);
+  if (existing && (await fileDigest(path, built.commentPrefix)) === temp.digest) {
     await discardTempFile(temp);
     return { written: false, entries: built.entries() };
   }
   if (trialSerial !== nextSerial) {
     await discardTempFile(temp);
-    temp = await writeTempFile(path, built.render(nextSerial), built.commentPrefix);
+    temp = await writeTempFile(path, built.render(nextSerial), null);
   }
   try {
     await commitTempFile(temp, path);
@@ -42,6 +43,10 @@ export async function writeExportFile(path: string, built: BuiltExport): Promise
     throw error;
   }
   return { written: true, entries: built.entries() };
+}
+
+async function fileExists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
 }
 
 async function serialOfFile(path: string): Promise<number | undefined> {

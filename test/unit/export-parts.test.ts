@@ -8,7 +8,9 @@ import { hostBlockOf } from '../../src/export/host-block.js';
 import { dnsHostName } from '../../src/export/host-selection.js';
 import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
-import { STIX_NAMESPACE, stixString, uuidV5 } from '../../src/export/stix.js';
+import type { CurrentThreat } from '../../src/export/current-threats.js';
+import { jsonlLine, valuesOf } from '../../src/export/records.js';
+import { indicatorJson, indicatorOf, patternOf, STIX_NAMESPACE, stixString, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/stix.js';
 import { thrownMessage } from '../support/thrown.js';
 
 const base = { THREAT_MIRROR_API_URL: 'http://127.0.0.1:9999', THREAT_MIRROR_API_KEY: 'k' };
@@ -61,6 +63,30 @@ describe('STIX helpers', () => {
     // RFC 9562 appendix A.4: uuidv5(DNS namespace, "www.example.com").
     expect(uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'www.example.com')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
     expect(STIX_NAMESPACE).not.toBe('00abedb4-aa42-466c-9c01-fed23315a9b7');
+  });
+});
+
+describe('records written out by hand', () => {
+  const hostile = ['https://evil.example/\'"\\', 'nul\u0000tab\tnl\n\u2028\u007f', 'e\u0301 日本語 😀', `x${'y'.repeat(300)}`];
+  const threats: CurrentThreat[] = hostile.map((content, index) => ({
+    id: 10 ** index + 7, content, type: index % 2 === 0 ? 'URL' : 'PAGE', blockedAt: ['2026-03-15T12:00:00.000Z', '2026-02-28T23:59:59Z', '2026-03-31T00:00:00.123+02:00', '2024-02-29T10:00:00.5Z'][index] as string,
+    firstSeenAt: '2026-03-15T12:00:01.000Z', updatedAt: '2026-03-16T00:00:00.000Z', changeSeq: index + 1, organizations: index === 0 ? ['acme', 'globex'] : ['acme'],
+    host: index === 0 ? 'evil.example' : null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: index === 2 ? 'a"b@x.example' : null, emailDomain: null,
+  }));
+
+  it('are the bytes JSON.stringify gives for the same object (JSONL lines, STIX indicators)', () => {
+    for (const threat of threats) {
+      expect(jsonlLine(threat)).toBe(`${JSON.stringify(valuesOf(threat))}\n`);
+      const pattern = patternOf(threat) ?? "[url:value = 'x']";
+      expect(indicatorJson(threat, pattern)).toBe(JSON.stringify(indicatorOf(threat, pattern)));
+      expect(threatIndicatorUuid(threat.id)).toBe(uuidV5(STIX_NAMESPACE, `threat:${threat.id}`));
+    }
+  });
+
+  it('keep STIX timestamps as Date writes them, taking a shortcut only where that is the same string', () => {
+    for (const iso of ['2026-03-15T12:00:00.000Z', '2026-02-28T23:59:59Z', '2026-02-30T00:00:00.000Z', '2026-03-31T00:00:00.123+02:00', '2024-02-29T10:00:00.5Z', '2026-01-09T00:00:00.000Z']) {
+      expect(stixTimestamp(iso), iso).toBe(new Date(iso).toISOString());
+    }
   });
 });
 
