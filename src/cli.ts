@@ -22,7 +22,8 @@ import { runSnapshot } from './commands/snapshot-command.js';
 import { showStatus } from './commands/status-command.js';
 import { runSync } from './commands/sync-command.js';
 import { runVerify, verifyRange } from './commands/verify-command.js';
-import { type Config, type Environment, loadConfig, loadDatabasePath, registerSecretsOf } from './config.js';
+import { type Config, type Environment, loadConfig, loadDatabasePath,
+  loadZoneTimers, registerSecretsOf } from './config.js';
 import { addDays, dayOf } from './lib/days.js';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { packageVersion } from './lib/package-root.js';
@@ -53,7 +54,7 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
     }
     if (command.kind === 'status') return showStatus(command, loadDatabasePath(env), io);
     if (command.kind === 'lookup') return runLookup(command, loadDatabasePath(env), io);
-    if (command.kind === 'export') return runExportCommand(command, loadDatabasePath(env), io);
+    if (command.kind === 'export') return runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env));
     if (command.kind === 'snapshot') return await runSnapshot(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);

@@ -5,6 +5,10 @@ import { ConfigError, errorMessage } from './lib/errors.js';
 import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
 import { Secret } from './lib/secret.js';
+import { schedulePeriodSeconds } from './lib/schedule.js';
+import { type ZoneTimers, zoneTimersFor } from './export/rpz.js';
+import { DEFAULT_DNS_ALLOW } from './dns/acl.js';
+import { DEFAULT_RPZ_ZONE, type DnsConfig, loadDnsConfig } from './dns/dns-config.js';
 
 export interface OrganizationConfig {
   /** The label rows are stored under; also picks the key variable. */
@@ -52,7 +56,11 @@ export interface Config {
   readonly walStarvedSeconds: number;
   /** Where the daemon publishes a snapshot after every run that changed something; undefined: none. */
   readonly snapshotPath: string | undefined;
+  /** The DNS primary of the response policy zone (THREAT_MIRROR_DNS_PORT); undefined: off. */
+  readonly dns: DnsConfig | undefined;
 }
+
+
 
 export type CheckpointMode = 'auto' | 'external';
 const CHECKPOINT_MODES = ['auto', 'external'] as const;
@@ -110,6 +118,11 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   },
   { name: 'THREAT_MIRROR_WAL_STARVED_SECONDS', default: '1800', meaning: '/readyz reports a reason once readers have kept WAL checkpoints from completing this long' },
   { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' },
+  { name: 'THREAT_MIRROR_DNS_PORT', default: '(off)', meaning: 'Serve the response policy zone as a DNS primary on this port, UDP and TCP (SOA, AXFR, IXFR): resolvers become its secondaries (docs/dns.md)' },
+  { name: 'THREAT_MIRROR_DNS_HOST', default: '127.0.0.1', meaning: 'Address the DNS primary binds to, and sends NOTIFY from' },
+  { name: 'THREAT_MIRROR_RPZ_ZONE', default: DEFAULT_RPZ_ZONE, meaning: 'Name of the zone the DNS primary serves (up to 63 characters)' },
+  { name: 'THREAT_MIRROR_DNS_ALLOW', default: DEFAULT_DNS_ALLOW.join(','), meaning: 'CIDRs that may query and transfer the zone; others are REFUSED' },
+  { name: 'THREAT_MIRROR_DNS_NOTIFY', default: '(none)', meaning: 'host:port of secondaries sent NOTIFY after each run that changed the zone, e.g. 10.0.0.53:53,[fd00::53]:53' },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
@@ -161,6 +174,19 @@ function safeDecode(text: string): string {
   }
 }
 
+function loadSchedule(env: Environment): string {
+  const schedule = value(env, 'THREAT_MIRROR_SCHEDULE') ?? '*/10 * * * *';
+  if (!isCronExpression(schedule)) {
+    throw new ConfigError(`THREAT_MIRROR_SCHEDULE: "${schedule}" is not a valid cron expression`);
+  }
+  return schedule;
+}
+
+/** For `export --format rpz`: the SOA timers that fit the daemon's schedule, as the daemon's zone has them. */
+export function loadZoneTimers(env: Environment): ZoneTimers {
+  return zoneTimersFor(schedulePeriodSeconds(loadSchedule(env)));
+}
+
 export function loadConfig(env: Environment, readFile: FileReader = readTextFile): Config {
   const apiUrl = loadApiUrl(env);
   const fixedNowText = value(env, 'THREAT_MIRROR_NOW');
@@ -168,10 +194,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
   if (fixedNow !== undefined && Number.isNaN(fixedNow.getTime())) {
     throw new ConfigError(`THREAT_MIRROR_NOW: "${fixedNowText}" is not an ISO timestamp`);
   }
-  const schedule = value(env, 'THREAT_MIRROR_SCHEDULE') ?? '*/10 * * * *';
-  if (!isCronExpression(schedule)) {
-    throw new ConfigError(`THREAT_MIRROR_SCHEDULE: "${schedule}" is not a valid cron expression`);
-  }
+  const schedule = loadSchedule(env);
   const retryMinMs = integer(env, 'THREAT_MIRROR_RETRY_MIN_MS', 500, 1, 3_600_000);
   const retryMaxMs = integer(env, 'THREAT_MIRROR_RETRY_MAX_MS', 30_000, 1, 3_600_000);
   if (retryMaxMs < retryMinMs) {
@@ -207,6 +230,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     checkpoints: parseVariable(env, 'THREAT_MIRROR_CHECKPOINTS', 'auto', oneOf(CHECKPOINT_MODES)),
     walStarvedSeconds: integer(env, 'THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, 1, 31_536_000),
     snapshotPath: value(env, 'THREAT_MIRROR_SNAPSHOT'),
+    dns: loadDnsConfig(env, (name, fallback, min, max) => integer(env, name, fallback, min, max)),
   });
 }
 

@@ -1,9 +1,8 @@
 // The long-running mode: scheduler, metrics and health endpoints around the sync.
-import cron from 'node-cron';
 import type { Logger } from 'pino';
 import type { Config, OrganizationConfig } from '../config.js';
 import type { Clock } from '../lib/days.js';
-import { ExportRefresher } from '../export/daemon-exports.js';
+import { Enforcement } from './enforcement.js';
 import { startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
@@ -13,6 +12,9 @@ import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch } from './startup.js';
 import { syncOrganizations } from '../sync/sync-all.js';
 import { WalHealth } from './wal-health.js';
+import { schedulePeriodSeconds } from '../lib/schedule.js';
+
+export { schedulePeriodSeconds };
 
 export interface DaemonOptions {
   readonly config: Config;
@@ -41,13 +43,16 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   // dies, the daemon stops and exits 1: its probes and lookups are gone, and the supervisor's
   // restart (counted, alerted on) is the honest answer; the sync's state survives any stop.
   const httpFailure = new AbortController();
+  const enforcement = new Enforcement({ config, logger, metrics });
   const endpoints =
-    config.httpPort === undefined
+    config.httpPort === undefined && config.dns === undefined
       ? undefined
       : await startHttpServer({
           host: config.httpHost,
           port: config.httpPort,
           dbPath: config.dbPath,
+          enforcement: enforcement.threadData(),
+          onEnforcementEvent: (event) => enforcement.event(event),
           registry: metrics.registry,
           logger,
           onFailure: (error) => {
@@ -67,19 +72,20 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
             ),
           startup,
         });
-  const exports =
-    config.exports.length === 0 ? undefined : new ExportRefresher({ dbPath: config.dbPath, targets: config.exports, logger, observer: metrics });
   try {
+    // The zone and the files as the mirror holds them now, before the first run: a restart serves at once.
+    await enforcement.refresh(endpoints);
     const scheduler = startScheduler({
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
       logger,
       signal: AbortSignal.any([signal, httpFailure.signal]),
-      run: (runSignal) => scheduledRun(options, { startup, wal, exports }, runSignal),
+      run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => enforcement.refresh(endpoints) }, runSignal),
     });
     await scheduler.stopped;
   } finally {
     await endpoints?.close();
+    enforcement.close();
   }
   if (httpFailure.signal.aborted) throw httpFailure.signal.reason;
 }
@@ -87,7 +93,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
 /** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */
 async function scheduledRun(
   { config, mirror, organizations, logger, clock }: DaemonOptions,
-  { startup, wal, exports }: { startup: () => void; wal: WalHealth; exports: ExportRefresher | undefined },
+  { startup, wal, refresh }: { startup: () => void; wal: WalHealth; refresh: () => Promise<void> },
   runSignal: AbortSignal,
 ): Promise<void> {
   const summaries = await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
@@ -103,17 +109,5 @@ async function scheduledRun(
     await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });
   }
   // After every run, also a failed one (its committed pages count); not on the way out.
-  if (!runSignal.aborted) await exports?.refresh();
-}
-
-/** The gap between two runs of the schedule: "stale" means two of them passed without a success. */
-export function schedulePeriodSeconds(schedule: string): number {
-  const task = cron.createTask(schedule, () => undefined, { timezone: 'Etc/UTC' });
-  try {
-    const [first, second] = task.getNextRuns(2);
-    if (!first || !second) return 600;
-    return Math.max(1, Math.round((second.getTime() - first.getTime()) / 1000));
-  } finally {
-    void task.destroy();
-  }
+  if (!runSignal.aborted) await refresh();
 }

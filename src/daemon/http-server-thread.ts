@@ -10,11 +10,15 @@ import { Database } from '../db/sqlite.js';
 import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../commands/lookup.js';
+import { type EnforcementCommand, type EnforcementData, type EnforcementEvent, type EnforcementSide, startEnforcementSide } from './enforcement-side.js';
 
 export interface HttpThreadData {
   readonly host: string;
-  readonly port: number;
+  /** undefined: no HTTP server, the thread serves DNS only (enforcement). */
+  readonly port: number | undefined;
   readonly dbPath: string;
+  /** Enforcement: feeds, and the DNS primary when configured (enforcement-side.ts). */
+  readonly enforcement: EnforcementData;
 }
 
 /** From the server's thread to the main thread. */
@@ -23,17 +27,24 @@ export type FromHttpThread =
   | { readonly kind: 'failed'; readonly message: string }
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
   | { readonly kind: 'lookup-error'; readonly message: string; readonly stack?: string | undefined }
-  | { readonly kind: 'closed' };
+  | { readonly kind: 'closed' }
+  | { readonly kind: 'enforcement'; readonly event: EnforcementEvent };
 
 /** From the main thread to the server's thread. */
-export type ToHttpThread = { readonly kind: 'probe-answer'; readonly id: number; readonly answer: ProbeAnswer } | { readonly kind: 'close' };
+export type ToHttpThread =
+  | { readonly kind: 'probe-answer'; readonly id: number; readonly answer: ProbeAnswer }
+  | { readonly kind: 'close' }
+  | { readonly kind: 'enforcement'; readonly command: EnforcementCommand };
 
 const port = parentPort;
-if (port) {
+if (port) void serve(port);
+
+async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   const data = workerData as HttpThreadData;
   const post = (message: FromHttpThread): void => port.postMessage(message);
   let closing = false;
   let sqlite: Database | undefined;
+  let enforcement: EnforcementSide | undefined;
   // Probes wait for the main thread's answer as long as it takes, as they did when the main
   // thread served them: the orchestrator's own probe timeout decides what "stuck" is.
   const waiting = new Map<number, ServerResponse>();
@@ -51,15 +62,19 @@ if (port) {
       if (closing) return; // the connection closed under a request cut short by the shutdown
       post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
     });
+    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }));
+    const feeds = enforcement.feeds;
     const server = createServer((request: IncomingMessage, response: ServerResponse) => {
       const path = (request.url ?? '/').split('?')[0] ?? '/';
       if (path === '/v1/lookup') return lookup(request, response);
+      if (path.startsWith('/v1/exports/')) return feeds.handle(request, response);
       const id = nextProbe++;
       waiting.set(id, response);
       response.once('close', () => waiting.delete(id));
       post({ kind: 'probe', id, method: request.method ?? 'GET', path });
     });
     port.on('message', (message: ToHttpThread) => {
+      if (message.kind === 'enforcement') return enforcement?.command(message.command);
       if (message.kind === 'probe-answer') {
         const response = waiting.get(message.id);
         waiting.delete(message.id);
@@ -69,17 +84,21 @@ if (port) {
       closing = true;
       server.close();
       server.closeAllConnections();
-      sqlite?.close();
-      post({ kind: 'closed' });
-      port.close();
+      void enforcement?.close().finally(() => {
+        sqlite?.close();
+        post({ kind: 'closed' });
+        port.close();
+      });
     });
     server.once('error', (error) => {
       sqlite?.close();
       post({ kind: 'failed', message: error.message });
       port.close();
     });
-    server.listen(data.port, data.host, () => post({ kind: 'listening', port: (server.address() as AddressInfo).port }));
+    if (data.port === undefined) post({ kind: 'listening', port: 0 });
+    else server.listen(data.port, data.host, () => post({ kind: 'listening', port: (server.address() as AddressInfo).port }));
   } catch (error) {
+    await enforcement?.close().catch(() => undefined);
     sqlite?.close();
     post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) });
     port.close();

@@ -4,11 +4,15 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
 import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
+import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
 
 export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly host: string;
-  readonly port: number;
+  /** undefined: no HTTP server; the thread serves DNS only. */
+  readonly port: number | undefined;
   readonly dbPath: string;
+  readonly enforcement: EnforcementData;
+  readonly onEnforcementEvent: (event: EnforcementEvent) => void;
   readonly logger: Logger;
   /** Called once if the thread dies or fails after it started serving (not on close()). */
   readonly onFailure: (error: Error) => void;
@@ -16,6 +20,8 @@ export interface HttpServerOptions extends HttpEndpointsOptions {
 
 export interface HttpServer {
   readonly port: number;
+  /** Tells the thread's enforcement side (DNS, feeds) of a new version of the export index. */
+  enforce(command: EnforcementCommand): void;
   /** Closes the server and its connections and the thread's database connection, then ends the thread. */
   close(): Promise<void>;
 }
@@ -32,7 +38,7 @@ const CLOSE_TIMEOUT_MS = 1_000;
 export function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
   const { logger } = options;
   const worker = new Worker(new URL('./http-server-thread.js', import.meta.url), {
-    workerData: { host: options.host, port: options.port, dbPath: options.dbPath } satisfies HttpThreadData,
+    workerData: { host: options.host, port: options.port, dbPath: options.dbPath, enforcement: options.enforcement } satisfies HttpThreadData,
     resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
   });
   let state: 'starting' | 'serving' | 'closing' | 'gone' = 'starting';
@@ -57,8 +63,8 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       switch (message.kind) {
         case 'listening':
           state = 'serving';
-          logger.info({ host: options.host, port: message.port }, 'serving /healthz, /readyz and /metrics');
-          resolve({ port: message.port, close });
+          if (options.port !== undefined) logger.info({ host: options.host, port: message.port }, 'serving /healthz, /readyz and /metrics');
+          resolve({ port: message.port, close, enforce: (command) => post({ kind: 'enforcement', command }) });
           return;
         case 'probe':
           return answer(message.id, message.method, message.path);
@@ -70,6 +76,8 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
         case 'closed':
           closed?.();
           return;
+        case 'enforcement':
+          return options.onEnforcementEvent(message.event);
       }
     });
     worker.on('error', (error) => fail(new Error(`the HTTP server's thread failed: ${error.message}`, { cause: error })));

@@ -6,11 +6,12 @@ import type { ThreatSnapshot } from './current-threats.js';
 import { renderDomains } from './domains.js';
 import { type ExportFormat, type HostFormat, isHostFormat } from './export-formats.js';
 import type { HostListContext } from './host-header.js';
+import type { IndexView } from './index-view.js';
 import { describeLeftOut, HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
 import { renderHostsFile } from './hosts-file.js';
 import { metamaskEntries, renderMetamask } from './metamask.js';
 import { type RecordCounts, renderCsv, renderJsonl } from './records.js';
-import { renderRpz, rpzTooLong } from './rpz.js';
+import { renderRpz, rpzTooLong, type ZoneTimers } from './rpz.js';
 import { type StixCounts, renderStix } from './stix.js';
 import { renderSuricataDataset, renderSuricataRules } from './suricata.js';
 
@@ -22,6 +23,8 @@ export interface ExportOptions {
   readonly rules?: boolean;
   /** The host selection of this snapshot when already made (the daemon makes it once for every host format). */
   readonly selection?: HostSelection;
+  /** rpz: the SOA's timers. */
+  readonly timers?: ZoneTimers | undefined;
 }
 
 export interface BuiltExport {
@@ -49,7 +52,11 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
   const { format, organization } = options;
   const base: ExportBase = { format, changeSeq: snapshot.changeSeq, hasSerial: format === 'rpz', commentPrefix: COMMENT_PREFIXES[format] };
   if (format === 'suricata' && options.rules) base.commentPrefix = '#';
-  if (isHostFormat(format)) return buildHostExport(snapshot, options, format, base);
+  if (isHostFormat(format)) {
+    const selection = options.selection ?? (await selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES)));
+    const close = options.selection === undefined ? () => selection.hosts.close() : () => undefined;
+    return { ...buildHostExport(selection, options, format, base), close };
+  }
   if (format === 'stix') {
     let counts: StixCounts = { indicators: 0, leftOut: {} };
     return {
@@ -82,12 +89,17 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
 
 type ExportBase = { -readonly [K in 'format' | 'changeSeq' | 'hasSerial' | 'commentPrefix']: BuiltExport[K] };
 
+/** A host format from a version of the daemon's export index; an RPZ gets the index's zone serial. */
+export function buildHostExportFromIndex(view: IndexView, format: HostFormat, serial: number, timers: ZoneTimers | undefined): BuiltExport {
+  const base: ExportBase = { format, changeSeq: serial, hasSerial: format === 'rpz', commentPrefix: COMMENT_PREFIXES[format] };
+  return buildHostExport(view.selection(), { format, organization: undefined, timers }, format, base);
+}
+
 /** The host lists: one selection of hosts, rendered in the format's own syntax. */
-async function buildHostExport(snapshot: ThreatSnapshot, options: ExportOptions, format: HostFormat, base: ExportBase): Promise<BuiltExport> {
+function buildHostExport(selection: HostSelection, options: ExportOptions, format: HostFormat, base: ExportBase): BuiltExport {
   const { organization } = options;
-  const selection = options.selection ?? (await selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES)));
-  const close = options.selection === undefined ? () => selection.hosts.close() : () => undefined;
-  const context: HostListContext = { selection, organization };
+  const close = (): void => undefined;
+  const context: HostListContext = { selection, organization, timers: options.timers };
   const leftOut = `left out: ${describeLeftOut(selection.leftOut)}; ${selection.otherTypes} threats of other types`;
   let entries = selection.hostCount;
   let extra = '';

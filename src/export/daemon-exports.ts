@@ -11,11 +11,13 @@ import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { errorMessage } from '../lib/errors.js';
-import { buildExport } from './build-export.js';
+import { buildExport, buildHostExportFromIndex } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
-import { type ExportFormat, isHostFormat } from './export-formats.js';
+import { type ExportFormat, type HostFormat, isHostFormat } from './export-formats.js';
 import { HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
-import { writeExportFile } from './write-export.js';
+import type { ExportIndex } from './export-index.js';
+import type { ZoneTimers } from './rpz.js';
+import { type FileWriteResult, serialOfFile, writeExportFile } from './write-export.js';
 
 export interface ExportTarget {
   readonly format: ExportFormat;
@@ -39,18 +41,29 @@ export class ExportRefresher {
   readonly #targets: readonly ExportTarget[];
   readonly #logger: Logger;
   readonly #observer: ExportObserver | undefined;
-  /** Per file: the change_seq it was last checked against, and the file as that check left it. */
+  readonly #index: ExportIndex | undefined;
+  readonly #timers: ZoneTimers | undefined;
+  /** Per file: the change_seq (record formats) or hosts version (host formats) it was last checked against, and the file as that check left it. */
   readonly #checked = new Map<string, FileState>();
+  #serialAdopted = false;
 
-  constructor(options: { dbPath: string; targets: readonly ExportTarget[]; logger: Logger; observer?: ExportObserver | undefined }) {
+  /** With an index, host formats are written from it, and only when its host list changed. */
+  constructor(options: { dbPath: string; targets: readonly ExportTarget[]; logger: Logger; observer?: ExportObserver | undefined; index?: ExportIndex | undefined; timers?: ZoneTimers | undefined }) {
     this.#dbPath = options.dbPath;
     this.#targets = options.targets;
     this.#logger = options.logger;
     this.#observer = options.observer;
+    this.#index = options.index;
+    this.#timers = options.timers;
   }
 
   /** Brings every export up to date; never throws (a failed export is logged and counted, the others go on). */
   async refresh(): Promise<void> {
+    const recordTargets = this.#targets.filter((target) => this.#index === undefined || !isHostFormat(target.format));
+    for (const target of this.#targets) {
+      if (this.#index !== undefined && isHostFormat(target.format)) await this.#refreshFromIndex(target, target.format, this.#index);
+    }
+    if (recordTargets.length === 0) return;
     let opened;
     try {
       opened = openDatabaseReadOnly(this.#dbPath);
@@ -63,12 +76,37 @@ export class ExportRefresher {
     let selection: Promise<HostSelection> | undefined;
     const hostSelection = (): Promise<HostSelection> => (selection ??= selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES)));
     try {
-      for (const target of this.#targets) await this.#refreshOne(target, snapshot, hostSelection);
+      for (const target of recordTargets) await this.#refreshOne(target, snapshot, hostSelection);
     } finally {
       if (selection !== undefined) (await selection.catch(() => undefined))?.hosts.close();
       snapshot.close();
       // Not opened.close(): a reader has no business checkpointing the writer's WAL.
       opened.sqlite.close();
+    }
+  }
+
+  /** A host format from the index: rewritten only when the host list changed or the file is not as this process left it. */
+  async #refreshFromIndex(target: ExportTarget, format: HostFormat, index: ExportIndex): Promise<void> {
+    const { path } = target;
+    try {
+      const state = index.view.state();
+      const before = this.#checked.get(path);
+      const current = await fileState(path);
+      if (before !== undefined && current !== undefined && before.changeSeq === state.hostsVersion && sameFile(before, current)) {
+        this.#logger.debug({ format, path }, 'export unchanged (no change in the mirror)');
+        return;
+      }
+      const built = buildHostExportFromIndex(index.view, format, state.serial, this.#timers);
+      const result = await writeExportFile(path, built);
+      if (format === 'rpz' && !this.#serialAdopted) {
+        // The first zone file written decides the serial the zone starts at (the DNS primary serves it).
+        this.#serialAdopted = true;
+        const written = await serialOfFile(path);
+        if (written !== undefined && written !== state.serial) index.adoptSerial(written);
+      }
+      await this.#recordCheck(target, index.view.state().hostsVersion, result);
+    } catch (error) {
+      this.#failed(target, error);
     }
   }
 
@@ -82,18 +120,26 @@ export class ExportRefresher {
         return;
       }
       const selection = isHostFormat(format) ? await hostSelection() : undefined;
-      const built = await buildExport(snapshot, { format, organization: undefined, selection });
+      const built = await buildExport(snapshot, { format, organization: undefined, selection, timers: this.#timers });
       const result = await writeExportFile(path, built);
-      const after = await fileState(path);
-      if (after === undefined) throw new Error(`${path} is gone right after it was written`);
-      this.#checked.set(path, { ...after, changeSeq: snapshot.changeSeq });
-      this.#observer?.exportChecked(format, path, result.entries, after.mtimeMs);
-      if (result.written) this.#logger.info({ format, path, entries: result.entries }, 'export written');
-      else this.#logger.debug({ format, path, entries: result.entries }, 'export unchanged (same content)');
+      await this.#recordCheck(target, snapshot.changeSeq, result);
     } catch (error) {
-      this.#observer?.exportFailed(format, path);
-      this.#logger.error({ err: error, format, path }, `export ${format} to ${path} failed: ${errorMessage(error)}; the previous file is left as it was`);
+      this.#failed(target, error);
     }
+  }
+
+  async #recordCheck({ format, path }: ExportTarget, version: number, result: FileWriteResult): Promise<void> {
+    const after = await fileState(path);
+    if (after === undefined) throw new Error(`${path} is gone right after it was written`);
+    this.#checked.set(path, { ...after, changeSeq: version });
+    this.#observer?.exportChecked(format, path, result.entries, after.mtimeMs);
+    if (result.written) this.#logger.info({ format, path, entries: result.entries }, 'export written');
+    else this.#logger.debug({ format, path, entries: result.entries }, 'export unchanged (same content)');
+  }
+
+  #failed({ format, path }: ExportTarget, error: unknown): void {
+    this.#observer?.exportFailed(format, path);
+    this.#logger.error({ err: error, format, path }, `export ${format} to ${path} failed: ${errorMessage(error)}; the previous file is left as it was`);
   }
 }
 

@@ -9,7 +9,7 @@ import { headerLines, type HostListContext } from './host-header.js';
 
 export const MAX_ZONE_NAME = 63;
 /** `*.` + host + `.` + zone name must stay within DNS's 253 characters. */
-const MAX_HOST = 253 - 2 - 1 - MAX_ZONE_NAME;
+export const MAX_HOST = 253 - 2 - 1 - MAX_ZONE_NAME;
 /** Short enough that a removed host stops resolving soon after a reload; resolvers cache NXDOMAIN for the SOA minimum. */
 const TTL = 300;
 
@@ -18,14 +18,39 @@ export function rpzTooLong(context: HostListContext): number {
   return context.selection.hosts.countLongerThan(MAX_HOST);
 }
 
+/** The SOA's timers, in seconds. */
+export interface ZoneTimers {
+  readonly refresh: number;
+  readonly retry: number;
+  readonly expire: number;
+  readonly minimum: number;
+}
+
+/**
+ * Timers that fit the sync schedule: a secondary checks for a new serial about once a sync period
+ * (NOTIFY tells it sooner), retries five times as often, and keeps serving its copy for ten days
+ * without the primary. The negative TTL is the records' TTL.
+ */
+export function zoneTimersFor(periodSeconds: number): ZoneTimers {
+  const refresh = Math.min(86_400, Math.max(60, periodSeconds));
+  return { refresh, retry: Math.max(30, Math.round(refresh / 5)), expire: 864_000, minimum: TTL };
+}
+
+/** The records' TTL (and the SOA's negative TTL). */
+export const RPZ_TTL = TTL;
+/** The SOA's names and the NS record of the zone, as the file writes them. */
+export const SOA_MNAME = 'localhost';
+export const SOA_RNAME = 'hostmaster.localhost';
+
 export function* renderRpz(context: HostListContext, serial: number): Generator<string> {
+  const timers = context.timers ?? zoneTimersFor(600);
   const tooLong = rpzTooLong(context);
   for (const line of headerLines('response policy zone', context)) yield `; ${line}\n`;
   yield `; ${tooLong} hosts longer than ${MAX_HOST} characters left out (no room for a zone name of up to ${MAX_ZONE_NAME})\n`;
   yield `; load it under a zone name of your choice, e.g. rpz.threat-mirror (see docs/exports.md)\n`;
   yield `$TTL ${TTL}\n`;
-  yield `@ IN SOA localhost. hostmaster.localhost. ${serial} 3600 600 864000 ${TTL}\n`;
-  yield '@ IN NS localhost.\n';
+  yield `@ IN SOA ${SOA_MNAME}. ${SOA_RNAME}. ${serial} ${timers.refresh} ${timers.retry} ${timers.expire} ${timers.minimum}\n`;
+  yield `@ IN NS ${SOA_MNAME}.\n`;
   for (const host of context.selection.hosts.sorted(MAX_HOST)) yield `${host} CNAME .\n*.${host} CNAME .\n`;
 }
 

@@ -49,7 +49,8 @@ async function fileExists(path: string): Promise<boolean> {
   return stat(path).then(() => true, () => false);
 }
 
-async function serialOfFile(path: string): Promise<number | undefined> {
+/** The serial of the zone file at `path`, or undefined when there is none. */
+export async function serialOfFile(path: string): Promise<number | undefined> {
   let handle;
   try {
     handle = await open(path, 'r');

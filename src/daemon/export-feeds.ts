@@ -1,0 +1,196 @@
+// GET /v1/exports/FORMAT[?org=NAME]: every export format over HTTP, the bytes `export --format`
+// writes, for list updaters that poll (Pi-hole, AdGuard Home, IDS and wallet updaters, TAXII-less
+// STIX consumers). Each feed is built into a file once per change of what it is made of, on the
+// first request after the change, and served from that file with ETag, Last-Modified and
+// Cache-Control; If-None-Match and If-Modified-Since get 304. Host formats of every organization
+// come from the export index (the zone's version), others from the mirror, both read-only.
+import { createReadStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { Database } from '../db/sqlite.js';
+import { commitTempFile, discardTempFile, writeTempFile } from '../export/atomic-file.js';
+import { buildExport, buildHostExportFromIndex, type BuiltExport } from '../export/build-export.js';
+import { ThreatSnapshot } from '../export/current-threats.js';
+import { EXPORT_FORMATS, type ExportFormat, isExportFormat, isHostFormat } from '../export/export-formats.js';
+import { IndexView } from '../export/index-view.js';
+import { nextRpzSerial, type ZoneTimers } from '../export/rpz.js';
+
+export interface FeedOptions {
+  readonly dbPath: string;
+  /** The export index, once the main thread has built it; host formats of every organization are read from it. */
+  readonly indexPath: () => string | undefined;
+  readonly folder: string;
+  readonly timers: ZoneTimers;
+  /** Cache-Control max-age: how long a client may use a copy without asking. */
+  readonly maxAgeSeconds: number;
+  readonly onError: (error: unknown) => void;
+}
+
+interface Feed {
+  readonly path: string;
+  /** What it was built from: a feed is rebuilt when this moves. */
+  version: string;
+  readonly etag: string;
+  readonly lastModified: Date;
+  readonly bytes: number;
+}
+
+const CONTENT_TYPES: Record<ExportFormat, string> = {
+  domains: 'text/plain; charset=utf-8',
+  hosts: 'text/plain; charset=utf-8',
+  adguard: 'text/plain; charset=utf-8',
+  rpz: 'text/dns; charset=utf-8',
+  suricata: 'text/plain; charset=utf-8',
+  metamask: 'application/json',
+  stix: 'application/stix+json;version=2.1',
+  csv: 'text/csv; charset=utf-8',
+  jsonl: 'application/jsonl; charset=utf-8',
+};
+
+export interface FeedHandler {
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  close(): void;
+}
+
+export function createFeedHandler(options: FeedOptions): FeedHandler {
+  const feeds = new Map<string, Feed>();
+  const building = new Map<string, Promise<Feed>>();
+  const mirror = new Database(options.dbPath, { readonly: true, fileMustExist: true });
+  mirror.pragma('busy_timeout = 5000');
+
+  const sendJson = (response: ServerResponse, status: number, body: unknown): void => {
+    response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    response.end(`${JSON.stringify(body)}\n`);
+  };
+
+  const current = async (format: ExportFormat, organization: string | undefined): Promise<Feed> => {
+    const key = `${format}\u0000${organization ?? ''}`;
+    const version = versionOf(format, organization);
+    const known = feeds.get(key);
+    if (known !== undefined && known.version === version) return known;
+    let pending = building.get(key);
+    if (pending === undefined) {
+      pending = build(format, organization, version, known, join(options.folder, `${format}${organization === undefined ? '' : `.${organization}`}`)).finally(() => building.delete(key));
+      building.set(key, pending);
+    }
+    const feed = await pending;
+    feeds.set(key, feed);
+    return feed;
+  };
+
+  const versionOf = (format: ExportFormat, organization: string | undefined): string => {
+    const indexPath = options.indexPath();
+    if (indexPath !== undefined && organization === undefined && isHostFormat(format)) {
+      return withIndex(indexPath, (view) => `index:${view.state().hostsVersion}:${view.state().serial}`);
+    }
+    return `mirror:${mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number}`;
+  };
+
+  const build = async (format: ExportFormat, organization: string | undefined, version: string, previous: Feed | undefined, path: string): Promise<Feed> => {
+    await mkdir(options.folder, { recursive: true });
+    const rendered = await renderFeed(options, format, organization, path);
+    // Same entries as the file served now: keep it (and its ETag and date); only comment lines moved.
+    if (previous !== undefined && previous.etag === `"${rendered.digest.slice(0, 32)}"`) {
+      await discardTempFile(rendered);
+      previous.version = version;
+      return previous;
+    }
+    await commitTempFile(rendered, path);
+    return { path, version, etag: `"${rendered.digest.slice(0, 32)}"`, lastModified: new Date(Math.floor(Date.now() / 1000) * 1000), bytes: rendered.bytes };
+  };
+
+  const handle = (request: IncomingMessage, response: ServerResponse): void => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const format = decodeURIComponent(url.pathname.slice('/v1/exports/'.length));
+    if (request.method !== 'GET' && request.method !== 'HEAD') return sendJson(response, 405, { error: 'method not allowed; use GET' });
+    if (!isExportFormat(format)) return sendJson(response, 404, { error: `no feed "${format}"; formats: ${EXPORT_FORMATS.join(', ')}` });
+    const unknown = [...url.searchParams.keys()].find((key) => key !== 'org');
+    if (unknown !== undefined) return sendJson(response, 400, { error: `unknown query parameter "${unknown}"; use org=NAME or nothing` });
+    const organization = url.searchParams.get('org') ?? undefined;
+    if (organization !== undefined && !knowsOrganization(mirror, organization)) {
+      return sendJson(response, 404, { error: `the mirror holds nothing for organization "${organization}"` });
+    }
+    current(format, organization).then(
+      (feed) => serveFeed(request, response, feed, CONTENT_TYPES[format], options.maxAgeSeconds),
+      (error: unknown) => {
+        options.onError(error);
+        if (!response.headersSent) sendJson(response, 500, { error: 'the feed could not be built; see the daemon log' });
+      },
+    );
+  };
+  return { handle, close: () => mirror.close() };
+}
+
+function withIndex<T>(indexPath: string, read: (view: IndexView) => T): T {
+  const db = new Database(indexPath, { readonly: true, fileMustExist: true });
+  try {
+    db.exec('BEGIN');
+    return read(new IndexView(db));
+  } finally {
+    db.close();
+  }
+}
+
+/** Writes the feed's new content beside `path`: from the index (a consistent version of it) or from a mirror snapshot. */
+async function renderFeed(options: FeedOptions, format: ExportFormat, organization: string | undefined, path: string) {
+  const indexPath = options.indexPath();
+  if (indexPath !== undefined && organization === undefined && isHostFormat(format)) {
+    const db = new Database(indexPath, { readonly: true, fileMustExist: true });
+    try {
+      db.exec('BEGIN');
+      const view = new IndexView(db);
+      const built = buildHostExportFromIndex(view, format, view.state().serial, options.timers);
+      return await writeTempFile(path, built.render(built.changeSeq), built.commentPrefix ?? undefined);
+    } finally {
+      db.close();
+    }
+  }
+  const sqlite = new Database(options.dbPath, { readonly: true, fileMustExist: true });
+  sqlite.pragma('busy_timeout = 5000');
+  const snapshot = new ThreatSnapshot(sqlite, organization);
+  let built: BuiltExport | undefined;
+  try {
+    built = await buildExport(snapshot, { format, organization, timers: options.timers });
+    return await writeTempFile(path, built.render(nextRpzSerial(built.changeSeq, undefined)), built.commentPrefix);
+  } finally {
+    built?.close();
+    snapshot.close();
+    sqlite.close();
+  }
+}
+
+function knowsOrganization(mirror: Database, organization: string): boolean {
+  return mirror.prepare('SELECT 1 FROM organization_threats WHERE organization = ? LIMIT 1').get(organization) !== undefined;
+}
+
+function serveFeed(request: IncomingMessage, response: ServerResponse, feed: Feed, contentType: string, maxAgeSeconds: number): void {
+  const headers = {
+    etag: feed.etag,
+    'last-modified': feed.lastModified.toUTCString(),
+    'cache-control': `public, max-age=${maxAgeSeconds}`,
+  };
+  if (notModified(request, feed)) {
+    response.writeHead(304, headers);
+    response.end();
+    return;
+  }
+  response.writeHead(200, { ...headers, 'content-type': contentType, 'content-length': feed.bytes });
+  if (request.method === 'HEAD') {
+    response.end();
+    return;
+  }
+  const body = createReadStream(feed.path);
+  body.on('error', () => response.destroy());
+  body.pipe(response);
+}
+
+/** RFC 9110 13.1: If-None-Match decides when present (weak comparison); If-Modified-Since only without it. */
+function notModified(request: IncomingMessage, feed: Feed): boolean {
+  const noneMatch = request.headers['if-none-match'];
+  if (noneMatch !== undefined) {
+    return noneMatch.split(',').map((tag) => tag.trim().replace(/^W\//, '')).some((tag) => tag === '*' || tag === feed.etag);
+  }
+  const since = Date.parse(request.headers['if-modified-since'] ?? '');
+  return !Number.isNaN(since) && feed.lastModified.getTime() <= since;
+}
