@@ -8,7 +8,7 @@ import { createServer, isIP, type Server, type Socket } from 'node:net';
 import type { Answer, DecodedPacket } from 'dns-packet';
 import type { AddressAcl } from './acl.js';
 import { decodeQuery, OPCODE, opcodeOf, type RcodeName, response, transferMessages } from './messages.js';
-import { RPZ_TTL, SOA_MNAME } from '../export/rpz.js';
+import { RPZ_TTL, SOA_MNAME, serialAfter } from '../export/rpz.js';
 import { soaRecord, type ZoneReader } from './zone-reader.js';
 
 export interface DnsObserver {
@@ -166,8 +166,9 @@ function answerQuery(query: DecodedPacket, address: string, transport: Transport
       if (clientSoa === undefined || clientSoa.type !== 'SOA') return reply(kind, 'FORMERR');
       const clientSerial = clientSoa.data.serial;
       if (clientSerial === undefined) return reply(kind, 'FORMERR');
-      // Up to date, or over UDP: the current SOA alone (RFC 1995 section 4: over UDP it tells a client to come over TCP).
-      if (clientSerial === serial || transport === 'udp') return reply(kind, 'NOERROR', [version.soa()]);
+      // Up to date (or ahead, RFC 1982), or over UDP: the current SOA alone (RFC 1995 sections 2 and 4:
+      // over UDP it tells a client to come over TCP).
+      if (clientSerial === serial || serialAfter(clientSerial, serial) || transport === 'udp') return reply(kind, 'NOERROR', [version.soa()]);
       return { kind: 'ixfr', clientSerial };
     }
     default:

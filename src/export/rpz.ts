@@ -71,7 +71,8 @@ export function nextRpzSerial(changeSeq: number, previous: number | undefined): 
   return (previous + 1) % 2 ** 32 || 1;
 }
 
-function serialAfter(a: number, b: number): boolean {
+/** RFC 1982: whether serial a comes after b. */
+export function serialAfter(a: number, b: number): boolean {
   const half = 2 ** 31;
   return (a < b && b - a > half) || (a > b && a - b < half);
 }
