@@ -74,7 +74,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         });
   try {
     // The zone and the files as the mirror holds them now, before the first run: a restart serves at once.
-    await enforcement.refresh(endpoints);
+    await enforcement.refresh(endpoints, { atStart: true });
     const scheduler = startScheduler({
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,

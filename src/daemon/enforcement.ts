@@ -51,10 +51,12 @@ export class Enforcement {
   }
 
   /** After each run (and once at start): index, files, then the serving thread (NOTIFY, feeds). Never throws. */
-  async refresh(server: HttpServer | undefined): Promise<void> {
+  async refresh(server: HttpServer | undefined, { atStart = false } = {}): Promise<void> {
     try {
       const change = await this.#refreshIndex();
-      await this.#exportsRefresher()?.refresh();
+      // At start the files are left as they are (rewritten after runs only); the zone's serial follows the rpz file's.
+      if (atStart) await this.#exportsRefresher()?.adoptZoneSerial();
+      else await this.#exportsRefresher()?.refresh();
       const index = this.#index;
       if (index === undefined) return;
       const state = index.view.state();

@@ -16,7 +16,8 @@ import { ThreatSnapshot } from './current-threats.js';
 import { type ExportFormat, type HostFormat, isHostFormat } from './export-formats.js';
 import { HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
 import type { ExportIndex } from './export-index.js';
-import type { ZoneTimers } from './rpz.js';
+import { nextRpzSerial, type ZoneTimers } from './rpz.js';
+import { discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
 import { type FileWriteResult, serialOfFile, writeExportFile } from './write-export.js';
 
 export interface ExportTarget {
@@ -85,6 +86,25 @@ export class ExportRefresher {
     }
   }
 
+  /**
+   * Before the first run: the zone takes the serial of the rpz file the last daemon left, when its
+   * names are the index's (a restart that changed nothing keeps the secondaries' copy current), or
+   * moves past it. Nothing is written: files are rewritten after runs only.
+   */
+  async adoptZoneSerial(): Promise<void> {
+    const index = this.#index;
+    const target = this.#targets.find((candidate) => candidate.format === 'rpz');
+    this.#serialAdopted = true;
+    if (index === undefined || target === undefined) return;
+    const previous = await serialOfFile(target.path);
+    if (previous === undefined) return;
+    const built = buildHostExportFromIndex(index.view, 'rpz', previous, this.#timers);
+    const temp = await writeTempFile(target.path, built.render(previous), built.commentPrefix);
+    await discardTempFile(temp);
+    const same = (await fileDigest(target.path, built.commentPrefix)) === temp.digest;
+    index.adoptSerial(same ? previous : nextRpzSerial(index.view.state().serial, previous));
+  }
+
   /** A host format from the index: rewritten only when the host list changed or the file is not as this process left it. */
   async #refreshFromIndex(target: ExportTarget, format: HostFormat, index: ExportIndex): Promise<void> {
     const { path } = target;
@@ -93,7 +113,7 @@ export class ExportRefresher {
       const before = this.#checked.get(path);
       const current = await fileState(path);
       if (before !== undefined && current !== undefined && before.changeSeq === state.hostsVersion && sameFile(before, current)) {
-        this.#logger.debug({ format, path }, 'export unchanged (no change in the mirror)');
+        this.#logger.debug({ format, path, changeSeq: state.changeSeq }, 'export unchanged (no change in its hosts)');
         return;
       }
       const built = buildHostExportFromIndex(index.view, format, state.serial, this.#timers);
