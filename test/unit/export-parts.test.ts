@@ -42,6 +42,22 @@ describe('export flags and THREAT_MIRROR_EXPORTS', () => {
   });
 });
 
+describe('THREAT_MIRROR_DNS_* variables', () => {
+  it('are read into the DNS primary\'s settings, and a bad one names itself', () => {
+    expect(loadConfig(base).dns).toBeUndefined();
+    expect(loadConfig({ ...base, THREAT_MIRROR_DNS_PORT: '5353', THREAT_MIRROR_RPZ_ZONE: 'RPZ.Example.', THREAT_MIRROR_DNS_ALLOW: '10.0.0.0/8, fd00::/8,192.0.2.7', THREAT_MIRROR_DNS_NOTIFY: '10.0.0.53,[fd00::53]:5300' }).dns).toEqual({
+      port: 5353, host: '127.0.0.1', zone: 'rpz.example',
+      allow: [{ address: '10.0.0.0', prefix: 8, family: 'ipv4' }, { address: 'fd00::', prefix: 8, family: 'ipv6' }, { address: '192.0.2.7', prefix: 32, family: 'ipv4' }],
+      notify: [{ host: '10.0.0.53', port: 53 }, { host: 'fd00::53', port: 5300 }],
+    });
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_PORT: '70000' }))).toMatch(/^THREAT_MIRROR_DNS_PORT: "70000" must be at most 65535/);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_ALLOW: '10.0.0.0/33' }))).toMatch(/^THREAT_MIRROR_DNS_ALLOW: "10.0.0.0\/33" is not/);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_NOTIFY: 'resolver.example:53' }))).toMatch(/^THREAT_MIRROR_DNS_NOTIFY: "resolver.example:53" is not host:port/);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_RPZ_ZONE: 'bad zone' }))).toMatch(/^THREAT_MIRROR_RPZ_ZONE: "bad zone" is not a zone name/);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_HOST: 'localhost' }))).toMatch(/^THREAT_MIRROR_DNS_HOST: "localhost" is not an IP address/);
+  });
+});
+
 describe('zone serials', () => {
   it('follow change_seq, and grow past the previous file when a rebuilt mirror starts again', () => {
     expect(nextRpzSerial(120, undefined)).toBe(120);
