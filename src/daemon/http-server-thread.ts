@@ -10,6 +10,7 @@ import { Database } from '../db/sqlite.js';
 import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../commands/lookup.js';
+import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 
 export interface HttpThreadData {
   readonly host: string;
@@ -51,7 +52,8 @@ if (port) {
       if (closing) return; // the connection closed under a request cut short by the shutdown
       post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
     });
-    const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const options = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS };
+    const server = createServer(options, (request: IncomingMessage, response: ServerResponse) => {
       const path = (request.url ?? '/').split('?')[0] ?? '/';
       if (path === '/v1/lookup') return lookup(request, response);
       const id = nextProbe++;
@@ -73,6 +75,8 @@ if (port) {
       post({ kind: 'closed' });
       port.close();
     });
+    server.maxConnections = MAX_CONNECTIONS;
+    server.setTimeout(IDLE_TIMEOUT_MS);
     server.once('error', (error) => {
       sqlite?.close();
       post({ kind: 'failed', message: error.message });
