@@ -5,6 +5,7 @@ import { ConfigError, errorMessage } from './lib/errors.js';
 import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
 import { Secret } from './lib/secret.js';
+import { HTTP_TOKEN_VARIABLE, loadHttpToken } from './daemon/http-token.js';
 
 export interface OrganizationConfig {
   /** The label rows are stored under; also picks the key variable. */
@@ -36,6 +37,8 @@ export interface Config {
   readonly jitterSeconds: number;
   readonly httpPort: number | undefined;
   readonly httpHost: string;
+  /** THREAT_MIRROR_HTTP_TOKEN (or _FILE): the bearer token /v1/* requires; undefined: /v1/* is open. */
+  readonly httpToken: Secret | undefined;
   readonly reports: boolean;
   readonly reportsRecentDays: number;
   /** Every mirrored day is re-walked at least once in this many days (docs/reconciliation.md). */
@@ -94,6 +97,11 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_JITTER_SECONDS', default: '0', meaning: 'Random delay before each scheduled run, so a fleet does not hit the service at once' },
   { name: 'THREAT_MIRROR_HTTP_PORT', default: '(off)', meaning: 'Serve /healthz, /readyz, /metrics and /v1/lookup on this port' },
   { name: 'THREAT_MIRROR_HTTP_HOST', default: '127.0.0.1', meaning: 'Address the HTTP endpoints bind to' },
+  {
+    name: 'THREAT_MIRROR_HTTP_TOKEN',
+    default: '(none)',
+    meaning: '/v1/* then requires "Authorization: Bearer TOKEN" (16+ characters; or THREAT_MIRROR_HTTP_TOKEN_FILE: a file holding it); probes and /metrics stay open',
+  },
   { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports and their proposals' },
   { name: 'THREAT_MIRROR_REPORTS_RECENT_DAYS', default: '30', meaning: 'Days of reports every incremental run re-reads (their statuses change after filing)' },
   { name: 'THREAT_MIRROR_RECONCILE_DAYS', default: '7', meaning: 'Every mirrored day is re-walked (removals, changes) at least once in this many days; 0: every run' },
@@ -134,12 +142,13 @@ export function loadDatabasePath(env: Environment): string {
 
 /**
  * Tells the redaction point every secret the environment holds, before anything can fail: the
- * keys given directly and any credentials in THREAT_MIRROR_API_URL. Keys read from files register
- * themselves when loadConfig reads them (Secret).
+ * keys and the HTTP token given directly and any credentials in THREAT_MIRROR_API_URL. Those read
+ * from files register themselves when loadConfig reads them (Secret).
  */
 export function registerSecretsOf(env: Environment): void {
   for (const [name, raw] of Object.entries(env)) {
-    if (raw === undefined || !/^THREAT_MIRROR_API_KEY(_[A-Z0-9_]*)?$/.test(name) || name.endsWith('_FILE')) continue;
+    const secret = name === HTTP_TOKEN_VARIABLE || (/^THREAT_MIRROR_API_KEY(_[A-Z0-9_]*)?$/.test(name) && !name.endsWith('_FILE'));
+    if (raw === undefined || !secret) continue;
     registerSecret(raw);
     registerSecret(raw.trim());
   }
@@ -198,6 +207,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     jitterSeconds: integer(env, 'THREAT_MIRROR_JITTER_SECONDS', 0, 0, 86_400),
     httpPort: httpPortText === undefined ? undefined : integer(env, 'THREAT_MIRROR_HTTP_PORT', 0, 0, 65_535),
     httpHost: value(env, 'THREAT_MIRROR_HTTP_HOST') ?? '127.0.0.1',
+    httpToken: loadHttpToken(env, readFile),
     reports: boolean(env, 'THREAT_MIRROR_REPORTS', false),
     reportsRecentDays: integer(env, 'THREAT_MIRROR_REPORTS_RECENT_DAYS', 30, 1, 3_650),
     reconcileDays: integer(env, 'THREAT_MIRROR_RECONCILE_DAYS', 7, 0, 3_650),

@@ -48,6 +48,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           host: config.httpHost,
           port: config.httpPort,
           dbPath: config.dbPath,
+          token: config.httpToken,
           registry: metrics.registry,
           logger,
           onFailure: (error) => {

@@ -11,11 +11,14 @@ import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../commands/lookup.js';
 import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
+import { bearerMatches } from './http-token.js';
 
 export interface HttpThreadData {
   readonly host: string;
   readonly port: number;
   readonly dbPath: string;
+  /** sha256 (hex) of THREAT_MIRROR_HTTP_TOKEN, which /v1/* then requires; the token itself never reaches this thread. */
+  readonly tokenDigest?: string | undefined;
 }
 
 /** From the server's thread to the main thread. */
@@ -43,6 +46,11 @@ if (port) {
     response.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
     response.end(answer.body);
   };
+  const unauthorized = (response: ServerResponse): void => {
+    // A body the request may carry is left to the server, which reads and drops it after the answer.
+    response.writeHead(401, { 'content-type': 'application/json', 'cache-control': 'no-store', 'www-authenticate': 'Bearer realm="threat-mirror"' });
+    response.end('{"error":"/v1/* needs the header Authorization: Bearer <THREAT_MIRROR_HTTP_TOKEN>"}\n');
+  };
   try {
     // The same read-only connection the main thread used to open for lookups (openDatabaseReadOnly),
     // without drizzle: this thread's isolate loads only what lookups need.
@@ -52,10 +60,15 @@ if (port) {
       if (closing) return; // the connection closed under a request cut short by the shutdown
       post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
     });
+    const tokenDigest = data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex');
     const options = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS };
     const server = createServer(options, (request: IncomingMessage, response: ServerResponse) => {
       const path = (request.url ?? '/').split('?')[0] ?? '/';
-      if (path === '/v1/lookup') return lookup(request, response);
+      if (path.startsWith('/v1/')) {
+        if (tokenDigest !== undefined && !bearerMatches(request.headers.authorization, tokenDigest)) return unauthorized(response);
+        if (path === '/v1/lookup') return lookup(request, response);
+        return send(response, { status: 404, contentType: 'application/json', body: '{"error":"not found; the API is /v1/lookup"}\n' });
+      }
       const id = nextProbe++;
       waiting.set(id, response);
       response.once('close', () => waiting.delete(id));
