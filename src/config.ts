@@ -6,6 +6,8 @@ import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
 import { Secret } from './lib/secret.js';
 import { HTTP_TOKEN_VARIABLE, loadHttpToken } from './daemon/http-token.js';
+import { assertNotDatabaseFile } from './db/database-files.js';
+import { filesBesideSnapshot } from './db/snapshot-files.js';
 
 export interface OrganizationConfig {
   /** The label rows are stored under; also picks the key variable. */
@@ -188,10 +190,11 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
   }
   const httpPortText = value(env, 'THREAT_MIRROR_HTTP_PORT');
   const maxRpsText = value(env, 'THREAT_MIRROR_MAX_RPS');
+  const dbPath = loadDatabasePath(env);
   return Object.freeze({
     apiUrl: apiUrl.replace(/\/+$/, ''),
     insecureHttp: new URL(apiUrl).protocol === 'http:' && !isLoopback(new URL(apiUrl).hostname),
-    dbPath: loadDatabasePath(env),
+    dbPath,
     organizations: Object.freeze(loadOrganizations(env, readFile)),
     initialDays: integer(env, 'THREAT_MIRROR_INITIAL_DAYS', 30, 1, 36_500),
     lookbackDays: integer(env, 'THREAT_MIRROR_LOOKBACK_DAYS', 2, 0, 3_650),
@@ -213,15 +216,15 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     reconcileDays: integer(env, 'THREAT_MIRROR_RECONCILE_DAYS', 7, 0, 3_650),
     reconcileMaxRequests: integer(env, 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', 20, 0, 1_000_000),
     fixedNow,
-    exports: Object.freeze(loadExports(env)),
+    exports: Object.freeze(loadExports(env, dbPath)),
     checkpoints: parseVariable(env, 'THREAT_MIRROR_CHECKPOINTS', 'auto', oneOf(CHECKPOINT_MODES)),
     walStarvedSeconds: integer(env, 'THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, 1, 31_536_000),
-    snapshotPath: value(env, 'THREAT_MIRROR_SNAPSHOT'),
+    snapshotPath: assertNotDatabaseFile('THREAT_MIRROR_SNAPSHOT', value(env, 'THREAT_MIRROR_SNAPSHOT'), dbPath, filesBesideSnapshot),
   });
 }
 
 /** `rpz=/data/threats.rpz,hosts=/data/hosts.txt`: each file once, each format as often as wanted. */
-function loadExports(env: Environment): Array<{ format: ExportFormat; path: string }> {
+function loadExports(env: Environment, dbPath: string): Array<{ format: ExportFormat; path: string }> {
   const list = value(env, 'THREAT_MIRROR_EXPORTS');
   if (list === undefined) return [];
   const seen = new Set<string>();
@@ -232,6 +235,7 @@ function loadExports(env: Environment): Array<{ format: ExportFormat; path: stri
     if (equals < 0 || path === '') throw new ConfigError(`THREAT_MIRROR_EXPORTS: "${pair}" is not format=path`);
     if (!isExportFormat(format)) throw new ConfigError(`THREAT_MIRROR_EXPORTS: "${format}" is not a format; formats are ${EXPORT_FORMATS.join(', ')}`);
     if (seen.has(path)) throw new ConfigError(`THREAT_MIRROR_EXPORTS: ${path} is listed twice`);
+    assertNotDatabaseFile('THREAT_MIRROR_EXPORTS', path, dbPath);
     seen.add(path);
     return { format, path };
   });
