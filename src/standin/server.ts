@@ -54,7 +54,7 @@ function standinHandle(url: string, context: StandinContext, close: () => Promis
     },
     reportsOf: (organization) => reports.filter((report) => report.organization === organization),
     updateReport: (id, change) => {
-      const report = reports.find((candidate) => candidate.id === id);
+      const report = reports.find((candidate) => BigInt(candidate.id) === BigInt(id));
       if (!report) throw new Error(`no report ${id}`);
       change(report);
     },
