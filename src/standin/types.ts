@@ -61,6 +61,8 @@ export interface Standin {
   reportsOf(organization: string): StandinReport[];
   updateReport(id: number | bigint, change: (report: StandinReport) => void): void;
   addReports(reports: readonly StandinReport[]): void;
+  /** Reports deleted upstream: no longer listed. */
+  removeReports(ids: ReadonlyArray<number | bigint>): void;
   setReportsVariant(variant: ReportsVariant): void;
   setReportsEnabled(enabled: boolean): void;
   /** Resolves once `count` requests have arrived in all. */
