@@ -5,7 +5,7 @@ import { ConfigError, errorMessage } from './lib/errors.js';
 import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
 import { Secret } from './lib/secret.js';
-import { HTTP_TOKEN_VARIABLE, loadHttpToken } from './daemon/http-token.js';
+import { HTTP_TOKEN_VARIABLE, loadHttpToken } from './lib/http-token.js';
 import { assertNotDatabaseFile } from './db/database-files.js';
 import { filesBesideSnapshot } from './db/snapshot-files.js';
 

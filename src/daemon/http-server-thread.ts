@@ -11,7 +11,7 @@ import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../commands/lookup.js';
 import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
-import { bearerMatches } from './http-token.js';
+import { bearerMatches } from '../lib/http-token.js';
 
 export interface HttpThreadData {
   readonly host: string;

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Secret } from '../lib/secret.js';
 import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
-import { tokenDigest } from './http-token.js';
+import { tokenDigest } from '../lib/http-token.js';
 import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
 
 export interface HttpServerOptions extends HttpEndpointsOptions {

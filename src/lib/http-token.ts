@@ -2,8 +2,8 @@
 // checked by the HTTP thread in constant time. The probes and /metrics stay open, as an
 // orchestrator and Prometheus expect them to be.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ConfigError, errorMessage } from '../lib/errors.js';
-import { Secret } from '../lib/secret.js';
+import { ConfigError, errorMessage } from './errors.js';
+import { Secret } from './secret.js';
 
 export const HTTP_TOKEN_VARIABLE = 'THREAT_MIRROR_HTTP_TOKEN';
 const FILE_VARIABLE = `${HTTP_TOKEN_VARIABLE}_FILE`;
