@@ -22,8 +22,8 @@ import { runSnapshot } from './commands/snapshot-command.js';
 import { showStatus } from './commands/status-command.js';
 import { runSync } from './commands/sync-command.js';
 import { runVerify, verifyRange } from './commands/verify-command.js';
-import { type Config, type Environment, loadConfig, loadDatabasePath,
-  loadZoneTimers, registerSecretsOf } from './config.js';
+import { type Config, type Environment, loadConfig, loadDatabasePath, registerSecretsOf } from './config.js';
+import { loadZoneTimers } from './dns/dns-config.js';
 import { addDays, dayOf } from './lib/days.js';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { packageVersion } from './lib/package-root.js';

@@ -1,14 +1,14 @@
 // Reads and validates the environment into one readonly Config; a ConfigError names the variable.
 import { readFileSync } from 'node:fs';
-import { validate as isCronExpression } from 'node-cron';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
 import { Secret } from './lib/secret.js';
-import { schedulePeriodSeconds } from './lib/schedule.js';
-import { type ZoneTimers, zoneTimersFor } from './export/rpz.js';
-import { DEFAULT_DNS_ALLOW } from './dns/acl.js';
-import { DEFAULT_RPZ_ZONE, type DnsConfig, loadDnsConfig } from './dns/dns-config.js';
+import { scheduleOf } from './lib/schedule.js';
+import { DNS_VARIABLES, type DnsConfig, loadDnsConfig } from './dns/dns-config.js';
+import { HTTP_TOKEN_VARIABLE, loadHttpToken } from './lib/http-token.js';
+import { assertNotDatabaseFile } from './db/database-files.js';
+import { filesBesideSnapshot } from './db/snapshot-files.js';
 
 export interface OrganizationConfig {
   /** The label rows are stored under; also picks the key variable. */
@@ -40,6 +40,8 @@ export interface Config {
   readonly jitterSeconds: number;
   readonly httpPort: number | undefined;
   readonly httpHost: string;
+  /** THREAT_MIRROR_HTTP_TOKEN (or _FILE): the bearer token /v1/* requires; undefined: /v1/* is open. */
+  readonly httpToken: Secret | undefined;
   readonly reports: boolean;
   readonly reportsRecentDays: number;
   /** Every mirrored day is re-walked at least once in this many days (docs/reconciliation.md). */
@@ -59,8 +61,6 @@ export interface Config {
   /** The DNS primary of the response policy zone (THREAT_MIRROR_DNS_PORT); undefined: off. */
   readonly dns: DnsConfig | undefined;
 }
-
-
 
 export type CheckpointMode = 'auto' | 'external';
 const CHECKPOINT_MODES = ['auto', 'external'] as const;
@@ -102,6 +102,11 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_JITTER_SECONDS', default: '0', meaning: 'Random delay before each scheduled run, so a fleet does not hit the service at once' },
   { name: 'THREAT_MIRROR_HTTP_PORT', default: '(off)', meaning: 'Serve /healthz, /readyz, /metrics and /v1/lookup on this port' },
   { name: 'THREAT_MIRROR_HTTP_HOST', default: '127.0.0.1', meaning: 'Address the HTTP endpoints bind to' },
+  {
+    name: 'THREAT_MIRROR_HTTP_TOKEN',
+    default: '(none)',
+    meaning: '/v1/* then requires "Authorization: Bearer TOKEN" (16+ characters; or THREAT_MIRROR_HTTP_TOKEN_FILE: a file holding it); probes and /metrics stay open',
+  },
   { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports and their proposals' },
   { name: 'THREAT_MIRROR_REPORTS_RECENT_DAYS', default: '30', meaning: 'Days of reports every incremental run re-reads (their statuses change after filing)' },
   { name: 'THREAT_MIRROR_RECONCILE_DAYS', default: '7', meaning: 'Every mirrored day is re-walked (removals, changes) at least once in this many days; 0: every run' },
@@ -118,11 +123,7 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   },
   { name: 'THREAT_MIRROR_WAL_STARVED_SECONDS', default: '1800', meaning: '/readyz reports a reason once readers have kept WAL checkpoints from completing this long' },
   { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' },
-  { name: 'THREAT_MIRROR_DNS_PORT', default: '(off)', meaning: 'Serve the response policy zone as a DNS primary on this port, UDP and TCP (SOA, AXFR, IXFR): resolvers become its secondaries (docs/dns.md)' },
-  { name: 'THREAT_MIRROR_DNS_HOST', default: '127.0.0.1', meaning: 'Address the DNS primary binds to, and sends NOTIFY from' },
-  { name: 'THREAT_MIRROR_RPZ_ZONE', default: DEFAULT_RPZ_ZONE, meaning: 'Name of the zone the DNS primary serves (up to 63 characters)' },
-  { name: 'THREAT_MIRROR_DNS_ALLOW', default: DEFAULT_DNS_ALLOW.join(','), meaning: 'CIDRs that may query and transfer the zone; others are REFUSED' },
-  { name: 'THREAT_MIRROR_DNS_NOTIFY', default: '(none)', meaning: 'host:port of secondaries sent NOTIFY after each run that changed the zone, e.g. 10.0.0.53:53,[fd00::53]:53' },
+  ...DNS_VARIABLES,
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
@@ -147,12 +148,13 @@ export function loadDatabasePath(env: Environment): string {
 
 /**
  * Tells the redaction point every secret the environment holds, before anything can fail: the
- * keys given directly and any credentials in THREAT_MIRROR_API_URL. Keys read from files register
- * themselves when loadConfig reads them (Secret).
+ * keys and the HTTP token given directly and any credentials in THREAT_MIRROR_API_URL. Those read
+ * from files register themselves when loadConfig reads them (Secret).
  */
 export function registerSecretsOf(env: Environment): void {
   for (const [name, raw] of Object.entries(env)) {
-    if (raw === undefined || !/^THREAT_MIRROR_API_KEY(_[A-Z0-9_]*)?$/.test(name) || name.endsWith('_FILE')) continue;
+    const secret = name === HTTP_TOKEN_VARIABLE || (/^THREAT_MIRROR_API_KEY(_[A-Z0-9_]*)?$/.test(name) && !name.endsWith('_FILE'));
+    if (raw === undefined || !secret) continue;
     registerSecret(raw);
     registerSecret(raw.trim());
   }
@@ -174,19 +176,6 @@ function safeDecode(text: string): string {
   }
 }
 
-function loadSchedule(env: Environment): string {
-  const schedule = value(env, 'THREAT_MIRROR_SCHEDULE') ?? '*/10 * * * *';
-  if (!isCronExpression(schedule)) {
-    throw new ConfigError(`THREAT_MIRROR_SCHEDULE: "${schedule}" is not a valid cron expression`);
-  }
-  return schedule;
-}
-
-/** For `export --format rpz`: the SOA timers that fit the daemon's schedule, as the daemon's zone has them. */
-export function loadZoneTimers(env: Environment): ZoneTimers {
-  return zoneTimersFor(schedulePeriodSeconds(loadSchedule(env)));
-}
-
 export function loadConfig(env: Environment, readFile: FileReader = readTextFile): Config {
   const apiUrl = loadApiUrl(env);
   const fixedNowText = value(env, 'THREAT_MIRROR_NOW');
@@ -194,7 +183,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
   if (fixedNow !== undefined && Number.isNaN(fixedNow.getTime())) {
     throw new ConfigError(`THREAT_MIRROR_NOW: "${fixedNowText}" is not an ISO timestamp`);
   }
-  const schedule = loadSchedule(env);
+  const schedule = scheduleOf(env);
   const retryMinMs = integer(env, 'THREAT_MIRROR_RETRY_MIN_MS', 500, 1, 3_600_000);
   const retryMaxMs = integer(env, 'THREAT_MIRROR_RETRY_MAX_MS', 30_000, 1, 3_600_000);
   if (retryMaxMs < retryMinMs) {
@@ -202,10 +191,11 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
   }
   const httpPortText = value(env, 'THREAT_MIRROR_HTTP_PORT');
   const maxRpsText = value(env, 'THREAT_MIRROR_MAX_RPS');
+  const dbPath = loadDatabasePath(env);
   return Object.freeze({
     apiUrl: apiUrl.replace(/\/+$/, ''),
     insecureHttp: new URL(apiUrl).protocol === 'http:' && !isLoopback(new URL(apiUrl).hostname),
-    dbPath: loadDatabasePath(env),
+    dbPath,
     organizations: Object.freeze(loadOrganizations(env, readFile)),
     initialDays: integer(env, 'THREAT_MIRROR_INITIAL_DAYS', 30, 1, 36_500),
     lookbackDays: integer(env, 'THREAT_MIRROR_LOOKBACK_DAYS', 2, 0, 3_650),
@@ -221,21 +211,22 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     jitterSeconds: integer(env, 'THREAT_MIRROR_JITTER_SECONDS', 0, 0, 86_400),
     httpPort: httpPortText === undefined ? undefined : integer(env, 'THREAT_MIRROR_HTTP_PORT', 0, 0, 65_535),
     httpHost: value(env, 'THREAT_MIRROR_HTTP_HOST') ?? '127.0.0.1',
+    httpToken: loadHttpToken(env, readFile),
     reports: boolean(env, 'THREAT_MIRROR_REPORTS', false),
     reportsRecentDays: integer(env, 'THREAT_MIRROR_REPORTS_RECENT_DAYS', 30, 1, 3_650),
     reconcileDays: integer(env, 'THREAT_MIRROR_RECONCILE_DAYS', 7, 0, 3_650),
     reconcileMaxRequests: integer(env, 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', 20, 0, 1_000_000),
     fixedNow,
-    exports: Object.freeze(loadExports(env)),
+    exports: Object.freeze(loadExports(env, dbPath)),
     checkpoints: parseVariable(env, 'THREAT_MIRROR_CHECKPOINTS', 'auto', oneOf(CHECKPOINT_MODES)),
     walStarvedSeconds: integer(env, 'THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, 1, 31_536_000),
-    snapshotPath: value(env, 'THREAT_MIRROR_SNAPSHOT'),
+    snapshotPath: assertNotDatabaseFile('THREAT_MIRROR_SNAPSHOT', value(env, 'THREAT_MIRROR_SNAPSHOT'), dbPath, filesBesideSnapshot),
     dns: loadDnsConfig(env, (name, fallback, min, max) => integer(env, name, fallback, min, max)),
   });
 }
 
 /** `rpz=/data/threats.rpz,hosts=/data/hosts.txt`: each file once, each format as often as wanted. */
-function loadExports(env: Environment): Array<{ format: ExportFormat; path: string }> {
+function loadExports(env: Environment, dbPath: string): Array<{ format: ExportFormat; path: string }> {
   const list = value(env, 'THREAT_MIRROR_EXPORTS');
   if (list === undefined) return [];
   const seen = new Set<string>();
@@ -246,6 +237,7 @@ function loadExports(env: Environment): Array<{ format: ExportFormat; path: stri
     if (equals < 0 || path === '') throw new ConfigError(`THREAT_MIRROR_EXPORTS: "${pair}" is not format=path`);
     if (!isExportFormat(format)) throw new ConfigError(`THREAT_MIRROR_EXPORTS: "${format}" is not a format; formats are ${EXPORT_FORMATS.join(', ')}`);
     if (seen.has(path)) throw new ConfigError(`THREAT_MIRROR_EXPORTS: ${path} is listed twice`);
+    assertNotDatabaseFile('THREAT_MIRROR_EXPORTS', path, dbPath);
     seen.add(path);
     return { format, path };
   });

@@ -11,6 +11,13 @@ import type { MirrorMetrics } from '../daemon/metrics.js';
 import { clockFor, openWriterSession, type WriterSession } from '../session/writer-session.js';
 import { installSignalHandlers } from './signals.js';
 
+/** Names configured with the same key, in groups of two or more. */
+function organizationsSharingAKey(organizations: readonly OrganizationConfig[]): string[][] {
+  const byKey = new Map<string, string[]>();
+  for (const organization of organizations) byKey.set(organization.apiKey.reveal(), [...(byKey.get(organization.apiKey.reveal()) ?? []), organization.name]);
+  return [...byKey.values()].filter((names) => names.length > 1);
+}
+
 /** The configured organizations, or only the one --org names. */
 export type Organizations = (only: string | undefined) => readonly OrganizationConfig[];
 
@@ -24,6 +31,12 @@ export async function withWriter(config: Config, io: Io, work: WriterWork, metri
   const { logger, flush } = createLogger(config.logLevel);
   if (config.insecureHttp) {
     logger.warn({ apiUrl: config.apiUrl }, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP=1: the API key travels unencrypted over plain HTTP to a host that is not loopback');
+  }
+  for (const names of organizationsSharingAKey(config.organizations)) {
+    logger.warn(
+      { organizations: names },
+      `organizations ${names.join(', ')} use the same API key: the service answers each the same, so each holds every threat the key can see, and --org, per-organization exports and lookups do not tell them apart (README: "Organization keys and user keys")`,
+    );
   }
   const clock = clockFor(config);
   const shutdown = new AbortController();

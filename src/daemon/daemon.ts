@@ -12,9 +12,7 @@ import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch } from './startup.js';
 import { syncOrganizations } from '../sync/sync-all.js';
 import { WalHealth } from './wal-health.js';
-import { schedulePeriodSeconds } from '../lib/schedule.js';
-
-export { schedulePeriodSeconds };
+import { longestScheduleGapSeconds } from '../lib/schedule.js';
 
 export interface DaemonOptions {
   readonly config: Config;
@@ -29,7 +27,7 @@ export interface DaemonOptions {
 /** Runs until the signal aborts; resolves once every part has stopped. */
 export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { config, mirror, metrics, organizations, logger, clock, signal } = options;
-  const staleAfterSeconds = 2 * schedulePeriodSeconds(config.schedule);
+  const staleAfterSeconds = 2 * longestScheduleGapSeconds(config.schedule);
   mirror.deps.store.recordSetting('stale_after_seconds', String(staleAfterSeconds), clock().toISOString());
   const startup = createStartupLatch(
     mirror.deps.store.sqlite,
@@ -53,6 +51,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           dbPath: config.dbPath,
           enforcement: enforcement.threadData(),
           onEnforcementEvent: (event) => enforcement.event(event),
+          token: config.httpToken,
           registry: metrics.registry,
           logger,
           onFailure: (error) => {

@@ -10,6 +10,7 @@ import { Notifier } from '../dns/notify.js';
 import { ZoneReader } from '../dns/zone-reader.js';
 import type { ZoneTimers } from '../export/rpz.js';
 import { createFeedHandler, type FeedHandler } from './export-feeds.js';
+import type { InFlightBudget } from './http-limits.js';
 
 export interface EnforcementData {
   readonly dbPath: string;
@@ -40,7 +41,8 @@ export interface EnforcementSide {
   close(): Promise<void>;
 }
 
-export async function startEnforcementSide(data: EnforcementData, emit: (event: EnforcementEvent) => void): Promise<EnforcementSide> {
+/** `budget`: the HTTP thread's requests in flight, which feeds share with lookups. */
+export async function startEnforcementSide(data: EnforcementData, emit: (event: EnforcementEvent) => void, budget: InFlightBudget): Promise<EnforcementSide> {
   let indexReady = false;
   const feeds = createFeedHandler({
     dbPath: data.dbPath,
@@ -48,6 +50,7 @@ export async function startEnforcementSide(data: EnforcementData, emit: (event: 
     folder: data.feedsFolder,
     timers: data.timers,
     maxAgeSeconds: data.feedMaxAgeSeconds,
+    budget,
     onError: (error) => emit({ type: 'error', message: `feed failed: ${error instanceof Error ? error.message : String(error)}` }),
   });
   let server: DnsServer | undefined;

@@ -15,6 +15,14 @@ import { ThreatSnapshot } from '../export/current-threats.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat, isHostFormat } from '../export/export-formats.js';
 import { IndexView } from '../export/index-view.js';
 import { nextRpzSerial, type ZoneTimers } from '../export/rpz.js';
+import { InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
+
+/**
+ * Feeds in flight at once. A feed takes its place in the HTTP thread's budget of requests (shared
+ * with lookups) until its last byte is sent, and a slow client may take minutes over a large one:
+ * feeds alone never hold more than half of the places, so lookups always keep the rest.
+ */
+const MAX_FEEDS_IN_FLIGHT = 8;
 
 export interface FeedOptions {
   readonly dbPath: string;
@@ -25,6 +33,8 @@ export interface FeedOptions {
   /** Cache-Control max-age: how long a client may use a copy without asking. */
   readonly maxAgeSeconds: number;
   readonly onError: (error: unknown) => void;
+  /** The HTTP thread's requests in flight (lookups and feeds): beyond it, 503 with Retry-After. */
+  readonly budget: InFlightBudget;
 }
 
 interface Feed {
@@ -59,9 +69,24 @@ export function createFeedHandler(options: FeedOptions): FeedHandler {
   const mirror = new Database(options.dbPath, { readonly: true, fileMustExist: true });
   mirror.pragma('busy_timeout = 5000');
 
-  const sendJson = (response: ServerResponse, status: number, body: unknown): void => {
-    response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  const feedBudget = new InFlightBudget(MAX_FEEDS_IN_FLIGHT, 0);
+  const sendJson = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+    response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
     response.end(`${JSON.stringify(body)}\n`);
+  };
+  /** Takes a place in both budgets, held until the response is done (or its client gone); false: none free. */
+  const admit = (response: ServerResponse): boolean => {
+    const feed = feedBudget.admit();
+    const request = feed === undefined ? undefined : options.budget.admit();
+    if (feed === undefined || request === undefined) {
+      feed?.release();
+      return false;
+    }
+    response.once('close', () => {
+      request.release();
+      feed.release();
+    });
+    return true;
   };
 
   const current = async (format: ExportFormat, organization: string | undefined): Promise<Feed> => {
@@ -107,6 +132,10 @@ export function createFeedHandler(options: FeedOptions): FeedHandler {
     if (!isExportFormat(format)) return sendJson(response, 404, { error: `no feed "${format}"; formats: ${EXPORT_FORMATS.join(', ')}` });
     const unknown = [...url.searchParams.keys()].find((key) => key !== 'org');
     if (unknown !== undefined) return sendJson(response, 400, { error: `unknown query parameter "${unknown}"; use org=NAME or nothing` });
+    if (!admit(response)) {
+      const error = `busy (${options.budget.requests} requests in flight, ${feedBudget.requests} of them feeds); retry in ${RETRY_AFTER_SECONDS} s`;
+      return sendJson(response, 503, { error }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    }
     const organization = url.searchParams.get('org') ?? undefined;
     if (organization !== undefined && !knowsOrganization(mirror, organization)) {
       return sendJson(response, 404, { error: `the mirror holds nothing for organization "${organization}"` });

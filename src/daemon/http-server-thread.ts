@@ -11,6 +11,8 @@ import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../commands/lookup.js';
 import { type EnforcementCommand, type EnforcementData, type EnforcementEvent, type EnforcementSide, startEnforcementSide } from './enforcement-side.js';
+import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
+import { bearerMatches } from '../lib/http-token.js';
 
 export interface HttpThreadData {
   readonly host: string;
@@ -19,6 +21,8 @@ export interface HttpThreadData {
   readonly dbPath: string;
   /** Enforcement: feeds, and the DNS primary when configured (enforcement-side.ts). */
   readonly enforcement: EnforcementData;
+  /** sha256 (hex) of THREAT_MIRROR_HTTP_TOKEN, which /v1/* then requires; the token itself never reaches this thread. */
+  readonly tokenDigest?: string | undefined;
 }
 
 /** From the server's thread to the main thread. */
@@ -53,21 +57,38 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
     response.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
     response.end(answer.body);
   };
+  const unauthorized = (response: ServerResponse): void => {
+    // A body the request may carry is left to the server, which reads and drops it after the answer.
+    response.writeHead(401, { 'content-type': 'application/json', 'cache-control': 'no-store', 'www-authenticate': 'Bearer realm="threat-mirror"' });
+    response.end('{"error":"/v1/* needs the header Authorization: Bearer <THREAT_MIRROR_HTTP_TOKEN>"}\n');
+  };
   try {
     // The same read-only connection the main thread used to open for lookups (openDatabaseReadOnly),
     // without drizzle: this thread's isolate loads only what lookups need.
     sqlite = new Database(data.dbPath, { readonly: true, fileMustExist: true });
     sqlite.pragma('busy_timeout = 5000');
-    const lookup = createLookupHandler(new ThreatLookup(sqlite), (error) => {
-      if (closing) return; // the connection closed under a request cut short by the shutdown
-      post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
-    });
-    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }));
+    // One budget of requests in flight for lookups and feeds alike (http-limits.ts).
+    const budget = new InFlightBudget();
+    const lookup = createLookupHandler(
+      new ThreatLookup(sqlite),
+      (error) => {
+        if (closing) return; // the connection closed under a request cut short by the shutdown
+        post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
+      },
+      budget,
+    );
+    const tokenDigest = data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex');
+    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget);
     const feeds = enforcement.feeds;
-    const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const options = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS };
+    const server = createServer(options, (request: IncomingMessage, response: ServerResponse) => {
       const path = (request.url ?? '/').split('?')[0] ?? '/';
-      if (path === '/v1/lookup') return lookup(request, response);
-      if (path.startsWith('/v1/exports/')) return feeds.handle(request, response);
+      if (path.startsWith('/v1/')) {
+        if (tokenDigest !== undefined && !bearerMatches(request.headers.authorization, tokenDigest)) return unauthorized(response);
+        if (path === '/v1/lookup') return lookup(request, response);
+        if (path.startsWith('/v1/exports/')) return feeds.handle(request, response);
+        return send(response, { status: 404, contentType: 'application/json', body: '{"error":"not found; the API is /v1/lookup and /v1/exports/FORMAT"}\n' });
+      }
       const id = nextProbe++;
       waiting.set(id, response);
       response.once('close', () => waiting.delete(id));
@@ -90,6 +111,8 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
         port.close();
       });
     });
+    server.maxConnections = MAX_CONNECTIONS;
+    server.setTimeout(IDLE_TIMEOUT_MS);
     server.once('error', (error) => {
       sqlite?.close();
       post({ kind: 'failed', message: error.message });

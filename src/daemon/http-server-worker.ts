@@ -2,7 +2,9 @@
 // the probes it forwards, logs its lookup errors, stops it, and reports if it dies.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { Secret } from '../lib/secret.js';
 import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
+import { tokenDigest } from '../lib/http-token.js';
 import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
 import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
 
@@ -13,6 +15,8 @@ export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly dbPath: string;
   readonly enforcement: EnforcementData;
   readonly onEnforcementEvent: (event: EnforcementEvent) => void;
+  /** THREAT_MIRROR_HTTP_TOKEN: /v1/* then requires it as a bearer token. */
+  readonly token?: Secret | undefined;
   readonly logger: Logger;
   /** Called once if the thread dies or fails after it started serving (not on close()). */
   readonly onFailure: (error: Error) => void;
@@ -38,7 +42,13 @@ const CLOSE_TIMEOUT_MS = 1_000;
 export function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
   const { logger } = options;
   const worker = new Worker(new URL('./http-server-thread.js', import.meta.url), {
-    workerData: { host: options.host, port: options.port, dbPath: options.dbPath, enforcement: options.enforcement } satisfies HttpThreadData,
+    workerData: {
+      host: options.host,
+      port: options.port,
+      dbPath: options.dbPath,
+      enforcement: options.enforcement,
+      tokenDigest: options.token === undefined ? undefined : tokenDigest(options.token).toString('hex'),
+    } satisfies HttpThreadData,
     resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
   });
   let state: 'starting' | 'serving' | 'closing' | 'gone' = 'starting';
@@ -63,7 +73,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       switch (message.kind) {
         case 'listening':
           state = 'serving';
-          if (options.port !== undefined) logger.info({ host: options.host, port: message.port }, 'serving /healthz, /readyz and /metrics');
+          if (options.port !== undefined) logger.info({ host: options.host, port: message.port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
           resolve({ port: message.port, close, enforce: (command) => post({ kind: 'enforcement', command }) });
           return;
         case 'probe':

@@ -1,8 +1,9 @@
 // THREAT_MIRROR_DNS_* and THREAT_MIRROR_RPZ_ZONE, read for loadConfig (src/config.ts keeps their
 // --help rows): the DNS primary's address, zone name, who may ask, whom to NOTIFY.
 import { isIP } from 'node:net';
-import { MAX_ZONE_NAME } from '../export/rpz.js';
+import { MAX_ZONE_NAME, type ZoneTimers, zoneTimersFor } from '../export/rpz.js';
 import { ConfigError } from '../lib/errors.js';
+import { schedulePeriodSeconds, scheduleOf } from '../lib/schedule.js';
 import { type Cidr, DEFAULT_DNS_ALLOW, parseCidr } from './acl.js';
 import type { NotifyTarget } from './notify.js';
 
@@ -24,6 +25,20 @@ function value(env: Environment, name: string): string | undefined {
 }
 
 export const DEFAULT_RPZ_ZONE = 'rpz.threat-mirror';
+
+/** Their rows in `--help` (config.ts ENVIRONMENT_VARIABLES). */
+export const DNS_VARIABLES: ReadonlyArray<{ name: string; default: string; meaning: string }> = [
+  { name: 'THREAT_MIRROR_DNS_PORT', default: '(off)', meaning: 'Serve the response policy zone as a DNS primary on this port, UDP and TCP (SOA, AXFR, IXFR): resolvers become its secondaries (docs/dns.md)' },
+  { name: 'THREAT_MIRROR_DNS_HOST', default: '127.0.0.1', meaning: 'Address the DNS primary binds to, and sends NOTIFY from' },
+  { name: 'THREAT_MIRROR_RPZ_ZONE', default: DEFAULT_RPZ_ZONE, meaning: 'Name of the zone the DNS primary serves (up to 63 characters)' },
+  { name: 'THREAT_MIRROR_DNS_ALLOW', default: DEFAULT_DNS_ALLOW.join(','), meaning: 'CIDRs that may query and transfer the zone; others are REFUSED' },
+  { name: 'THREAT_MIRROR_DNS_NOTIFY', default: '(none)', meaning: 'host:port of secondaries sent NOTIFY after each run that changed the zone, e.g. 10.0.0.53:53,[fd00::53]:53' },
+];
+
+/** For `export --format rpz`: the SOA timers that fit the daemon's schedule, as the daemon's zone has them. */
+export function loadZoneTimers(env: Environment): ZoneTimers {
+  return zoneTimersFor(schedulePeriodSeconds(scheduleOf(env)));
+}
 const ZONE_NAME = /^(?=.{1,63}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
 /** THREAT_MIRROR_DNS_*: undefined unless a port is set; every other variable is checked all the same. */

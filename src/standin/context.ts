@@ -17,6 +17,8 @@ export interface StandinContext {
   readonly hanging: Set<ServerResponse>;
   readonly reports: StandinReport[];
   reportsVariant: ReportsVariant;
+  /** Numeric report cursors are the offset plus this. */
+  readonly reportsCursorBase: bigint;
   reportsEnabled: boolean;
   latencyMs: number;
 }
@@ -31,6 +33,7 @@ export function createStandinContext(options: StandinOptions): StandinContext {
     hanging: new Set(),
     reports: [...(options.reports ?? [])],
     reportsVariant: options.reportsVariant ?? 'cursor',
+    reportsCursorBase: options.reportsCursorBase ?? 0n,
     reportsEnabled: options.reportsEnabled ?? true,
     latencyMs: options.latencyMs ?? 0,
   };

@@ -22,6 +22,8 @@ export interface StandinOptions {
   readonly reports?: readonly StandinReport[];
   /** Which of the documented response shapes GET /organization/reports answers with. */
   readonly reportsVariant?: ReportsVariant;
+  /** The 'nextCursor' shape's numeric cursors are the offset plus this (default 0); beyond 2^53 tests a client's digits. */
+  readonly reportsCursorBase?: bigint;
   /** false: a deployment without GET /organization/reports (404). */
   readonly reportsEnabled?: boolean;
 }
@@ -57,8 +59,10 @@ export interface Standin {
   setLatency(ms: number): void;
   /** Reports of an organization's key, newest first, as stored (not in a response shape). */
   reportsOf(organization: string): StandinReport[];
-  updateReport(id: number, change: (report: StandinReport) => void): void;
+  updateReport(id: number | bigint, change: (report: StandinReport) => void): void;
   addReports(reports: readonly StandinReport[]): void;
+  /** Reports deleted upstream: no longer listed. */
+  removeReports(ids: ReadonlyArray<number | bigint>): void;
   setReportsVariant(variant: ReportsVariant): void;
   setReportsEnabled(enabled: boolean): void;
   /** Resolves once `count` requests have arrived in all. */

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { rawArrayElements } from '../../src/api/raw-json.js';
+import { rawArrayElements, rawMember } from '../../src/api/raw-json.js';
 import { parseCursor, parseThreatPage } from '../../src/api/threat-client.js';
 import { isLoopback, loadConfig, registerSecretsOf } from '../../src/config.js';
 import { ConfigError } from '../../src/lib/errors.js';
@@ -42,6 +42,15 @@ describe('rawArrayElements', () => {
     expect(rawArrayElements('{"threats": []}', 'threats')).toEqual([]);
     expect(rawArrayElements('{"other": []}', 'threats')).toBeUndefined();
     expect(rawArrayElements('{"threats": [1], "threats": [2]}', 'threats')).toEqual(['2']);
+  });
+
+  it('rawMember returns a top-level member as written: the digits JSON.parse rounds away', () => {
+    const text = '{ "id" : 9007199254740993 , "nested": {"id": 1}, "nextCursor":9007199254741093}';
+    expect(JSON.parse(text)).toMatchObject({ id: 9007199254740992 });
+    expect(rawMember(text, 'id')).toBe('9007199254740993');
+    expect(rawMember(text, 'nextCursor')).toBe('9007199254741093');
+    expect(rawMember(text, 'nested')).toBe('{"id": 1}');
+    expect(rawMember(text, 'missing')).toBeUndefined();
   });
 });
 
