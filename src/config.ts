@@ -1,9 +1,9 @@
 // Reads and validates the environment into one readonly Config; a ConfigError names the variable.
-import { readFileSync } from 'node:fs';
 import { validate as isCronExpression } from 'node-cron';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
+import { readBoundedTextFile } from './lib/bounded-file.js';
 import { Secret } from './lib/secret.js';
 
 export interface OrganizationConfig {
@@ -117,7 +117,8 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
 export type Environment = Readonly<Record<string, string | undefined>>;
 export type FileReader = (path: string) => string;
 
-const readTextFile: FileReader = (path) => readFileSync(path, 'utf8');
+/** Regular files of at most 64 KiB only (src/lib/bounded-file.ts). */
+const readTextFile: FileReader = (path) => readBoundedTextFile(path);
 
 const ORGANIZATION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -249,10 +250,16 @@ function loadApiUrl(env: Environment): string {
   return apiUrl;
 }
 
-/** localhost, 127.0.0.0/8 and ::1: traffic that never leaves the machine. */
+/**
+ * `localhost` and literal loopback addresses (127.0.0.0/8, ::1): traffic that never leaves the
+ * machine. Not `*.localhost`: glibc sends those names to DNS, which may answer any address.
+ * `hostname` is a WHATWG URL's (lower-case, an IPv4 address in dotted form, IPv6 compressed).
+ */
 export function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+  const host = hostname.toLowerCase();
+  if (host === 'localhost' || host === '[::1]' || host === '::1') return true;
+  const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  return octets !== null && octets.slice(1).every((octet) => Number(octet) <= 255);
 }
 
 function loadOrganizations(env: Environment, readFile: FileReader): OrganizationConfig[] {
