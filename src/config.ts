@@ -29,6 +29,8 @@ export interface Config {
   readonly maxRetries: number;
   readonly retryMinMs: number;
   readonly retryMaxMs: number;
+  /** The longest Retry-After waited for; a longer one fails the organization's run. */
+  readonly retryAfterMaxMs: number;
   readonly maxResponseBytes: number;
   readonly concurrency: number;
   readonly maxRequestsPerSecond: number | undefined;
@@ -85,6 +87,11 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_MAX_RETRIES', default: '6', meaning: 'Retries of one request on network errors, timeouts, 408, 429 and 5xx' },
   { name: 'THREAT_MIRROR_RETRY_MIN_MS', default: '500', meaning: 'First backoff delay (doubles each retry, with jitter)' },
   { name: 'THREAT_MIRROR_RETRY_MAX_MS', default: '30000', meaning: 'Longest backoff delay' },
+  {
+    name: 'THREAT_MIRROR_RETRY_AFTER_MAX_MS',
+    default: '300000',
+    meaning: "Longest Retry-After (429/503) waited for; a service asking for longer fails that organization's run with a message, and the next run tries again",
+  },
   {
     name: 'THREAT_MIRROR_MAX_RESPONSE_BYTES',
     default: String(DEFAULT_MAX_RESPONSE_BYTES),
@@ -192,6 +199,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     maxRetries: integer(env, 'THREAT_MIRROR_MAX_RETRIES', 6, 0, 100),
     retryMinMs,
     retryMaxMs,
+    retryAfterMaxMs: integer(env, 'THREAT_MIRROR_RETRY_AFTER_MAX_MS', 300_000, 1, 86_400_000),
     maxResponseBytes: integer(env, 'THREAT_MIRROR_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
     concurrency: integer(env, 'THREAT_MIRROR_CONCURRENCY', 4, 1, 64),
     maxRequestsPerSecond: maxRpsText === undefined ? undefined : number(env, 'THREAT_MIRROR_MAX_RPS', 0.01, 10_000),

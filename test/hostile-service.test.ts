@@ -1,0 +1,76 @@
+// Issue 32 items 3, 4, 5 and 7: what a hostile service (or anything between it and us) can send.
+// The built CLI against the stand-in's faults and small hostile servers on 127.0.0.1: under each
+// answer the organization fails with exit 1 and a sentence, the process never aborts (exit 134),
+// and nothing it prints drives the operator's terminal.
+import { describe, expect, it } from 'vitest';
+import { addDays } from '../src/lib/days.js';
+import { generateThreats, type Standin } from '../src/standin/index.js';
+import { type CliProcess, type CliResult, runCli, startCli } from './support/cli.js';
+import { runs } from './support/mirror-db.js';
+import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
+
+const KEY = 'hostile-service-key-7d1c';
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+
+const env = mirrorEnvFor(KEY, NOW, {
+  THREAT_MIRROR_INITIAL_DAYS: '2',
+  THREAT_MIRROR_RETRY_MIN_MS: '5',
+  THREAT_MIRROR_RETRY_MAX_MS: '20',
+  THREAT_MIRROR_MAX_RETRIES: '2',
+  THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '0',
+});
+
+function start(count = 150): Promise<Standin> {
+  return serveThreats(KEY, NOW, generateThreats({ seed: 32, organizations: ['acme'], count, fromDay: addDays(TODAY, -1), toDay: TODAY }));
+}
+
+/** The process's result once it exits, or a failure naming what it printed if it is still running after `ms`. */
+async function exitWithin(process: CliProcess, ms: number): Promise<CliResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void process.stop('SIGKILL');
+      reject(new Error(`still running after ${ms} ms; stderr so far:\n${process.stderr.slice(0, 2000)}`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([process.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('Retry-After is capped (issue 32 item 5)', () => {
+  it('a 429 asking for 99,999,999 s fails the run at once with a message, and no TimeoutOverflowWarning', async () => {
+    const service = await start();
+    const dbPath = tempDbPath();
+    service.faults.enqueue({ kind: 'rateLimit', retryAfter: '99999999' });
+    const result = await exitWithin(startCli(['--once'], env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' })), 15_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the service asked to wait 99999999 s (Retry-After), longer than the 300 s THREAT_MIRROR_RETRY_AFTER_MAX_MS allows');
+    expect(result.stderr + result.stdout).not.toContain('TimeoutOverflowWarning');
+    expect(runs(dbPath).at(-1)).toMatchObject({ status: 'failed' });
+  });
+
+  it('a Retry-After within THREAT_MIRROR_RETRY_AFTER_MAX_MS is waited for, and the run succeeds', async () => {
+    const service = await start();
+    const dbPath = tempDbPath();
+    service.faults.enqueue({ kind: 'rateLimit', retryAfter: '1' });
+    const result = await exitWithin(startCli(['--once'], env(service, dbPath)), 30_000);
+    expect(result.code).toBe(0);
+    expect(service.stats.earlyRequests(KEY)).toBe(0);
+  });
+
+  it("in the daemon, the next run is not held: it runs on the next tick and succeeds", async () => {
+    const service = await start();
+    const dbPath = tempDbPath();
+    service.faults.enqueue({ kind: 'rateLimit', retryAfter: '86400' });
+    const daemon = startCli([], env(service, dbPath, EVERY_SECOND_DAEMON));
+    const failed = await daemon.waitForLog((line) => line.status === 'failed');
+    expect(String(failed.error)).toContain('asked to wait 86400 s (Retry-After)');
+    await daemon.waitForLog((line) => line.status === 'succeeded' && typeof line.msg === 'string' && line.msg.startsWith('sync of organization'));
+    expect(runs(dbPath).filter((run) => run.stream === 'threats').map((run) => run.status).slice(0, 2)).toEqual(['failed', 'succeeded']);
+  });
+});
