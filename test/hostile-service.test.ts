@@ -74,3 +74,34 @@ describe('Retry-After is capped (issue 32 item 5)', () => {
     expect(runs(dbPath).filter((run) => run.stream === 'threats').map((run) => run.status).slice(0, 2)).toEqual(['failed', 'succeeded']);
   });
 });
+
+/** What a terminal acts on: C0 controls but newline and tab, DEL, and the C1 block (CSI U+009B among them). */
+const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+describe('human-readable output escapes control characters (issue 32 item 7)', () => {
+  // A fake "synced OK" line over the real one, a window title (OSC 0, ended by BEL), a planted
+  // hyperlink (OSC 8), and a C1 CSI that colours the rest of the line.
+  const planted = '\u001b[2K\rthreat-mirror: synced OK \u001b]0;pwned\u0007 \u001b]8;;https://evil.example/\u001b\\click\u001b]8;;\u001b\\ \u009b31m red';
+
+  it('a 400 whose message holds ESC, OSC, BEL and C1 sequences reaches neither stderr nor `status` raw; `status --json` keeps the value exact', async () => {
+    const service = await start();
+    const dbPath = tempDbPath();
+    service.faults.enqueue({ kind: 'status', status: 400, message: planted }, { times: 10 });
+    const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' }));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the service refused the request (HTTP 400)');
+    expect(result.stderr).not.toMatch(TERMINAL_CONTROLS);
+    expect(result.stderr).toContain('\\u001b]0;pwned\\u0007');
+
+    const stored = runs(dbPath).at(-1)?.error as string;
+    expect(stored).toContain('\u001b]0;pwned\u0007');
+    const status = await runCli(['status'], env(service, dbPath));
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain('the service refused the request (HTTP 400)');
+    expect(status.stdout).not.toMatch(TERMINAL_CONTROLS);
+    const json = await runCli(['status', '--json'], env(service, dbPath));
+    expect(json.stdout).not.toMatch(TERMINAL_CONTROLS);
+    const parsed = JSON.parse(json.stdout) as { organizations: Array<{ recentRuns: Array<{ error: string | null }> }> };
+    expect(parsed.organizations[0]?.recentRuns[0]?.error).toBe(stored);
+  });
+});
