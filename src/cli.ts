@@ -26,17 +26,18 @@ import { type Config, type Environment, loadConfig, loadDatabasePath, registerSe
 import { addDays, dayOf } from './lib/days.js';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { packageVersion } from './lib/package-root.js';
-import { redact } from './lib/redact.js';
+import { redact, redactRegistered } from './lib/redact.js';
 import { escapeControls } from './lib/terminal-text.js';
 import { clockFor } from './session/writer-session.js';
 
 /**
  * Everything the CLI prints passes the one redaction point (log lines do in the logger), then has
- * its control characters made visible (src/lib/terminal-text.ts). Exports write to stdout directly,
- * byte for byte.
+ * its control characters made visible (src/lib/terminal-text.ts). stdout shows the mirror's data
+ * (lookup, status, verify): only our keys are taken out there, never part of a stored content.
+ * Exports write to stdout directly, byte for byte.
  */
 const io: Io = {
-  stdout: (text) => process.stdout.write(escapeControls(redact(text))),
+  stdout: (text) => process.stdout.write(escapeControls(redactRegistered(text))),
   stderr: (text) => process.stderr.write(escapeControls(redact(text))),
 };
 
