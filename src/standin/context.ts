@@ -19,6 +19,8 @@ export interface StandinContext {
   reportsVariant: ReportsVariant;
   reportsEnabled: boolean;
   latencyMs: number;
+  /** Serve every blockedAt at this UTC offset (e.g. "+05:00"), as ISO 8601 allows; undefined: as stored. */
+  blockedAtOffset: string | undefined;
 }
 
 export function createStandinContext(options: StandinOptions): StandinContext {
@@ -33,5 +35,6 @@ export function createStandinContext(options: StandinOptions): StandinContext {
     reportsVariant: options.reportsVariant ?? 'cursor',
     reportsEnabled: options.reportsEnabled ?? true,
     latencyMs: options.latencyMs ?? 0,
+    blockedAtOffset: options.blockedAtOffset,
   };
 }

@@ -7,6 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createStandinContext, type StandinContext } from './context.js';
 import { sendJson } from './http.js';
 import { route } from './routes.js';
+import { assertOffset } from './timestamps.js';
 import type { Standin, StandinOptions } from './types.js';
 
 export type { RequestRecord, Standin, StandinKeys, StandinOptions, StandinStats } from './types.js';
@@ -51,6 +52,9 @@ function standinHandle(url: string, context: StandinContext, close: () => Promis
     threatsVisibleTo: (key) => threats.visibleTo(key),
     setLatency: (ms) => {
       context.latencyMs = ms;
+    },
+    setBlockedAtOffset: (offset) => {
+      context.blockedAtOffset = offset === null ? undefined : assertOffset(offset);
     },
     reportsOf: (organization) => reports.filter((report) => report.organization === organization),
     updateReport: (id, change) => {

@@ -5,6 +5,7 @@ import type { Fault } from './faults.js';
 import { delay, headerValue, sendJson, sendText } from './http.js';
 import { Exchange } from './request-log.js';
 import { BadRequest, parseThreatQuery, type ThreatQuery } from './threat-query.js';
+import { atOffset } from './timestamps.js';
 
 export const THREATS_PATH = '/threats/list';
 const UNAUTHORIZED = { message: 'A valid API key is required' };
@@ -45,7 +46,10 @@ export async function answerThreatsList(context: StandinContext, request: Incomi
   }
   const list = context.threats.list(organizations, query);
   const offset = (query.page - 1) * query.perPage;
-  const page: unknown[] = list.slice(offset, offset + query.perPage).map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt }));
+  const shown = context.blockedAtOffset;
+  const page: unknown[] = list
+    .slice(offset, offset + query.perPage)
+    .map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt: shown === undefined ? blockedAt : atOffset(blockedAt, shown) }));
   const nextPage = offset + query.perPage < list.length ? String(query.page + 1) : null;
   answerPage(reply, { page, nextPage, query }, fault);
 }
