@@ -29,7 +29,6 @@ describe('a blockedAt with a UTC offset is read as its UTC instant (issue 27 ite
     // The stand-in wrote it with the offset; the mirror stores the instant in the interface's form.
     const served = service.stats.requests.length;
     expect(served).toBeGreaterThan(0);
-    expect(scalar(dbPath, 'SELECT blocked_at FROM threats WHERE id = 1')).toBe('2026-11-20T20:00:00.000Z');
 
     // An incremental run that walks 2026-11-21 alone: the service (filtering by instant) does not return threat 1.
     const second = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_LOOKBACK_DAYS: '0' }));
@@ -37,6 +36,7 @@ describe('a blockedAt with a UTC offset is read as its UTC instant (issue 27 ite
     const walked = service.stats.requests.slice(served).map((request) => request.body as { startDate: string; endDate: string });
     expect(walked.every((body) => body.startDate === '2026-11-21' && body.endDate === '2026-11-21')).toBe(true);
     expect(scalar(dbPath, "SELECT removed_at FROM organization_threats WHERE threat_id = 1 AND organization = 'acme'")).toBeNull();
+    expect(scalar(dbPath, 'SELECT blocked_at FROM threats WHERE id = 1')).toBe('2026-11-20T20:00:00.000Z');
 
     const lookup = await runCli(['lookup', 'https://live-offset.example/login'], { THREAT_MIRROR_DB: dbPath });
     expect(lookup.code, lookup.stdout).toBe(0);

@@ -8,7 +8,7 @@ import { hostBlockOf } from '../../src/export/host-block.js';
 import { dnsHostName } from '../../src/export/host-selection.js';
 import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
-import { STIX_NAMESPACE, stixString, uuidV5 } from '../../src/export/stix.js';
+import { renderStix, STIX_NAMESPACE, type StixCounts, stixString, uuidV5 } from '../../src/export/stix.js';
 import { thrownMessage } from '../support/thrown.js';
 
 const base = { THREAT_MIRROR_API_URL: 'http://127.0.0.1:9999', THREAT_MIRROR_API_KEY: 'k' };
@@ -94,5 +94,18 @@ describe('host entries', () => {
     } finally {
       hosts.close();
     }
+  });
+});
+
+describe('STIX timestamps (issue 32 item 8)', () => {
+  it('leave out a row stored before normalization whose blockedAt has no RFC 3339 form, and count it', () => {
+    const row = (id: number, blockedAt: string) => ({
+      id, content: `https://stix-${id}.example/`, type: 'URL', blockedAt, email: null,
+      firstSeenAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', changeSeq: id, organizations: ['acme'],
+    });
+    const counts: StixCounts = { indicators: 0, leftOut: {} };
+    const text = [...renderStix([row(1, '2026-01-01T00:00:00.000Z'), row(2, '9999-12-31T23:59:59-23:59')] as never, counts)].join('');
+    expect(counts).toEqual({ indicators: 1, leftOut: { 'blockedAt outside 0001-9999': 1 } });
+    expect(text).not.toContain('+010000');
   });
 });
