@@ -2,11 +2,14 @@
 // The built CLI against the stand-in's faults and small hostile servers on 127.0.0.1: under each
 // answer the organization fails with exit 1 and a sentence, the process never aborts (exit 134),
 // and nothing it prints drives the operator's terminal.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
 import { type CliProcess, type CliResult, runCli, startCli } from './support/cli.js';
-import { runs } from './support/mirror-db.js';
+import { afterThisTest } from './support/cleanup.js';
+import { runs, scalar } from './support/mirror-db.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
@@ -103,5 +106,99 @@ describe('human-readable output escapes control characters (issue 32 item 7)', (
     expect(json.stdout).not.toMatch(TERMINAL_CONTROLS);
     const parsed = JSON.parse(json.stdout) as { organizations: Array<{ recentRuns: Array<{ error: string | null }> }> };
     expect(parsed.organizations[0]?.recentRuns[0]?.error).toBe(stored);
+  });
+});
+
+/**
+ * A server on 127.0.0.1 that answers every POST /threats/list with `body(request number, cursor
+ * asked for)`: the shapes a hostile service (or anything between it and us) can send.
+ */
+async function startHostileService(body: (request: number, cursor: string | undefined) => string): Promise<string> {
+  let requests = 0;
+  const server = createServer((request, response) => {
+    let text = '';
+    request.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+    });
+    request.on('end', () => {
+      const cursor = (JSON.parse(text) as { next_page?: string }).next_page;
+      requests += 1;
+      response.writeHead(200, { 'content-type': 'application/json' }).end(body(requests, cursor));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  afterThisTest('servers', () => new Promise((resolve) => server.close(() => resolve(undefined))));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function hostileEnv(url: string, dbPath: string): Record<string, string> {
+  return { ...env({ url } as Standin, dbPath), THREAT_MIRROR_INITIAL_DAYS: '1', THREAT_MIRROR_CONCURRENCY: '1', THREAT_MIRROR_MAX_RETRIES: '1' };
+}
+
+/** Exit 1 with a sentence for the organization, never an abort (134) or a signal. */
+function expectOrganizationFailed(result: CliResult, sentence: string): void {
+  expect(result.signal, result.stderr.slice(0, 500)).toBeNull();
+  expect(result.code, result.stderr.slice(0, 500)).toBe(1);
+  expect(result.stderr).toContain('organization "acme" failed: ');
+  expect(result.stderr).toContain(sentence);
+}
+
+const record = (id: number, extra: Record<string, unknown> = {}): string =>
+  JSON.stringify({ id, content: `https://r${id}.example/`, type: 'URL', blockedAt: `${TODAY}T01:00:00.000Z`, ...extra });
+
+describe('bounded work per response (issue 32 items 3 and 4)', () => {
+  it('a page of 200,000 tiny records (400 KB) fails the organization with a sentence; it aborted the process (heap) before', async () => {
+    const url = await startHostileService(() => `{"threats":[${Array(200_000).fill(1).join(',')}],"next_page":null}`);
+    const dbPath = tempDbPath();
+    const result = await exitWithin(startCli(['--once'], hostileEnv(url, dbPath)), 30_000);
+    expectOrganizationFailed(result, 'response body holds more than 100000 values; no page of the service does');
+  });
+
+  it('a page of 101 valid records (more than per_page) is a broken response: retried, then the organization fails', async () => {
+    const url = await startHostileService(() => `{"threats":[${Array.from({ length: 101 }, (_, index) => record(index + 1)).join(',')}],"next_page":null}`);
+    const result = await exitWithin(startCli(['--once'], hostileEnv(url, tempDbPath())), 30_000);
+    expectOrganizationFailed(result, 'response holds 101 records, more than the 100 per_page asked for');
+  });
+
+  for (const levels of [1_000_000, 100_000]) {
+    it(`an id nested ${levels.toLocaleString('en')} levels deep fails the organization with a sentence, not an abort or a stack overflow`, async () => {
+      const url = await startHostileService(() => `{"threats":[{"id":${'['.repeat(levels)}1${']'.repeat(levels)}}],"next_page":null}`);
+      const result = await exitWithin(startCli(['--once'], hostileEnv(url, tempDbPath())), 30_000);
+      expectOrganizationFailed(result, 'response body nests values more than 32 levels deep');
+      expect(result.stderr).not.toContain('Maximum call stack size exceeded');
+    });
+  }
+
+  it('a fresh next_page of 1,000,000 digits on every page fails the organization at the first one', async () => {
+    let page = 0;
+    const url = await startHostileService(() => {
+      page += 1;
+      return `{"threats":[${record(page)}],"next_page":"${String(page % 9 + 1).repeat(1_000_000)}"}`;
+    });
+    const dbPath = tempDbPath();
+    const result = await exitWithin(startCli(['--once'], hostileEnv(url, dbPath)), 30_000);
+    expectOrganizationFailed(result, 'response "next_page" must be a positive integer in string form (at most 20 digits) or null');
+    // Nothing of a broken page is committed, its cursor least of all.
+    expect(scalar<number>(dbPath, 'SELECT count(*) FROM threats')).toBe(0);
+    expect(scalar<number>(dbPath, 'SELECT coalesce(max(length(next_page)), 0) FROM sync_cursors')).toBeLessThanOrEqual(20);
+  });
+
+  it('distinct 60 KB types on every page are rejected records (10 kept a page, the rest counted), and the run ends', async () => {
+    const pages = 12;
+    const perPage = 50;
+    const url = await startHostileService((_, cursor) => {
+      const page = cursor === undefined ? 1 : Number(cursor);
+      const records = Array.from({ length: perPage }, (_, index) => record(page * 1000 + index, { type: `${page}-${index}-`.padEnd(60_000, 'T') }));
+      return `{"threats":[${records.join(',')}],"next_page":${page < pages ? `"${page + 1}"` : 'null'}}`;
+    });
+    const dbPath = tempDbPath();
+    const result = await exitWithin(startCli(['--once'], hostileEnv(url, dbPath)), 60_000);
+    expect(result.signal).toBeNull();
+    expect(result.code, result.stderr.slice(0, 500)).toBe(0);
+    expect(scalar<number>(dbPath, 'SELECT count(*) FROM rejected_records')).toBe(pages * 10);
+    expect(scalar<string>(dbPath, 'SELECT reason FROM rejected_records LIMIT 1')).toMatch(/^type must be 1 to 64 printable ASCII characters/);
+    const summary = result.logs.find((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization'));
+    expect(summary?.rejected).toBe(pages * perPage);
+    expect(result.logs.filter((line) => line.msg === 'record rejected and kept in rejected_records')).toHaveLength(pages * 10);
   });
 });

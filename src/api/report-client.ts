@@ -39,6 +39,8 @@ export async function fetchReportPage(options: ApiClientOptions, caller: ApiCall
   return { ...value, retries };
 }
 
+const MAX_REPORTS_CURSOR_LENGTH = 1024;
+
 /** `text` is the body as received: every report is stored in its words (reports are few). */
 export function parseReportPage(json: unknown, label: string, text: string): Omit<ReportPage, 'retries'> {
   if (typeof json !== 'object' || json === null || !Array.isArray((json as { reports?: unknown }).reports)) {
@@ -57,7 +59,12 @@ export function parseReportPage(json: unknown, label: string, text: string): Omi
   }
   const rejected: RejectedRecord[] = keepRaw(rejectedAt, envelope.reports, text, 'reports');
   // The documentation names the next cursor `cursor` in one place and `nextCursor` (a number) in another.
-  return { reports, rejected, nextCursor: cursorOf(envelope.nextCursor) ?? cursorOf(envelope.cursor) };
+  const nextCursor = cursorOf(envelope.nextCursor) ?? cursorOf(envelope.cursor);
+  // Its form is not documented (an opaque token, perhaps), but it is stored, sent back and remembered by the loop guard.
+  if (nextCursor !== null && nextCursor.length > MAX_REPORTS_CURSOR_LENGTH) {
+    throw new RetryableApiError(`${label}: response cursor is ${nextCursor.length} characters long, more than the ${MAX_REPORTS_CURSOR_LENGTH} a cursor may have`, 'bad_body');
+  }
+  return { reports, rejected, nextCursor };
 }
 
 /** A report, or the reason it cannot be one: it needs an id and a proposals array. */

@@ -10,6 +10,13 @@ export const DOCUMENTED_ASSET_TYPES: ReadonlySet<string> = new Set([
   ...Array.from({ length: 35 }, (_, index) => `PLATFORM_${String(index + 1).padStart(2, '0')}`),
 ]);
 
+/**
+ * Types outside the documented list are stored as they come, but as what they are: short tokens
+ * (the longest documented is 11 characters). A 60 KB or multi-line "type" is a broken record.
+ */
+export const MAX_TYPE_LENGTH = 64;
+const ASSET_TYPE_TEXT = new RegExp(`^[\\x20-\\x7e]{1,${MAX_TYPE_LENGTH}}$`);
+
 /** The interface's own form: UTC, millisecond precision. Most records are in it already. */
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 /** ISO 8601 as services write it: seconds and fractions optional, Z or an offset. */
@@ -31,7 +38,9 @@ export function checkThreat(raw: unknown): ThreatCheck {
     return { ok: false, reason: `id must be a positive integer, got ${describe(id)}` };
   }
   if (typeof content !== 'string') return { ok: false, reason: `content must be a string, got ${describe(content)}` };
-  if (typeof type !== 'string' || type === '') return { ok: false, reason: `type must be a non-empty string, got ${describe(type)}` };
+  if (typeof type !== 'string' || !ASSET_TYPE_TEXT.test(type)) {
+    return { ok: false, reason: `type must be 1 to ${MAX_TYPE_LENGTH} printable ASCII characters, got ${describe(type)}` };
+  }
   if (typeof blockedAt !== 'string') return { ok: false, reason: `blockedAt must be an ISO 8601 timestamp, got ${describe(blockedAt)}` };
   const instant = utcInstantOf(blockedAt);
   if (typeof instant !== 'string') return { ok: false, reason: `blockedAt ${instant.problem}, got ${describe(blockedAt)}` };
