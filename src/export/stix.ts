@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { CurrentThreat } from './current-threats.js';
 import { hostBlockOf } from './host-block.js';
-import { dnsHostName } from './host-selection.js';
+import { blockableHost } from './blockable-host.js';
 
 /** uuidv5(DNS namespace, "stix.threat-mirror.invalid"): fixed, documented, not STIX's SCO namespace. */
 export const STIX_NAMESPACE = uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'stix.threat-mirror.invalid');
@@ -67,7 +67,7 @@ function patternOf(threat: CurrentThreat): string | undefined {
   if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(threat.content)) return `[url:value = ${stixString(threat.content)}]`;
   const block = hostBlockOf(threat.content);
   if (block.kind !== 'host') return undefined;
-  const host = dnsHostName(block.host);
+  const host = blockableHost(block.host);
   return typeof host === 'string' ? `[domain-name:value = ${stixString(host)}]` : undefined;
 }
 

@@ -5,7 +5,7 @@ import { parseCommandLine } from '../../src/cli/args.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/lib/errors.js';
 import { hostBlockOf } from '../../src/export/host-block.js';
-import { dnsHostName } from '../../src/export/host-selection.js';
+import { blockableHost } from '../../src/export/blockable-host.js';
 import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
 import { renderStix, STIX_NAMESPACE, type StixCounts, stixString, uuidV5 } from '../../src/export/stix.js';
@@ -71,15 +71,23 @@ describe('host entries', () => {
     expect(hostBlockOf('https://evil.example/?utm=1')).toEqual({ kind: 'path-level' });
     expect(hostBlockOf('evil.example')).toEqual({ kind: 'host', host: 'evil.example' });
     expect(hostBlockOf('mailto:a@evil.example')).toEqual({ kind: 'not-a-host' });
-    expect(dnsHostName('evil.example')).toBe('evil.example');
-    expect(dnsHostName('a_b.evil.example')).toBe('a_b.evil.example');
-    expect(dnsHostName('1.2.3.4')).toEqual({ problem: 'ipAddress' });
-    expect(dnsHostName('[::1]')).toEqual({ problem: 'ipAddress' });
-    expect(dnsHostName('blogspot.com')).toEqual({ problem: 'publicSuffix' });
-    expect(dnsHostName('localhost')).toEqual({ problem: 'publicSuffix' });
-    expect(dnsHostName(`${'x'.repeat(64)}.example`)).toEqual({ problem: 'notAHost' });
-    expect(dnsHostName(`${'a.'.repeat(126)}example`)).toEqual({ problem: 'notAHost' });
-    expect(dnsHostName("quote'.example")).toEqual({ problem: 'notAHost' });
+    expect(blockableHost('evil.com')).toBe('evil.com');
+    expect(blockableHost('a_b.evil.co.uk')).toBe('a_b.evil.co.uk');
+    expect(blockableHost('xn--80ak6aa92e.xn--p1ai')).toBe('xn--80ak6aa92e.xn--p1ai');
+    expect(blockableHost('1.2.3.4')).toEqual({ problem: 'ipAddress' });
+    expect(blockableHost('[::1]')).toEqual({ problem: 'ipAddress' });
+    expect(blockableHost('blogspot.com')).toEqual({ problem: 'publicSuffix' });
+    expect(blockableHost('com')).toEqual({ problem: 'publicSuffix' });
+    expect(blockableHost(`${'x'.repeat(64)}.com`)).toEqual({ problem: 'notAHost' });
+    expect(blockableHost(`${'a.'.repeat(126)}com`)).toEqual({ problem: 'notAHost' });
+    expect(blockableHost("quote'.com")).toEqual({ problem: 'notAHost' });
+    // Issue 32 item 1: RPZ trigger names and names outside a delegated top-level domain.
+    for (const trigger of ['1.0.0.0.0.rpz-client-ip', '8.0.0.0.10.rpz-ip', 'ns.example.rpz-nsdname', '32.1.0.0.127.rpz-nsip', 'rpz-ip.evil.com', 'x.rpz-passthru.com']) {
+      expect(blockableHost(trigger), trigger).toEqual({ problem: 'rpzTrigger' });
+    }
+    for (const undelegated of ['evil.example', 'localhost', 'printer.local', 'x.test', 'a.invalid', 'host.internal', 'single']) {
+      expect(blockableHost(undelegated), undelegated).toEqual({ problem: 'notDelegated' });
+    }
   });
 
   it('are kept once each, sorted, and without a listed parent for metamask (its detector blocks subdomains itself)', () => {
