@@ -81,3 +81,37 @@ describe('exports take only names a resolver reads as a plain domain (issue 32 i
     }
   });
 });
+
+describe('one view of the host, the browser\'s (issue 32 item 2)', () => {
+  const BACKSLASH = threat('http://phish-site.com\\@bank-brand.com/');
+  const HOST_BLOCKS = [threat('https://bank-brand.com@phish-two.com/'), threat('http:\\\\phish-three.com\\')];
+
+  it('a backslash before @ never makes a list block the victim, and lookups agree with the browser', async () => {
+    const dbPath = await mirrorOf([BACKSLASH, ...HOST_BLOCKS]);
+    for (const [format, comment] of [['domains', '#'], ['hosts', '#'], ['adguard', '!'], ['rpz', ';']] as const) {
+      const listed = entries((await exported(dbPath, format)).text, comment).join('\n');
+      expect(listed, format).not.toContain('bank-brand.com');
+      expect(listed, format).toContain('phish-two.com');
+      expect(listed, format).toContain('phish-three.com');
+    }
+    expect((JSON.parse((await exported(dbPath, 'metamask')).text) as { blacklist: string[] }).blacklist).toEqual(['phish-three.com', 'phish-two.com']);
+
+    const victim = await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath });
+    expect(victim.code, victim.stdout).toBe(1);
+    expect(victim.stdout).toContain('https://bank-brand.com/login: not blocked');
+    // What a browser opens for the threat's URL: host phish-site.com, path /@bank-brand.com/.
+    const phisher = await runCli(['lookup', 'http://phish-site.com/@bank-brand.com/'], { THREAT_MIRROR_DB: dbPath });
+    expect(phisher.code, phisher.stdout).toBe(0);
+    expect(phisher.stdout).toContain('(by expression phish-site.com/@bank-brand.com/)');
+  });
+
+  it.skipIf(!haveUnbound)('Unbound loading the RPZ blocks the phishing hosts and answers the victim', async () => {
+    const dbPath = await mirrorOf([BACKSLASH, ...HOST_BLOCKS]);
+    const dir = tempDir();
+    const zoneFile = join(dir, 'threats.rpz');
+    writeFileSync(zoneFile, (await exported(dbPath, 'rpz')).text);
+    unbound = await startUnbound(dir, 'rpz.threat-mirror', zoneFile);
+    expect(await queryRcode(unbound.port, 'phish-two.com')).toBe(RCODE.NXDOMAIN);
+    expect(await queryRcode(unbound.port, 'bank-brand.com', 10_000)).not.toBe(RCODE.NXDOMAIN);
+  });
+});
