@@ -61,3 +61,41 @@ describe('lookup text escapes control characters (issue 32 item 7)', () => {
     expect((await lookupJson(dbPath, [content])).results[0]?.matches[0]?.content).toBe(content);
   });
 });
+
+describe('lookups match long values and bare addresses (issue 33 item 7)', () => {
+  const SOLANA = '7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU';
+  const BECH32 = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
+  const THREATS = [
+    threat(1, 'https://long-host.com/'),
+    threat(2, 'https://shared-forms.com/forms/abc/'),
+    threat(3, `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp:${SOLANA}`, 'ADDRESS'),
+    threat(4, `bip122:000000000019d6689c085ae165831e93:${BECH32}`, 'ADDRESS'),
+  ];
+
+  it('a host block covers a URL of 100,000 characters on that host; a path block covers a long URL below it, and not one that climbs out of it', async () => {
+    const dbPath = await synced(THREATS);
+    const long = (prefix: string, tail = ''): string => `${prefix}${'x'.repeat(100_000)}${tail}`;
+    const values = [
+      long('https://deep.long-host.com/a/'),
+      long('https://long-host.com/?q='),
+      long('https://shared-forms.com/forms/abc/step/'),
+      long('https://shared-forms.com/forms/abc/', '/../../../other'),
+      long('https://shared-forms.com/other/'),
+    ];
+    const document = await lookupJson(dbPath, values);
+    expect(document.results.map((result) => result.blocked)).toEqual([true, true, true, false, false]);
+    expect(document.results[0]?.matches[0]?.match).toEqual({ by: 'expression', expression: 'long-host.com/' });
+    expect(document.results[2]?.matches[0]?.match).toEqual({ by: 'expression', expression: 'shared-forms.com/forms/abc/' });
+  });
+
+  it('bare base58 and bech32 addresses match their chain-qualified threats (bech32 in either case)', async () => {
+    const dbPath = await synced(THREATS);
+    const document = await lookupJson(dbPath, [SOLANA, BECH32, BECH32.toUpperCase(), `${SOLANA.slice(0, -1)}V`]);
+    expect(document.results.map((result) => [result.blocked, result.matches.map((match) => [match.id, match.match.by])])).toEqual([
+      [true, [[3, 'address']]],
+      [true, [[4, 'address']]],
+      [true, [[4, 'address']]],
+      [false, []],
+    ]);
+  });
+});

@@ -24,7 +24,7 @@ const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
  * and "\\" ends the host and separates path segments as "/" does. Browsers read
  * `http://phish.example\\@bank.example/` as host phish.example, path /@bank.example/.
  */
-const SPECIAL_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ws', 'wss', 'ftp']);
+export const SPECIAL_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ws', 'wss', 'ftp']);
 const CONTROL_WHITESPACE = /[\t\r\n]/g;
 /** What the URL standard trims from both ends: C0 controls and space. */
 const C0_OR_SPACE_AT_ENDS = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g;
@@ -97,7 +97,7 @@ function canonicalize(input: string, shortcuts: boolean): CanonicalUrl | null {
  * The scheme (lower-cased; "http" when there is none) and where the authority starts, or null for
  * what is no web URL ("mailto:x", "javascript:…", "data:…"). "host:8080/…" is a host with a port.
  */
-function schemeAndAuthorityStart(text: string): { scheme: string; authorityAt: number } | null {
+export function schemeAndAuthorityStart(text: string): { scheme: string; authorityAt: number } | null {
   const match = SCHEME.exec(text);
   if (match === null) return { scheme: 'http', authorityAt: 0 };
   const scheme = (match[1] as string).toLowerCase();
