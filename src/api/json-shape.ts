@@ -25,9 +25,9 @@ const COMMA = 0x2c;
 
 /**
  * Why the text would build more than the limits allow, or undefined. One pass, linear, no
- * allocation: a string's contents (most of a page: its URLs) are skipped with indexOf, so the cost
- * is a few dozen steps per record (~10 µs per page of 100, measured in docs/performance.md). Text
- * that is not JSON at all passes here and fails in JSON.parse, which reports it.
+ * allocation: a string's contents (most of a page: its URLs) are skipped with indexOf, so a page
+ * of 100 costs about a third to three quarters of its JSON.parse (20-60 µs, test/bench/page-bounds.ts,
+ * docs/performance.md). Text that is not JSON at all passes here and fails in JSON.parse.
  */
 export function jsonShapeProblem(text: string, limits: JsonShapeLimits = RESPONSE_SHAPE_LIMITS): string | undefined {
   let depth = 0;
