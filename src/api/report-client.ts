@@ -47,6 +47,10 @@ export function parseReportPage(json: unknown, label: string, text: string): Omi
     throw new RetryableApiError(`${label}: response has no "reports" array`, 'bad_body');
   }
   const envelope = json as { reports: unknown[]; cursor?: unknown; nextCursor?: unknown };
+  // More reports than the limit asked for is no page of the service's: its work would follow the sender's count.
+  if (envelope.reports.length > REPORTS_PAGE_SIZE) {
+    throw new RetryableApiError(`${label}: response holds ${envelope.reports.length} reports, more than the limit of ${REPORTS_PAGE_SIZE} asked for`, 'bad_body');
+  }
   const reports: ReportRecord[] = [];
   const rejectedAt: Array<{ index: number; reason: string }> = [];
   const sources = envelope.reports.length === 0 ? [] : rawArrayElements(text, 'reports');

@@ -30,3 +30,11 @@ describe('utcInstantOf (issue 27 item 3)', () => {
     expect(utcInstantOf('2026-11-20 20:00:00Z')).toEqual({ problem: 'must be an ISO 8601 timestamp' });
   });
 });
+
+describe('a reports page of more reports than the limit asked for (issue 32 item 3)', () => {
+  it('is a broken response, retried like a truncated body', async () => {
+    const { parseReportPage } = await import('../../src/api/report-client.js');
+    const text = `{"reports":[${Array(101).fill('{"id":1,"proposals":[]}').join(',')}]}`;
+    expect(() => parseReportPage(JSON.parse(text) as unknown, 'org', text)).toThrow('org: response holds 101 reports, more than the limit of 100 asked for');
+  });
+});
