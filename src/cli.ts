@@ -27,13 +27,19 @@ import { loadZoneTimers } from './dns/dns-config.js';
 import { addDays, dayOf } from './lib/days.js';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { packageVersion } from './lib/package-root.js';
-import { redact } from './lib/redact.js';
+import { redact, redactRegistered } from './lib/redact.js';
+import { escapeControls } from './lib/terminal-text.js';
 import { clockFor } from './session/writer-session.js';
 
-/** Everything the CLI prints passes the one redaction point (log lines do in the logger). */
+/**
+ * Everything the CLI prints passes the one redaction point (log lines do in the logger), then has
+ * its control characters made visible (src/lib/terminal-text.ts). stdout shows the mirror's data
+ * (lookup, status, verify): only our keys are taken out there, never part of a stored content.
+ * Exports write to stdout directly, byte for byte.
+ */
 const io: Io = {
-  stdout: (text) => process.stdout.write(redact(text)),
-  stderr: (text) => process.stderr.write(redact(text)),
+  stdout: (text) => process.stdout.write(escapeControls(redactRegistered(text))),
+  stderr: (text) => process.stderr.write(escapeControls(redact(text))),
 };
 
 /** Runs one command line; resolves to the process's exit code. */
@@ -103,7 +109,7 @@ if (isEntryPoint()) {
     // stdout to a pipe is asynchronous: exiting at once cut a large `lookup --json` short (at 214 KB).
     (code) => process.stdout.write('', () => process.exit(code)),
     (error: unknown) => {
-      process.stderr.write(redact(`threat-mirror: unexpected error: ${errorMessage(error)}\n`));
+      process.stderr.write(escapeControls(redact(`threat-mirror: unexpected error: ${errorMessage(error)}\n`)));
       process.exit(EXIT_FAILED);
     },
   );

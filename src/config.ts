@@ -1,8 +1,8 @@
 // Reads and validates the environment into one readonly Config; a ConfigError names the variable.
-import { readFileSync } from 'node:fs';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
+import { readBoundedTextFile } from './lib/bounded-file.js';
 import { Secret } from './lib/secret.js';
 import { scheduleOf } from './lib/schedule.js';
 import { DNS_VARIABLES, type DnsConfig, loadDnsConfig } from './dns/dns-config.js';
@@ -33,6 +33,8 @@ export interface Config {
   readonly maxRetries: number;
   readonly retryMinMs: number;
   readonly retryMaxMs: number;
+  /** The longest Retry-After waited for; a longer one fails the organization's run. */
+  readonly retryAfterMaxMs: number;
   readonly maxResponseBytes: number;
   readonly concurrency: number;
   readonly maxRequestsPerSecond: number | undefined;
@@ -94,6 +96,11 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_RETRY_MIN_MS', default: '500', meaning: 'First backoff delay (doubles each retry, with jitter)' },
   { name: 'THREAT_MIRROR_RETRY_MAX_MS', default: '30000', meaning: 'Longest backoff delay' },
   {
+    name: 'THREAT_MIRROR_RETRY_AFTER_MAX_MS',
+    default: '300000',
+    meaning: "Longest Retry-After (429/503) waited for; a service asking for longer fails that organization's run with a message, and the next run tries again",
+  },
+  {
     name: 'THREAT_MIRROR_MAX_RESPONSE_BYTES',
     default: String(DEFAULT_MAX_RESPONSE_BYTES),
     meaning: 'A larger response body is treated as a failed (retryable) request; see the README before raising it',
@@ -131,7 +138,8 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
 export type Environment = Readonly<Record<string, string | undefined>>;
 export type FileReader = (path: string) => string;
 
-const readTextFile: FileReader = (path) => readFileSync(path, 'utf8');
+/** Regular files of at most 64 KiB only (src/lib/bounded-file.ts). */
+const readTextFile: FileReader = (path) => readBoundedTextFile(path);
 
 const ORGANIZATION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -204,6 +212,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     maxRetries: integer(env, 'THREAT_MIRROR_MAX_RETRIES', 6, 0, 100),
     retryMinMs,
     retryMaxMs,
+    retryAfterMaxMs: integer(env, 'THREAT_MIRROR_RETRY_AFTER_MAX_MS', 300_000, 1, 86_400_000),
     maxResponseBytes: integer(env, 'THREAT_MIRROR_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
     concurrency: integer(env, 'THREAT_MIRROR_CONCURRENCY', 4, 1, 64),
     maxRequestsPerSecond: maxRpsText === undefined ? undefined : number(env, 'THREAT_MIRROR_MAX_RPS', 0.01, 10_000),
@@ -265,10 +274,16 @@ function loadApiUrl(env: Environment): string {
   return apiUrl;
 }
 
-/** localhost, 127.0.0.0/8 and ::1: traffic that never leaves the machine. */
+/**
+ * `localhost` and literal loopback addresses (127.0.0.0/8, ::1): traffic that never leaves the
+ * machine. Not `*.localhost`: glibc sends those names to DNS, which may answer any address.
+ * `hostname` is a WHATWG URL's (lower-case, an IPv4 address in dotted form, IPv6 compressed).
+ */
 export function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+  const host = hostname.toLowerCase();
+  if (host === 'localhost' || host === '[::1]' || host === '::1') return true;
+  const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  return octets !== null && octets.slice(1).every((octet) => Number(octet) <= 255);
 }
 
 function loadOrganizations(env: Environment, readFile: FileReader): OrganizationConfig[] {

@@ -39,12 +39,18 @@ export async function fetchReportPage(options: ApiClientOptions, caller: ApiCall
   return { ...value, retries };
 }
 
+const MAX_REPORTS_CURSOR_LENGTH = 1024;
+
 /** `text` is the body as received: every report is stored in its words (reports are few). */
 export function parseReportPage(json: unknown, label: string, text: string): Omit<ReportPage, 'retries'> {
   if (typeof json !== 'object' || json === null || !Array.isArray((json as { reports?: unknown }).reports)) {
     throw new RetryableApiError(`${label}: response has no "reports" array`, 'bad_body');
   }
   const envelope = json as { reports: unknown[]; cursor?: unknown; nextCursor?: unknown };
+  // More reports than the limit asked for is no page of the service's: its work would follow the sender's count.
+  if (envelope.reports.length > REPORTS_PAGE_SIZE) {
+    throw new RetryableApiError(`${label}: response holds ${envelope.reports.length} reports, more than the limit of ${REPORTS_PAGE_SIZE} asked for`, 'bad_body');
+  }
   const reports: ReportRecord[] = [];
   const rejectedAt: Array<{ index: number; reason: string }> = [];
   const sources = envelope.reports.length === 0 ? [] : rawArrayElements(text, 'reports');
@@ -61,6 +67,10 @@ export function parseReportPage(json: unknown, label: string, text: string): Omi
   const next = idOf(envelope.nextCursor, () => rawMember(text, 'nextCursor'));
   const nextCursor = next === null ? idOf(envelope.cursor, () => rawMember(text, 'cursor')) : next;
   if (nextCursor === undefined) throw new RetryableApiError(`${label}: response's next cursor is a number beyond 2^53 not written as digits`, 'bad_body');
+  // Its form is not documented (an opaque token, perhaps), but it is stored, sent back and remembered by the loop guard.
+  if (nextCursor !== null && nextCursor.length > MAX_REPORTS_CURSOR_LENGTH) {
+    throw new RetryableApiError(`${label}: response cursor is ${nextCursor.length} characters long, more than the ${MAX_REPORTS_CURSOR_LENGTH} a cursor may have`, 'bad_body');
+  }
   return { reports, rejected, nextCursor };
 }
 

@@ -9,7 +9,7 @@
 import { createHash, hash } from 'node:crypto';
 import type { IndicatorSource } from './current-threats.js';
 import { hostBlockOf } from './host-block.js';
-import { dnsHostName } from './host-selection.js';
+import { blockableHost } from './blockable-host.js';
 
 /** uuidv5(DNS namespace, "stix.threat-mirror.invalid"): fixed, documented, not STIX's SCO namespace. */
 export const STIX_NAMESPACE = uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'stix.threat-mirror.invalid');
@@ -26,11 +26,14 @@ export function* renderStix(threats: Iterable<IndicatorSource>, counts: StixCoun
   yield '{"type":"bundle","objects":[';
   for (const threat of threats) {
     const pattern = patternOf(threat);
-    if (pattern === undefined) {
-      counts.leftOut[threat.type] = (counts.leftOut[threat.type] ?? 0) + 1;
+    // A row stored before blockedAt was normalized may hold an instant RFC 3339 cannot carry.
+    const validFrom = stixTimestamp(threat.blockedAt);
+    if (pattern === undefined || validFrom === undefined) {
+      const why = pattern === undefined ? threat.type : OUT_OF_RANGE;
+      counts.leftOut[why] = (counts.leftOut[why] ?? 0) + 1;
       continue;
     }
-    yield `${counts.indicators === 0 ? '\n' : ',\n'}${indicatorJson(threat, pattern)}`;
+    yield `${counts.indicators === 0 ? '\n' : ',\n'}${indicatorJson(threat, pattern, validFrom)}`;
     counts.indicators += 1;
     lastChange = Math.max(lastChange, threat.changeSeq);
   }
@@ -47,24 +50,24 @@ export function* renderStix(threats: Iterable<IndicatorSource>, counts: StixCoun
  * strings go through JSON.stringify (ids, timestamps and fixed words need no escaping). A unit
  * test holds it to JSON.stringify(indicatorOf(...)).
  */
-export function indicatorJson(threat: IndicatorSource, pattern: string): string {
+export function indicatorJson(threat: IndicatorSource, pattern: string, validFrom: string): string {
   const name = threat.content.length > NAME_LENGTH ? `${threat.content.slice(0, NAME_LENGTH)}…` : threat.content;
-  return `{"type":"indicator","spec_version":"2.1","id":"indicator--${threatIndicatorUuid(threat.id)}","created":"${stixTimestamp(threat.firstSeenAt)}","modified":"${stixTimestamp(threat.updatedAt)}","name":${JSON.stringify(name)},"indicator_types":["malicious-activity"],"pattern":${JSON.stringify(pattern)},"pattern_type":"stix","pattern_version":"2.1","valid_from":"${stixTimestamp(threat.blockedAt)}","labels":[${JSON.stringify(threat.type.toLowerCase())}],"external_references":[{"source_name":"threat-mirror","external_id":"${threat.id}"}]}`;
+  return `{"type":"indicator","spec_version":"2.1","id":"indicator--${threatIndicatorUuid(threat.id)}","created":"${stixTimestamp(threat.firstSeenAt) ?? validFrom}","modified":"${stixTimestamp(threat.updatedAt) ?? validFrom}","name":${JSON.stringify(name)},"indicator_types":["malicious-activity"],"pattern":${JSON.stringify(pattern)},"pattern_type":"stix","pattern_version":"2.1","valid_from":"${validFrom}","labels":[${JSON.stringify(threat.type.toLowerCase())}],"external_references":[{"source_name":"threat-mirror","external_id":"${threat.id}"}]}`;
 }
 
-export function indicatorOf(threat: IndicatorSource, pattern: string): Record<string, unknown> {
+export function indicatorOf(threat: IndicatorSource, pattern: string, validFrom: string): Record<string, unknown> {
   return {
     type: 'indicator',
     spec_version: '2.1',
     id: `indicator--${uuidV5(STIX_NAMESPACE, `threat:${threat.id}`)}`,
-    created: stixTimestamp(threat.firstSeenAt),
-    modified: stixTimestamp(threat.updatedAt),
+    created: stixTimestamp(threat.firstSeenAt) ?? validFrom,
+    modified: stixTimestamp(threat.updatedAt) ?? validFrom,
     name: threat.content.length > NAME_LENGTH ? `${threat.content.slice(0, NAME_LENGTH)}…` : threat.content,
     indicator_types: ['malicious-activity'],
     pattern,
     pattern_type: 'stix',
     pattern_version: '2.1',
-    valid_from: stixTimestamp(threat.blockedAt),
+    valid_from: validFrom,
     labels: [threat.type.toLowerCase()],
     external_references: [{ source_name: 'threat-mirror', external_id: String(threat.id) }],
   };
@@ -76,7 +79,7 @@ export function patternOf(threat: IndicatorSource): string | undefined {
   if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(threat.content)) return `[url:value = ${stixString(threat.content)}]`;
   const block = hostBlockOf(threat.content);
   if (block.kind !== 'host') return undefined;
-  const host = dnsHostName(block.host);
+  const host = blockableHost(block.host);
   return typeof host === 'string' ? `[domain-name:value = ${stixString(host)}]` : undefined;
 }
 
@@ -85,14 +88,23 @@ export function stixString(value: string): string {
   return `'${value.replace(/[\\']/g, (character) => `\\${character}`)}'`;
 }
 
+/** Counted under this instead of a type: the threat's blockedAt has no RFC 3339 form. */
+const OUT_OF_RANGE = 'blockedAt outside 0001-9999';
+
 /** Already RFC 3339 UTC with milliseconds, on a day every month has (the 29th to 31st go through Date). */
 const CANONICAL_TIMESTAMP = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 
-/** RFC 3339 in UTC with milliseconds, as STIX requires for created and modified. */
-export function stixTimestamp(iso: string): string {
+/**
+ * RFC 3339 in UTC with milliseconds, as STIX requires; undefined for an instant outside years
+ * 0001-9999, which toISOString writes as "+010000-…" (importers reject the whole bundle).
+ */
+export function stixTimestamp(iso: string): string | undefined {
   // The mirror's own timestamps, and most of the service's, are in this form already: a Date per
-  // timestamp was 2.7 s of a 1M export.
-  return CANONICAL_TIMESTAMP.test(iso) ? iso : new Date(iso).toISOString();
+  // timestamp was 2.7 s of a 1M export. Year 0000 is the one such form outside the range.
+  if (CANONICAL_TIMESTAMP.test(iso) && !iso.startsWith('0000')) return iso;
+  const date = new Date(iso);
+  const year = date.getUTCFullYear();
+  return Number.isNaN(year) || year < 1 || year > 9999 ? undefined : date.toISOString();
 }
 
 /** uuidV5(STIX_NAMESPACE, `threat:${id}`), with one reused buffer and a one-shot hash (a Hash object per threat was 2.6 s of a 1M export). */

@@ -92,7 +92,7 @@ function syncDepsFor(config: Config, store: MirrorStore, { logger, clock, apiObs
       apiUrl: config.apiUrl,
       timeoutMs: config.requestTimeoutMs,
       maxResponseBytes: config.maxResponseBytes,
-      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs },
+      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs, maxRetryAfterMs: config.retryAfterMaxMs },
       budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
       logger,
       observer: apiObserver,

@@ -21,6 +21,8 @@ export interface StandinContext {
   readonly reportsCursorBase: bigint;
   reportsEnabled: boolean;
   latencyMs: number;
+  /** Serve every blockedAt at this UTC offset (e.g. "+05:00"), as ISO 8601 allows; undefined: as stored. */
+  blockedAtOffset: string | undefined;
 }
 
 export function createStandinContext(options: StandinOptions): StandinContext {
@@ -36,5 +38,6 @@ export function createStandinContext(options: StandinOptions): StandinContext {
     reportsCursorBase: options.reportsCursorBase ?? 0n,
     reportsEnabled: options.reportsEnabled ?? true,
     latencyMs: options.latencyMs ?? 0,
+    blockedAtOffset: options.blockedAtOffset,
   };
 }

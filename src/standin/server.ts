@@ -8,6 +8,7 @@ import { createStandinContext, type StandinContext } from './context.js';
 import { sendJson } from './http.js';
 import { route } from './routes.js';
 import type { StandinReport } from './reports.js';
+import { assertOffset } from './timestamps.js';
 import type { Standin, StandinOptions } from './types.js';
 
 export type { RequestRecord, Standin, StandinKeys, StandinOptions, StandinStats } from './types.js';
@@ -52,6 +53,9 @@ function standinHandle(url: string, context: StandinContext, close: () => Promis
     threatsVisibleTo: (key) => threats.visibleTo(key),
     setLatency: (ms) => {
       context.latencyMs = ms;
+    },
+    setBlockedAtOffset: (offset) => {
+      context.blockedAtOffset = offset === null ? undefined : assertOffset(offset);
     },
     reportsOf: (organization) => reports.filter((report) => report.organization === organization),
     updateReport: (id, change) => {

@@ -26,6 +26,8 @@ export interface StandinOptions {
   readonly reportsCursorBase?: bigint;
   /** false: a deployment without GET /organization/reports (404). */
   readonly reportsEnabled?: boolean;
+  /** Serve every blockedAt at this UTC offset ("+05:00", "-09:30"): the same instants in another form. */
+  readonly blockedAtOffset?: string;
 }
 
 export interface RequestRecord {
@@ -57,6 +59,8 @@ export interface Standin {
   /** Everything a key may see, all dates, by id: what a complete mirror holds. */
   threatsVisibleTo(key: string): StandinThreat[];
   setLatency(ms: number): void;
+  /** From now on serve every blockedAt at this UTC offset ("+05:00"); null: as stored. */
+  setBlockedAtOffset(offset: string | null): void;
   /** Reports of an organization's key, newest first, as stored (not in a response shape). */
   reportsOf(organization: string): StandinReport[];
   updateReport(id: number | bigint, change: (report: StandinReport) => void): void;

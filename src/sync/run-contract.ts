@@ -132,9 +132,12 @@ export async function outcomeOf(
 }
 
 /**
- * Remembers every cursor a walk was sent: one sent again (or the one just followed) means the
- * service is looping, and following it would never end.
+ * Remembers the cursors a walk was sent: one sent again (or the one just followed) means the
+ * service is looping, and following it would never end. The latest MAX_REMEMBERED_CURSORS only
+ * (a cursor is at most 20 digits): a window of a million pages would otherwise keep them all.
  */
+export const MAX_REMEMBERED_CURSORS = 10_000;
+
 export class CursorGuard {
   readonly #seen = new Set<string>();
   readonly #loopMessage: (cursor: string) => string;
@@ -147,6 +150,8 @@ export class CursorGuard {
   accept(next: string | null, current: string | null): void {
     if (next === null) return;
     if (next === current || this.#seen.has(next)) throw new ProtocolError(this.#loopMessage(next));
+    // A Set iterates in insertion order: the first is the oldest.
+    if (this.#seen.size >= MAX_REMEMBERED_CURSORS) this.#seen.delete(this.#seen.values().next().value as string);
     this.#seen.add(next);
   }
 }

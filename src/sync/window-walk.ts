@@ -22,7 +22,12 @@ export interface WalkContext extends RunContext {
 /** After this many empty pages in a row that still carry a cursor, the service is looping. */
 const MAX_EMPTY_PAGES_IN_A_ROW = 3;
 
-/** Types outside the documented list are stored as they come; each is logged once per process. */
+/**
+ * Types outside the documented list are stored as they come; each is logged once per process, up
+ * to this many (a type is at most 64 characters): the set lives as long as a daemon and must not
+ * grow with whatever the service invents.
+ */
+const MAX_REPORTED_UNKNOWN_TYPES = 100;
 const reportedUnknownTypes = new Set<string>();
 
 /**
@@ -162,7 +167,7 @@ class WindowWalk {
     this.#context.onPage?.(page.threats);
     this.#seen?.add(page.threats);
     this.#pages += 1;
-    const sent = page.threats.length + page.rejected.length;
+    const sent = page.threats.length + page.rejected.length + page.rejectedNotKept;
     this.#records += sent;
     const chars = pageChars(page);
     this.#commits.add(this.#commit(page), chars);
@@ -177,6 +182,7 @@ class WindowWalk {
     const cursor = this.#cursor;
     const records = page.threats.length;
     const rejectedReasons = page.rejected.map((record) => record.reason);
+    const { rejectedNotKept } = page;
     const committed = deps.store.commitPage({
       organization: organization.name,
       runId,
@@ -191,10 +197,11 @@ class WindowWalk {
       windowPages: this.#pages,
     });
     return committed.then((counts) => {
-      addPage(totals, counts, { retries, records });
+      addPage(totals, { ...counts, rejected: counts.rejected + rejectedNotKept }, { retries, records });
       deps.observer?.pageCommitted?.(organization.name, counts);
       log.debug({ window: this.#range, cursor, records, ...counts, nextPage }, 'page committed');
       for (const reason of rejectedReasons) log.warn({ reason }, 'record rejected and kept in rejected_records');
+      if (rejectedNotKept > 0) log.warn({ window: this.#range, cursor, rejectedNotKept }, `${rejectedNotKept} more records of this page rejected: counted, not kept`);
     });
   }
 
@@ -218,6 +225,7 @@ function pageChars(page: ThreatPage): number {
 function reportUnknownTypes(page: ThreatPage, log: Logger): void {
   for (const threat of page.threats) {
     if (DOCUMENTED_ASSET_TYPES.has(threat.type) || reportedUnknownTypes.has(threat.type)) continue;
+    if (reportedUnknownTypes.size >= MAX_REPORTED_UNKNOWN_TYPES) return;
     reportedUnknownTypes.add(threat.type);
     log.warn({ type: threat.type, threatId: threat.id }, 'asset type not in the documented list; stored as received');
   }
