@@ -73,13 +73,13 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         });
   try {
     // The zone and the files as the mirror holds them now, before the first run: a restart serves at once.
-    await enforcement.refresh(endpoints, { atStart: true });
+    await enforcement.refresh(endpoints, { atStart: true, signal: AbortSignal.any([signal, httpFailure.signal]) });
     const scheduler = startScheduler({
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
       logger,
       signal: AbortSignal.any([signal, httpFailure.signal]),
-      run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => enforcement.refresh(endpoints) }, runSignal),
+      run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => enforcement.refresh(endpoints, { signal: runSignal }) }, runSignal),
     });
     await scheduler.stopped;
   } finally {

@@ -8,7 +8,7 @@ import { type DnsServer, startDnsServer } from '../dns/dns-server.js';
 import type { RcodeName } from '../dns/messages.js';
 import { Notifier } from '../dns/notify.js';
 import { ZoneReader } from '../dns/zone-reader.js';
-import type { ZoneTimers } from '../export/rpz.js';
+import type { ZoneTimers } from '../export/zone-params.js';
 import { createFeedHandler, type FeedHandler } from './export-feeds.js';
 import type { InFlightBudget } from './http-limits.js';
 

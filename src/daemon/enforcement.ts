@@ -1,17 +1,19 @@
-// The main thread's part of enforcement: the export index (kept when the DNS primary or a
-// host-format export needs it), the export files, and telling the serving thread after each run.
-// Both the index and the files are brought up to date between runs, never during one.
+// The main thread's part of enforcement: after each run it has the export index (kept when the DNS
+// primary or a host-format export needs it) and the export files brought up to date by a job on a
+// thread of its own (export-jobs.ts), then tells the serving thread. Both are brought up to date
+// between runs, never during one; the main thread itself only starts the job and reads its result.
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { ExportIndex } from '../export/export-index.js';
-import { ExportRefresher } from '../export/daemon-exports.js';
+import type { RefresherState } from '../export/daemon-exports.js';
 import { isHostFormat } from '../export/export-formats.js';
-import { type ZoneTimers, zoneTimersFor } from '../export/rpz.js';
+import { type ZoneTimers, zoneTimersFor } from '../export/zone-params.js';
 import { errorMessage } from '../lib/errors.js';
 import { schedulePeriodSeconds } from '../lib/schedule.js';
 import type { EnforcementData, EnforcementEvent } from './enforcement-side.js';
 import type { HttpServer } from './http-server-worker.js';
+import { type JobEvent, runExportJob } from './export-jobs.js';
 import type { MirrorMetrics } from './metrics.js';
 
 export class Enforcement {
@@ -20,8 +22,10 @@ export class Enforcement {
   readonly #metrics: MirrorMetrics;
   readonly #timers: ZoneTimers;
   readonly #folder: string;
-  #index: ExportIndex | undefined;
-  #exports: ExportRefresher | undefined;
+  /** Whether the export index was built since the daemon started: refreshes then read the change feed only. */
+  #indexBuilt = false;
+  /** What the last refresh knew of the export files. */
+  #refresher: RefresherState | undefined;
 
   constructor(options: { config: Config; logger: Logger; metrics: MirrorMetrics }) {
     this.#config = options.config;
@@ -37,33 +41,57 @@ export class Enforcement {
     return this.#config.dns !== undefined || this.#config.exports.some((target) => isHostFormat(target.format));
   }
 
+  /** The export index's file, when one is kept. */
+  get #indexPath(): string | undefined {
+    return this.keepsIndex ? join(this.#folder, 'index.db') : undefined;
+  }
+
   /** What the serving thread needs to serve the zone and the feeds. */
   threadData(): EnforcementData {
     const period = schedulePeriodSeconds(this.#config.schedule);
     return {
       dbPath: this.#config.dbPath,
-      indexPath: this.keepsIndex ? `${this.#folder}/index.db` : undefined,
-      feedsFolder: `${this.#folder}/feeds`,
+      indexPath: this.#indexPath,
+      feedsFolder: join(this.#folder, 'feeds'),
       timers: this.#timers,
       feedMaxAgeSeconds: Math.min(300, Math.max(10, Math.floor(period / 2))),
       dns: this.#config.dns,
     };
   }
 
-  /** After each run (and once at start): index, files, then the serving thread (NOTIFY, feeds). Never throws. */
-  async refresh(server: HttpServer | undefined, { atStart = false } = {}): Promise<void> {
+  /**
+   * After each run (and once at start): the export index and the files, on a thread of their own
+   * (export-jobs.ts), then the serving thread is told (NOTIFY, feeds). One at a time: the scheduler
+   * never overlaps runs, and the start's refresh ends before the first run. Never throws.
+   */
+  async refresh(server: HttpServer | undefined, { atStart = false, signal }: { atStart?: boolean; signal?: AbortSignal } = {}): Promise<void> {
+    if (!this.keepsIndex && this.#config.exports.length === 0) return;
     try {
-      const change = await this.#refreshIndex();
-      // At start the files are left as they are (rewritten after runs only); the zone's serial follows the rpz file's.
-      if (atStart) await this.#exportsRefresher()?.adoptZoneSerial();
-      else await this.#exportsRefresher()?.refresh();
-      const index = this.#index;
-      if (index === undefined) return;
-      const state = index.view.state();
-      this.#metrics.zoneSerial(state.serial, index.view.size);
-      if (change?.zoneChanged) this.#logger.info({ serial: state.serial, threatsRead: change.threatsRead }, 'zone changed');
-      server?.enforce({ type: 'index-updated', serial: state.serial, zoneChanged: change?.zoneChanged ?? false });
+      const result = await runExportJob(
+        {
+          kind: 'refresh',
+          dbPath: this.#config.dbPath,
+          indexPath: this.#indexPath,
+          // Built anew until a build succeeded; from the change feed after that.
+          rebuild: !this.#indexBuilt,
+          atStart,
+          targets: this.#config.exports,
+          timers: this.#timers,
+          refresher: this.#refresher,
+        },
+        (event) => this.#jobEvent(event),
+        signal,
+      );
+      this.#refresher = result.refresher;
+      if (result.index === undefined) return;
+      this.#indexBuilt = true;
+      const { state, hosts } = result.index;
+      this.#metrics.zoneSerial(state.serial, hosts);
+      const zoneChanged = result.change?.zoneChanged ?? false;
+      if (zoneChanged) this.#logger.info({ serial: state.serial, threatsRead: result.change?.threatsRead }, 'zone changed');
+      server?.enforce({ type: 'index-updated', serial: state.serial, zoneChanged });
     } catch (error) {
+      if (signal?.aborted) return;
       this.#logger.error({ err: error }, `export index not brought up to date: ${errorMessage(error)}; the zone and files stay as they were until the next run`);
     }
   }
@@ -88,25 +116,13 @@ export class Enforcement {
   }
 
   close(): void {
-    this.#index?.close();
-    this.#index = undefined;
     rmSync(this.#folder, { recursive: true, force: true });
   }
 
-  async #refreshIndex() {
-    if (!this.keepsIndex) return undefined;
-    if (this.#index === undefined) {
-      const started = performance.now();
-      this.#index = await ExportIndex.create(this.#config.dbPath, this.#folder);
-      this.#logger.info({ hosts: this.#index.view.size, ms: Math.round(performance.now() - started) }, 'export index built');
-      return { zoneChanged: true, hostsChanged: true, serial: this.#index.view.state().serial, threatsRead: 0 };
-    }
-    return this.#index.refresh();
-  }
-
-  #exportsRefresher(): ExportRefresher | undefined {
-    if (this.#config.exports.length === 0) return undefined;
-    this.#exports ??= new ExportRefresher({ dbPath: this.#config.dbPath, targets: this.#config.exports, logger: this.#logger, observer: this.#metrics, index: this.#index, timers: this.#timers });
-    return this.#exports;
+  /** A log line or metric of the export thread, logged and counted here (one log stream, one registry). */
+  #jobEvent(event: JobEvent): void {
+    if (event.kind === 'log') this.#logger[event.level](event.fields, event.msg);
+    else if (event.kind === 'export-checked') this.#metrics.exportChecked(event.format, event.path, event.entries, event.lastWriteMs);
+    else this.#metrics.exportFailed(event.format, event.path);
   }
 }

@@ -3,18 +3,18 @@
 // STIX consumers). Each feed is built into a file once per change of what it is made of, on the
 // first request after the change, and served from that file with ETag, Last-Modified and
 // Cache-Control; If-None-Match and If-Modified-Since get 304. Host formats of every organization
-// come from the export index (the zone's version), others from the mirror, both read-only.
+// come from the export index (the zone's version), others from the mirror, both read-only, and
+// each build runs as a job on a thread of its own (export-jobs.ts).
 import { createReadStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { Database } from '../db/sqlite.js';
-import { commitTempFile, discardTempFile, writeTempFile } from '../export/atomic-file.js';
-import { buildExport, buildHostExportFromIndex, type BuiltExport } from '../export/build-export.js';
-import { ThreatSnapshot } from '../export/current-threats.js';
+import { commitTempFile, discardTempFile } from '../export/atomic-file.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat, isHostFormat } from '../export/export-formats.js';
 import { IndexView } from '../export/index-view.js';
-import { nextRpzSerial, type ZoneTimers } from '../export/rpz.js';
+import type { ZoneTimers } from '../export/zone-params.js';
+import { runExportJob } from './export-jobs.js';
 import { InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 
 /**
@@ -66,6 +66,7 @@ export interface FeedHandler {
 export function createFeedHandler(options: FeedOptions): FeedHandler {
   const feeds = new Map<string, Feed>();
   const building = new Map<string, Promise<Feed>>();
+  let buildQueue: Promise<unknown> = Promise.resolve();
   const mirror = new Database(options.dbPath, { readonly: true, fileMustExist: true });
   mirror.pragma('busy_timeout = 5000');
 
@@ -114,7 +115,13 @@ export function createFeedHandler(options: FeedOptions): FeedHandler {
 
   const build = async (format: ExportFormat, organization: string | undefined, version: string, previous: Feed | undefined, path: string): Promise<Feed> => {
     await mkdir(options.folder, { recursive: true });
-    const rendered = await renderFeed(options, format, organization, path);
+    // On a thread of its own, one build at a time: a feed of a million threats is seconds of CPU
+    // that would otherwise hold up lookups and zone transfers on this thread, and several at once
+    // would each hold their own snapshot and buffers.
+    const job = { kind: 'feed', dbPath: options.dbPath, indexPath: options.indexPath(), format, organization, path, timers: options.timers } as const;
+    const built = buildQueue.then(() => runExportJob(job, () => undefined));
+    buildQueue = built.catch(() => undefined);
+    const rendered = await built;
     // Same entries as the file served now: keep it (and its ETag and date); only comment lines moved.
     if (previous !== undefined && previous.etag === `"${rendered.digest.slice(0, 32)}"`) {
       await discardTempFile(rendered);
@@ -158,34 +165,6 @@ function withIndex<T>(indexPath: string, read: (view: IndexView) => T): T {
     return read(new IndexView(db));
   } finally {
     db.close();
-  }
-}
-
-/** Writes the feed's new content beside `path`: from the index (a consistent version of it) or from a mirror snapshot. */
-async function renderFeed(options: FeedOptions, format: ExportFormat, organization: string | undefined, path: string) {
-  const indexPath = options.indexPath();
-  if (indexPath !== undefined && organization === undefined && isHostFormat(format)) {
-    const db = new Database(indexPath, { readonly: true, fileMustExist: true });
-    try {
-      db.exec('BEGIN');
-      const view = new IndexView(db);
-      const built = buildHostExportFromIndex(view, format, view.state().serial, options.timers);
-      return await writeTempFile(path, built.render(built.changeSeq), built.commentPrefix ?? undefined);
-    } finally {
-      db.close();
-    }
-  }
-  const sqlite = new Database(options.dbPath, { readonly: true, fileMustExist: true });
-  sqlite.pragma('busy_timeout = 5000');
-  const snapshot = new ThreatSnapshot(sqlite, organization);
-  let built: BuiltExport | undefined;
-  try {
-    built = await buildExport(snapshot, { format, organization, timers: options.timers });
-    return await writeTempFile(path, built.render(nextRpzSerial(built.changeSeq, undefined)), built.commentPrefix);
-  } finally {
-    built?.close();
-    snapshot.close();
-    sqlite.close();
   }
 }
 

@@ -1,7 +1,7 @@
 // THREAT_MIRROR_DNS_* and THREAT_MIRROR_RPZ_ZONE, read for loadConfig (src/config.ts keeps their
 // --help rows): the DNS primary's address, zone name, who may ask, whom to NOTIFY.
 import { isIP } from 'node:net';
-import { MAX_ZONE_NAME, type ZoneTimers, zoneTimersFor } from '../export/rpz.js';
+import { MAX_ZONE_NAME, type ZoneTimers, zoneTimersFor } from '../export/zone-params.js';
 import { ConfigError } from '../lib/errors.js';
 import { schedulePeriodSeconds, scheduleOf } from '../lib/schedule.js';
 import { type Cidr, DEFAULT_DNS_ALLOW, parseCidr } from './acl.js';

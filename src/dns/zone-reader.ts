@@ -5,7 +5,7 @@
 import type { Answer } from 'dns-packet';
 import { Database } from '../db/sqlite.js';
 import { IndexView, type ZoneStep } from '../export/index-view.js';
-import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../export/rpz.js';
+import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../export/zone-params.js';
 
 export interface ZoneSettings {
   /** The zone's name, lower case, no trailing dot (THREAT_MIRROR_RPZ_ZONE). */

@@ -8,7 +8,6 @@
 // with the file: a run that changed only threats no export carries (an address, a path-level URL
 // for a host list) still leaves the file untouched.
 import { stat } from 'node:fs/promises';
-import type { Logger } from 'pino';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { errorMessage } from '../lib/errors.js';
 import { buildExport, buildHostExportFromIndex } from './build-export.js';
@@ -37,25 +36,55 @@ interface FileState {
   readonly size: number;
 }
 
+/** What a refresher knows between runs; the daemon refreshes on a new thread each time (daemon/export-jobs.ts) and hands it over. */
+export interface RefresherState {
+  /** Per file: the version it was last checked against and the file as that check left it. */
+  readonly checked: ReadonlyArray<readonly [path: string, state: FileState]>;
+  /** Whether the zone's serial has been set from an rpz file since the daemon started. */
+  readonly serialAdopted: boolean;
+}
+
+/** What the refresher logs (a pino Logger, or lines forwarded from the export thread to the main thread's). */
+export interface ExportLog {
+  debug(fields: Record<string, unknown>, msg: string): void;
+  info(fields: Record<string, unknown>, msg: string): void;
+  error(fields: Record<string, unknown>, msg: string): void;
+}
+
 export class ExportRefresher {
   readonly #dbPath: string;
   readonly #targets: readonly ExportTarget[];
-  readonly #logger: Logger;
+  readonly #logger: ExportLog;
   readonly #observer: ExportObserver | undefined;
   readonly #index: ExportIndex | undefined;
   readonly #timers: ZoneTimers | undefined;
   /** Per file: the change_seq (record formats) or hosts version (host formats) it was last checked against, and the file as that check left it. */
-  readonly #checked = new Map<string, FileState>();
-  #serialAdopted = false;
+  readonly #checked: Map<string, FileState>;
+  #serialAdopted: boolean;
 
   /** With an index, host formats are written from it, and only when its host list changed. */
-  constructor(options: { dbPath: string; targets: readonly ExportTarget[]; logger: Logger; observer?: ExportObserver | undefined; index?: ExportIndex | undefined; timers?: ZoneTimers | undefined }) {
+  constructor(options: {
+    dbPath: string;
+    targets: readonly ExportTarget[];
+    logger: ExportLog;
+    observer?: ExportObserver | undefined;
+    index?: ExportIndex | undefined;
+    timers?: ZoneTimers | undefined;
+    state?: RefresherState | undefined;
+  }) {
     this.#dbPath = options.dbPath;
     this.#targets = options.targets;
     this.#logger = options.logger;
     this.#observer = options.observer;
     this.#index = options.index;
     this.#timers = options.timers;
+    this.#checked = new Map(options.state?.checked);
+    this.#serialAdopted = options.state?.serialAdopted ?? false;
+  }
+
+  /** What the next refresh needs to know (a refresher of the next run is built from it). */
+  state(): RefresherState {
+    return { checked: [...this.#checked], serialAdopted: this.#serialAdopted };
   }
 
   /** Brings every export up to date; never throws (a failed export is logged and counted, the others go on). */

@@ -4,11 +4,12 @@
 // change_seq moved), so that the work after a run is in proportion to what changed, not to the
 // mirror's size. Host-format files, the DNS zone and the feeds all read it (index-view.ts).
 //
-// It is a SQLite file of its own, in WAL mode, beside the mirror (never the mirror itself): the
-// main thread writes it, the serving thread reads it on read-only connections. The mirror is only
-// ever read, on a read-only connection.
+// It is a SQLite file of its own, in WAL mode, beside the mirror (never the mirror itself). Its one
+// writer is the daemon's refresh job, on a short-lived thread of its own, one job at a time
+// (daemon/export-jobs.ts); the serving thread and feed jobs read it on read-only connections. The
+// mirror is only ever read, on a read-only connection.
 import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { Database, type Statement } from '../db/sqlite.js';
@@ -48,23 +49,23 @@ export class ExportIndex {
   readonly #mirrorPath: string;
   readonly #db: Database;
 
-  private constructor(mirrorPath: string, path: string) {
+  private constructor(mirrorPath: string, path: string, fresh: boolean) {
     this.#mirrorPath = mirrorPath;
     this.path = path;
-    this.#db = new Database(path);
+    this.#db = new Database(path, { fileMustExist: !fresh });
     this.#db.pragma('journal_mode = WAL');
     // A scratch copy: rebuilt from the mirror at every start, so a power cut costs nothing.
     this.#db.pragma('synchronous = OFF');
     this.#db.pragma('cache_size = -2048');
-    this.#db.exec(INDEX_SCHEMA);
+    if (fresh) this.#db.exec(INDEX_SCHEMA);
     this.view = new IndexView(this.#db);
   }
 
-  /** A fresh index in `folder` (emptied first: what a killed daemon left is stale), built from the mirror. */
-  static async create(mirrorPath: string, folder: string): Promise<ExportIndex> {
-    rmSync(folder, { recursive: true, force: true });
-    mkdirSync(folder, { recursive: true });
-    const index = new ExportIndex(mirrorPath, join(folder, 'index.db'));
+  /** A fresh index at `path` (what a killed daemon left there is stale: removed first), built from the mirror. */
+  static async create(mirrorPath: string, path: string): Promise<ExportIndex> {
+    mkdirSync(dirname(path), { recursive: true });
+    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true });
+    const index = new ExportIndex(mirrorPath, path, true);
     try {
       await index.#rebuild(undefined);
       return index;
@@ -72,6 +73,11 @@ export class ExportIndex {
       index.close();
       throw error;
     }
+  }
+
+  /** The index a previous create() built at `path`, to be brought up to date with refresh(). */
+  static open(mirrorPath: string, path: string): ExportIndex {
+    return new ExportIndex(mirrorPath, path, false);
   }
 
   /** Brings the index up to the mirror as it is now; never called while another refresh runs. */
