@@ -10,9 +10,12 @@ import type { IndexView } from './index-view.js';
 import { describeLeftOut, HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
 import { renderHostsFile } from './hosts-file.js';
 import { metamaskEntries, renderMetamask } from './metamask.js';
-import { type RecordCounts, renderCsv, renderJsonl } from './records.js';
+import { renderCsv, renderJsonl } from './records.js';
 import { renderRpz, rpzTooLong, type ZoneTimers } from './rpz.js';
-import { type StixCounts, renderStix } from './stix.js';
+import { renderStix } from './stix.js';
+import { isBlockFormat, noBlockCounts } from './row-blocks.js';
+import { renderOnTwoThreads } from './parallel-render.js';
+import type { Chunks } from './atomic-file.js';
 import { renderSuricataDataset, renderSuricataRules } from './suricata.js';
 
 export interface ExportOptions {
@@ -25,6 +28,8 @@ export interface ExportOptions {
   readonly selection?: HostSelection;
   /** rpz: the SOA's timers. */
   readonly timers?: ZoneTimers | undefined;
+  /** CSV, JSONL, STIX: rendered on two threads, the second reading the mirror at this path (parallel-render.ts). */
+  readonly twoThreads?: { readonly dbPath: string } | undefined;
 }
 
 export interface BuiltExport {
@@ -36,7 +41,7 @@ export interface BuiltExport {
   /** What starts a comment line; comment lines are rendered as chunks of their own and are not compared. */
   readonly commentPrefix: string | undefined;
   /** The content, in chunks; may be called more than once (RPZ: once per serial tried). */
-  render(serial: number): Iterable<string>;
+  render(serial: number): Chunks;
   /** Entries in the content; for record formats, known once render has run to the end. */
   entries(): number;
   /** One line for stderr, also complete only after render. */
@@ -57,32 +62,23 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
     const close = options.selection === undefined ? () => selection.hosts.close() : () => undefined;
     return { ...buildHostExport(selection, options, format, base), close };
   }
-  if (format === 'stix') {
-    let counts: StixCounts = { indicators: 0, leftOut: {} };
-    return {
-      ...base,
-      render: () => {
-        counts = { indicators: 0, leftOut: {} };
-        return renderStix(snapshot.indicatorSources(), counts);
-      },
-      entries: () => counts.indicators,
-      summary: () => {
-        const leftOut = Object.entries(counts.leftOut).sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, count]) => `${count} ${type}`);
-        return `stix: ${counts.indicators} indicators; left out (no STIX pattern): ${leftOut.length === 0 ? 'none' : leftOut.join(', ')}`;
-      },
-      close: () => undefined,
-    };
-  }
-  let counts: RecordCounts = { records: 0 };
-  const renderRecords = format === 'csv' ? renderCsv : renderJsonl;
+  // Record formats: on two threads when the caller lets them (the export command), else on this one.
+  let counts = noBlockCounts();
+  const render = (): Chunks => {
+    counts = noBlockCounts();
+    if (options.twoThreads !== undefined && isBlockFormat(format)) return renderOnTwoThreads(options.twoThreads.dbPath, snapshot, format, organization, counts);
+    if (format === 'stix') return renderStix(snapshot.indicatorSources(), counts);
+    return (format === 'csv' ? renderCsv : renderJsonl)(snapshot.threats(), counts);
+  };
   return {
     ...base,
-    render: () => {
-      counts = { records: 0 };
-      return renderRecords(snapshot.threats(), counts);
+    render,
+    entries: () => (format === 'stix' ? counts.indicators : counts.records),
+    summary: () => {
+      if (format !== 'stix') return `${format}: ${counts.records} threats`;
+      const leftOut = Object.entries(counts.leftOut).sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, count]) => `${count} ${type}`);
+      return `stix: ${counts.indicators} indicators; left out (no STIX pattern): ${leftOut.length === 0 ? 'none' : leftOut.join(', ')}`;
     },
-    entries: () => counts.records,
-    summary: () => `${format}: ${counts.records} threats`,
     close: () => undefined,
   };
 }

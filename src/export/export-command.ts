@@ -34,7 +34,8 @@ export async function runExport(dbPath: string, command: ExportCommand, io: Expo
   const opened = openDatabaseReadOnly(dbPath);
   const snapshot = new ThreatSnapshot(opened.sqlite, command.organization);
   try {
-    const built = await buildExport(snapshot, command);
+    // The command has the machine to itself: record formats use a second thread (parallel-render.ts).
+    const built = await buildExport(snapshot, { ...command, twoThreads: { dbPath } });
     try {
       if (command.out === undefined) {
         await writeExportStream(io.stdout, built);

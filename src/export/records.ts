@@ -32,9 +32,16 @@ export interface RecordCounts {
   records: number;
 }
 
+export const CSV_HEADER = `${COLUMNS.join(',')}\r\n`;
+
 /** RFC 4180: CRLF line ends, a header row, fields quoted when they hold a comma, quote, CR or LF. */
 export function* renderCsv(threats: Iterable<CurrentThreat>, counts: RecordCounts): Generator<string> {
-  yield `${COLUMNS.join(',')}\r\n`;
+  yield CSV_HEADER;
+  yield* csvRows(threats, counts);
+}
+
+/** The rows of a CSV without its header. */
+export function* csvRows(threats: Iterable<CurrentThreat>, counts: RecordCounts): Generator<string> {
   for (const t of threats) {
     yield `${t.id},${csv(t.type)},${csv(t.content)},${csv(t.blockedAt)},${csv(t.organizations.join(';'))},${csv(t.firstSeenAt)},${csv(t.updatedAt)},${t.changeSeq},${csv(t.host)},${csv(t.registrableDomain)},${csv(t.addressNamespace)},${csv(t.addressChain)},${csv(t.address)},${csv(t.email)},${csv(t.emailDomain)}\r\n`;
     counts.records += 1;

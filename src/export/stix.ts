@@ -19,11 +19,32 @@ export interface StixCounts {
   indicators: number;
   /** Threats without a pattern, by type (a URL/PAGE that is neither a URL nor a domain counts under its type). */
   leftOut: Record<string, number>;
+  /** The highest change_seq among the indicators (the bundle's id is derived from it). */
+  lastChange: number;
 }
 
+export function noStixCounts(): StixCounts {
+  return { indicators: 0, leftOut: {}, lastChange: 0 };
+}
+
+/** What a bundle starts with. */
+export const STIX_HEAD = '{"type":"bundle","objects":[';
+
 export function* renderStix(threats: Iterable<IndicatorSource>, counts: StixCounts): Generator<string> {
-  let lastChange = 0;
-  yield '{"type":"bundle","objects":[';
+  yield STIX_HEAD;
+  let first = true;
+  for (const indicator of stixIndicators(threats, counts)) {
+    yield first ? indicator.slice(1) : indicator;
+    first = false;
+  }
+  yield stixTail(counts);
+}
+
+/**
+ * The indicators of these threats, each as `,\n{…}`: the bundle's first one loses its comma (a
+ * bundle rendered in blocks, parallel-render.ts, strips it from the first block that has any).
+ */
+export function* stixIndicators(threats: Iterable<IndicatorSource>, counts: StixCounts): Generator<string> {
   for (const threat of threats) {
     const pattern = patternOf(threat);
     // A row stored before blockedAt was normalized may hold an instant RFC 3339 cannot carry.
@@ -33,16 +54,21 @@ export function* renderStix(threats: Iterable<IndicatorSource>, counts: StixCoun
       counts.leftOut[why] = (counts.leftOut[why] ?? 0) + 1;
       continue;
     }
-    yield `${counts.indicators === 0 ? '\n' : ',\n'}${indicatorJson(threat, pattern, validFrom)}`;
+    yield `,\n${indicatorJson(threat, pattern, validFrom)}`;
     counts.indicators += 1;
-    lastChange = Math.max(lastChange, threat.changeSeq);
+    counts.lastChange = Math.max(counts.lastChange, threat.changeSeq);
   }
-  // The bundle's id comes last (JSON members are unordered), so that the file is written in one
-  // pass: two exports of the same mirror get the same id, and a different set of indicators a
-  // different one. Every indicator that enters the set or changes takes a change_seq above every
-  // earlier one, and a set that only lost indicators is smaller: (count, latest change_seq)
-  // tells them apart without hashing 400 MB of JSON (a sha256 of it was 2.3 s of a 1M export).
-  yield `\n],"id":"bundle--${uuidV5(STIX_NAMESPACE, `bundle:${counts.indicators}:${lastChange}`)}"}\n`;
+}
+
+/**
+ * The bundle's end. Its id comes last (JSON members are unordered), so that the file is written
+ * in one pass: two exports of the same mirror get the same id, and a different set of indicators a
+ * different one. Every indicator that enters the set or changes takes a change_seq above every
+ * earlier one, and a set that only lost indicators is smaller: (count, latest change_seq) tells
+ * them apart without hashing 400 MB of JSON (a sha256 of it was 2.3 s of a 1M export).
+ */
+export function stixTail(counts: StixCounts): string {
+  return `\n],"id":"bundle--${uuidV5(STIX_NAMESPACE, `bundle:${counts.indicators}:${counts.lastChange}`)}"}\n`;
 }
 
 /**

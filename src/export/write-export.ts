@@ -69,15 +69,31 @@ export async function serialOfFile(path: string): Promise<number | undefined> {
 /** Writes the export to a stream (stdout), waiting for it to drain so memory stays flat. */
 export async function writeExportStream(stream: NodeJS.WritableStream, built: BuiltExport): Promise<void> {
   let batch = '';
+  const send = async (data: string | Uint8Array): Promise<void> => {
+    if (!stream.write(data)) await once(stream, 'drain');
+  };
   const flush = async (): Promise<void> => {
     if (batch === '') return;
-    const ready = stream.write(batch);
+    const data = batch;
     batch = '';
-    if (!ready) await once(stream, 'drain');
+    await send(data);
   };
-  for (const chunk of built.render(nextRpzSerial(built.changeSeq, undefined))) {
-    batch += chunk;
-    if (batch.length >= 64 * 1024) await flush();
+  const chunks = built.render(nextRpzSerial(built.changeSeq, undefined));
+  if (Symbol.asyncIterator in chunks) {
+    for await (const chunk of chunks) {
+      if (typeof chunk === 'string') batch += chunk;
+      else {
+        await flush();
+        // A copy: the stream keeps what it is given until written, and the bytes are reused after this.
+        await send(Buffer.from(chunk));
+      }
+      if (batch.length >= 64 * 1024) await flush();
+    }
+  } else {
+    for (const chunk of chunks) {
+      batch += chunk;
+      if (batch.length >= 64 * 1024) await flush();
+    }
   }
   await flush();
 }

@@ -10,7 +10,7 @@ import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
 import type { CurrentThreat } from '../../src/export/current-threats.js';
 import { jsonlLine, valuesOf } from '../../src/export/records.js';
-import { indicatorJson, indicatorOf, patternOf, renderStix, STIX_NAMESPACE, type StixCounts, stixString, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/stix.js';
+import { indicatorJson, indicatorOf, noStixCounts, patternOf, renderStix, STIX_NAMESPACE, type StixCounts, stixString, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/stix.js';
 import { thrownMessage } from '../support/thrown.js';
 
 const base = { THREAT_MIRROR_API_URL: 'http://127.0.0.1:9999', THREAT_MIRROR_API_KEY: 'k' };
@@ -156,9 +156,9 @@ describe('STIX timestamps (issue 32 item 8)', () => {
       id, content: `https://stix-${id}.example/`, type: 'URL', blockedAt, email: null,
       firstSeenAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', changeSeq: id, organizations: ['acme'],
     });
-    const counts: StixCounts = { indicators: 0, leftOut: {} };
+    const counts: StixCounts = noStixCounts();
     const text = [...renderStix([row(1, '2026-01-01T00:00:00.000Z'), row(2, '9999-12-31T23:59:59-23:59')] as never, counts)].join('');
-    expect(counts).toEqual({ indicators: 1, leftOut: { 'blockedAt outside 0001-9999': 1 } });
+    expect(counts).toEqual({ indicators: 1, leftOut: { 'blockedAt outside 0001-9999': 1 }, lastChange: 1 });
     expect(text).not.toContain('+010000');
   });
 });
