@@ -56,8 +56,8 @@ export function writeBenchMirror(path: string, count: number): void {
 
 /**
  * A change as a sync run makes it: `added` new host-blocking threats and `removed` existing ones
- * taken off (removed_at set, change_seq moved), each with a change_seq above every earlier one.
- * Returns how many hosts entered and left.
+ * taken off (removed_at set, change_seq moved), each with a change_seq above every earlier one:
+ * `added` hosts enter the host lists and `removed` leave them.
  */
 export function changeBenchMirror(path: string, { added, removed, firstNewIndex, salt }: { added: number; removed: number; firstNewIndex: number; salt: string }): void {
   const opened = openDatabase(path);
