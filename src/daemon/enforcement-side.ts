@@ -14,7 +14,7 @@ import type { InFlightBudget } from './http-limits.js';
 
 export interface EnforcementData {
   readonly dbPath: string;
-  /** The export index the main thread keeps, when it keeps one (DNS, or host-format exports). */
+  /** The export index the refresh job keeps, when one is kept (DNS, or host-format exports). */
   readonly indexPath: string | undefined;
   /** Where feeds are built. */
   readonly feedsFolder: string;

@@ -1,5 +1,5 @@
 // The response policy zone as the DNS primary serves it: read from the daemon's export index on
-// read-only connections (the main thread writes it). Its records are those `export --format rpz`
+// read-only connections (the daemon's refresh job writes it). Its records are those `export --format rpz`
 // writes, with absolute names: the SOA, the NS, and for each host `host CNAME .` and
 // `*.host CNAME .` (NXDOMAIN for the host and every name under it).
 import type { Answer } from 'dns-packet';
@@ -84,7 +84,7 @@ export function soaRecord({ zone, timers }: ZoneSettings, serial: number): Answe
   };
 }
 
-/** The current serial, once the main thread has said the index is built; undefined before. */
+/** The current serial, once the main thread has said the index is built (by the refresh job); undefined before. */
 export class ZoneReader {
   readonly settings: ZoneSettings;
   readonly #indexPath: string;
@@ -95,7 +95,7 @@ export class ZoneReader {
     this.settings = settings;
   }
 
-  /** Called when the main thread has committed the index's first version. */
+  /** Called when the index's first version is committed (the main thread says so after the refresh job). */
   markReady(): void {
     this.#db ??= openIndexReadOnly(this.#indexPath);
   }
