@@ -28,6 +28,10 @@ function threat(content: string): StandinThreat {
 const FIRST = threat('https://tm-first-blocked.com/');
 const LEAVING = threat('tm-leaving-soon.net');
 const PATH_LEVEL = threat('https://tm-shared-host.com/forms/1');
+// Hosts no list may carry (src/export/blockable-host.ts): in a zone, a label beginning rpz- is a
+// trigger on clients' addresses, not a name; .example is no delegated TLD.
+const RPZ_TRIGGER = threat('https://32.1.0.0.127.rpz-client-ip.tm-hostile.com/');
+const UNDELEGATED = threat('https://tm-undelegated.example/');
 
 let standin: Standin;
 let daemon: CliProcess;
@@ -51,7 +55,7 @@ const zoneChanges = (): number => daemon.logs.filter((line) => line.msg === 'zon
 describe.skipIf(tools.length > 0)('the daemon as DNS primary of its response policy zone', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'threat-mirror-dns-'));
-    standin = await startStandin({ threats: [FIRST, LEAVING, PATH_LEVEL], keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+    standin = await startStandin({ threats: [FIRST, LEAVING, PATH_LEVEL, RPZ_TRIGGER, UNDELEGATED], keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
     const [bindPort, unboundPort, pdnsPort] = [await freePort(), await freePort(), await freePort()];
     dnsPort = await freePort();
     env = {
@@ -98,7 +102,7 @@ describe.skipIf(tools.length > 0)('the daemon as DNS primary of its response pol
     }
   }, 90_000);
 
-  it('answers dig AXFR with exactly the records of export --format rpz', async () => {
+  it('answers dig AXFR with exactly the records of export --format rpz, hostile names left out of both', async () => {
     const transferred = recordsOf(dig(['@127.0.0.1', '-p', String(dnsPort), ZONE, 'AXFR']).text);
     const exported = await runCli(['export', '--format', 'rpz'], env);
     expect(exported.code, exported.stderr).toBe(0);
@@ -106,6 +110,7 @@ describe.skipIf(tools.length > 0)('the daemon as DNS primary of its response pol
     expect(transferred).toContain(`tm-first-blocked.com.${ZONE}. 300 in cname .`);
     expect(transferred).toContain(`*.tm-leaving-soon.net.${ZONE}. 300 in cname .`);
     expect(transferred.join('\n')).not.toContain('tm-shared-host');
+    expect(transferred.join('\n')).not.toMatch(/rpz-client-ip|tm-undelegated/);
   });
 
   it('after a run that adds one host and removes another: BIND and Unbound within 5 s (NOTIFY), PowerDNS within its refresh; IXFR gives the new zone', async () => {
