@@ -1,6 +1,7 @@
-// `export` of CSV, JSONL and STIX renders blocks of rows on two threads (src/export/parallel-render.ts).
-// Judged against the one-thread rendering of the same mirror (what the daemon's files and feeds
-// use), byte for byte: a mirror of ~9,000 threats (several blocks each side, hostile contents,
+// `export` renders CSV, JSONL and STIX, and selects the host formats' hosts, in blocks of rows on
+// two threads (src/export/parallel-render.ts). Judged against the one-thread code on the same
+// mirror (what the daemon's files and feeds use), byte for byte, headers and their counts
+// included: a mirror of ~9,000 threats (several blocks each side, hostile contents, host blocks,
 // removed threats between them, two organizations), to a file, to stdout and for one organization.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/open-database.js';
 import { Database } from '../src/db/sqlite.js';
 import { buildExport } from '../src/export/build-export.js';
+import type { ExportFormat } from '../src/export/export-formats.js';
 import { ThreatSnapshot } from '../src/export/current-threats.js';
 import { writeExportStream } from '../src/export/write-export.js';
 import { generateThreats } from '../src/standin/index.js';
@@ -44,7 +46,7 @@ function writeMirror(dbPath: string): void {
 }
 
 /** The export as one thread renders it, in this process. */
-async function oneThread(dbPath: string, format: 'csv' | 'jsonl' | 'stix', organization?: string): Promise<Buffer> {
+async function oneThread(dbPath: string, format: ExportFormat, organization?: string): Promise<Buffer> {
   const sqlite = new Database(dbPath, { readonly: true, fileMustExist: true });
   const snapshot = new ThreatSnapshot(sqlite, organization);
   try {
@@ -62,7 +64,7 @@ async function oneThread(dbPath: string, format: 'csv' | 'jsonl' | 'stix', organ
 }
 
 describe('export of record formats on two threads', () => {
-  it('gives the bytes one thread gives, to a file, to stdout and for one organization', async () => {
+  it('gives the bytes one thread gives, record and host formats, to a file, to stdout and for one organization', async () => {
     const dir = tempDir();
     const dbPath = join(dir, 'mirror.db');
     writeMirror(dbPath);
@@ -88,6 +90,15 @@ describe('export of record formats on two threads', () => {
     expect(stdout.code, stdout.stderr).toBe(0);
     expect(stdout.stdout).toBe((await oneThread(dbPath, 'jsonl')).toString('utf8'));
     expect(stdout.stderr).toMatch(new RegExp(`jsonl: ${current()} threats`));
+
+    for (const format of ['domains', 'rpz', 'metamask', 'suricata'] as const) {
+      const exported = await runCli(['export', '--format', format], env);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stdout, format).toBe((await oneThread(dbPath, format)).toString('utf8'));
+    }
+    expect((await runCli(['export', '--format', 'domains'], env)).stdout.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length).toBeGreaterThan(500);
+    const globexHosts = await runCli(['export', '--format', 'hosts', '--org', 'globex'], env);
+    expect(globexHosts.stdout).toBe((await oneThread(dbPath, 'hosts', 'globex')).toString('utf8'));
 
     const globex = join(dir, 'globex.stix');
     expect((await runCli(['export', '--format', 'stix', '--org', 'globex', '--out', globex], env)).code).toBe(0);

@@ -3,6 +3,7 @@
 import type Database from 'better-sqlite3';
 import type { Threat } from '../records.js';
 import type { LookupFields } from '../url/lookup-fields.js';
+import { HOST_TYPES } from './host-selection.js';
 
 /** A threat blocked now, with its lookup columns (all but the URL expression, which no export uses). */
 export interface CurrentThreat extends Threat, Omit<LookupFields, 'urlExpression'> {
@@ -84,6 +85,16 @@ export class ThreatSnapshot {
   *ofTypes(types: ReadonlySet<string>, range: IdRange = {}): Generator<{ readonly type: string; readonly content: string }> {
     const rows = this.#sqlite.prepare(`SELECT t.type, t.content FROM threats t WHERE t.type IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}${rangeSql(range)}`)
       .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string]>;
+    for (const [type, content] of rows) yield { type, content };
+  }
+
+  /**
+   * Every current threat's type, and its content when it may block a host (`types`): what the
+   * host formats read when they count the other types as they go (parallel-render.ts).
+   */
+  *hostSources(range: IdRange = {}, types: ReadonlySet<string> = HOST_TYPES): Generator<{ readonly type: string; readonly content: string | null }> {
+    const rows = this.#sqlite.prepare(`SELECT t.type, CASE WHEN t.type IN (${[...types].map(() => '?').join(', ')}) THEN t.content END FROM threats t WHERE ${this.#current()}${rangeSql(range)}`)
+      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string | null]>;
     for (const [type, content] of rows) yield { type, content };
   }
 

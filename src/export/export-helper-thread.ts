@@ -1,11 +1,12 @@
-// The helper thread of a parallel export (parallel-render.ts): renders its blocks of rows from a
+// The helper thread of a parallel export (two-threads.ts): renders its blocks of rows from a
 // snapshot of its own, in order, and hands each over as bytes (transferred, not copied), never more
 // than `ahead` blocks before their buffers come back to be filled again.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Database } from '../db/sqlite.js';
 import { ThreatSnapshot } from './current-threats.js';
-import type { FromHelper, HelperJob, ToHelper } from './parallel-render.js';
+import type { FromHelper, HelperJob, ToHelper } from './two-threads.js';
 import { blockBatch, noBlockCounts, renderBlock } from './row-blocks.js';
+import { SCRATCH_CACHE_KIB } from './host-set.js';
 
 const port = parentPort;
 if (port) void help(workerData as HelperJob, port);
@@ -25,6 +26,7 @@ async function help(job: HelperJob, port: NonNullable<typeof parentPort>): Promi
   const sqlite = new Database(job.dbPath, { readonly: true, fileMustExist: true });
   try {
     sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`cache_size = ${SCRATCH_CACHE_KIB}`);
     const snapshot = new ThreatSnapshot(sqlite, job.organization);
     if (snapshot.changeSeq !== job.changeSeq) {
       post({ kind: 'unusable', message: `the mirror moved on (change_seq ${snapshot.changeSeq}, not ${job.changeSeq})` });
@@ -34,7 +36,7 @@ async function help(job: HelperJob, port: NonNullable<typeof parentPort>): Promi
     for (const [index, range] of job.ranges.entries()) {
       while (out >= job.ahead) await new Promise<void>((resolve) => (wake = resolve));
       const counts = noBlockCounts();
-      const rendered = renderBlock(snapshot, job.format, range, counts, batch);
+      const rendered = renderBlock(snapshot, job.kind, range, counts, batch);
       const bytes = new Uint8Array(fitting(free, rendered.length), 0, rendered.length);
       bytes.set(rendered);
       post({ kind: 'block', index, bytes, counts }, [bytes.buffer as ArrayBuffer]);
