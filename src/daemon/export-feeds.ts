@@ -16,6 +16,7 @@ import { IndexView } from '../export/index-view.js';
 import type { ZoneTimers } from '../export/zone-params.js';
 import { runExportJob } from './export-jobs.js';
 import { InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
+import { withSmallPageCache } from '../export/page-cache.js';
 
 /**
  * Feeds in flight at once. A feed takes its place in the HTTP thread's budget of requests (shared
@@ -67,7 +68,7 @@ export function createFeedHandler(options: FeedOptions): FeedHandler {
   const feeds = new Map<string, Feed>();
   const building = new Map<string, Promise<Feed>>();
   let buildQueue: Promise<unknown> = Promise.resolve();
-  const mirror = new Database(options.dbPath, { readonly: true, fileMustExist: true });
+  const mirror = withSmallPageCache(new Database(options.dbPath, { readonly: true, fileMustExist: true }));
   mirror.pragma('busy_timeout = 5000');
 
   const feedBudget = new InFlightBudget(MAX_FEEDS_IN_FLIGHT, 0);
@@ -159,7 +160,7 @@ export function createFeedHandler(options: FeedOptions): FeedHandler {
 }
 
 function withIndex<T>(indexPath: string, read: (view: IndexView) => T): T {
-  const db = new Database(indexPath, { readonly: true, fileMustExist: true });
+  const db = withSmallPageCache(new Database(indexPath, { readonly: true, fileMustExist: true }));
   try {
     db.exec('BEGIN');
     return read(new IndexView(db));

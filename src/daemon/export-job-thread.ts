@@ -13,6 +13,7 @@ import { isHostFormat } from '../export/export-formats.js';
 import { IndexView } from '../export/index-view.js';
 import { nextRpzSerial } from '../export/zone-params.js';
 import type { ExportJob, FeedJob, FromJobThread, JobEvent, RefreshJob, RefreshResult } from './export-jobs.js';
+import { withSmallPageCache } from '../export/page-cache.js';
 
 const port = parentPort;
 if (port) void run(workerData as ExportJob, (message) => port.postMessage(message));
@@ -70,7 +71,7 @@ async function refresh(job: RefreshJob, post: (event: JobEvent) => void): Promis
 async function renderFeed(job: FeedJob): Promise<TempFile> {
   const { format, organization, path, timers } = job;
   if (job.indexPath !== undefined && organization === undefined && isHostFormat(format)) {
-    const db = new Database(job.indexPath, { readonly: true, fileMustExist: true });
+    const db = withSmallPageCache(new Database(job.indexPath, { readonly: true, fileMustExist: true }));
     try {
       db.exec('BEGIN');
       const view = new IndexView(db);
@@ -80,7 +81,7 @@ async function renderFeed(job: FeedJob): Promise<TempFile> {
       db.close();
     }
   }
-  const { sqlite } = openDatabaseReadOnly(job.dbPath);
+  const sqlite = withSmallPageCache(openDatabaseReadOnly(job.dbPath).sqlite);
   const snapshot = new ThreatSnapshot(sqlite, organization);
   let built: BuiltExport | undefined;
   try {

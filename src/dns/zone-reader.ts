@@ -6,6 +6,7 @@ import type { Answer } from 'dns-packet';
 import { Database } from '../db/sqlite.js';
 import { IndexView, type ZoneStep } from '../export/index-view.js';
 import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../export/zone-params.js';
+import { withSmallPageCache } from '../export/page-cache.js';
 
 export interface ZoneSettings {
   /** The zone's name, lower case, no trailing dot (THREAT_MIRROR_RPZ_ZONE). */
@@ -119,7 +120,7 @@ export class ZoneReader {
 }
 
 function openIndexReadOnly(path: string): Database {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const db = withSmallPageCache(new Database(path, { readonly: true, fileMustExist: true }));
   db.pragma('busy_timeout = 5000');
   return db;
 }

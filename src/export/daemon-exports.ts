@@ -18,6 +18,7 @@ import type { ExportIndex } from './export-index.js';
 import { nextRpzSerial, type ZoneTimers } from './rpz.js';
 import { discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
 import { type FileWriteResult, serialOfFile, writeExportFile } from './write-export.js';
+import { withSmallPageCache } from './page-cache.js';
 
 export interface ExportTarget {
   readonly format: ExportFormat;
@@ -97,6 +98,7 @@ export class ExportRefresher {
     let opened;
     try {
       opened = openDatabaseReadOnly(this.#dbPath);
+      withSmallPageCache(opened.sqlite);
     } catch (error) {
       this.#logger.error({ err: error }, `exports not refreshed: cannot open ${this.#dbPath}: ${errorMessage(error)}`);
       return;

@@ -6,7 +6,7 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { buildExport, type ExportOptions } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
 import { writeExportFile, writeExportStream } from './write-export.js';
-import { SCRATCH_CACHE_KIB } from './host-set.js';
+import { withSmallPageCache } from './page-cache.js';
 
 export interface ExportCommand extends ExportOptions {
   readonly out: string | undefined;
@@ -33,8 +33,8 @@ export function mirrorKnowsOrganization(dbPath: string, organization: string): b
 
 export async function runExport(dbPath: string, command: ExportCommand, io: ExportIo): Promise<void> {
   const opened = openDatabaseReadOnly(dbPath);
-  // Every row is read once, in order: a large page cache buys nothing here (see host-set.ts).
-  opened.sqlite.pragma(`cache_size = ${SCRATCH_CACHE_KIB}`);
+  // Every row is read once, in order: a large page cache buys nothing here.
+  withSmallPageCache(opened.sqlite);
   const snapshot = new ThreatSnapshot(opened.sqlite, command.organization);
   try {
     // The command has the machine to itself: record formats use a second thread (parallel-render.ts).

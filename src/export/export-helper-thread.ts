@@ -6,7 +6,7 @@ import { Database } from '../db/sqlite.js';
 import { ThreatSnapshot } from './current-threats.js';
 import type { FromHelper, HelperJob, ToHelper } from './two-threads.js';
 import { blockBatch, noBlockCounts, renderBlock } from './row-blocks.js';
-import { SCRATCH_CACHE_KIB } from './host-set.js';
+import { withSmallPageCache } from './page-cache.js';
 
 const port = parentPort;
 if (port) void help(workerData as HelperJob, port);
@@ -26,7 +26,7 @@ async function help(job: HelperJob, port: NonNullable<typeof parentPort>): Promi
   const sqlite = new Database(job.dbPath, { readonly: true, fileMustExist: true });
   try {
     sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma(`cache_size = ${SCRATCH_CACHE_KIB}`);
+    withSmallPageCache(sqlite);
     const snapshot = new ThreatSnapshot(sqlite, job.organization);
     if (snapshot.changeSeq !== job.changeSeq) {
       post({ kind: 'unusable', message: `the mirror moved on (change_seq ${snapshot.changeSeq}, not ${job.changeSeq})` });

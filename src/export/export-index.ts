@@ -16,6 +16,7 @@ import { Database, type Statement } from '../db/sqlite.js';
 import { HOST_TYPES, type HostEntry, hostEntryOf } from './host-selection.js';
 import { HOST_KIND, INDEX_SCHEMA, IndexView, OTHER_TYPE_KIND } from './index-view.js';
 import { MAX_HOST, nextRpzSerial } from './rpz.js';
+import { withSmallPageCache } from './page-cache.js';
 
 /** Rows between two pauses, so probes and signals are answered while a large mirror is read. */
 const ROWS_PER_PAUSE = 5_000;
@@ -82,7 +83,7 @@ export class ExportIndex {
 
   /** Brings the index up to the mirror as it is now; never called while another refresh runs. */
   async refresh(): Promise<IndexChange> {
-    const mirror = openDatabaseReadOnly(this.#mirrorPath).sqlite;
+    const mirror = withSmallPageCache(openDatabaseReadOnly(this.#mirrorPath).sqlite);
     try {
       mirror.exec('BEGIN');
       const changeSeq = mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
@@ -114,7 +115,7 @@ export class ExportIndex {
 
   /** Reads every current threat; `mirror` undefined: opens its own connection. A rebuild keeps no history. */
   async #rebuild(given: Database | undefined): Promise<IndexChange> {
-    const mirror = given ?? openDatabaseReadOnly(this.#mirrorPath).sqlite;
+    const mirror = given ?? withSmallPageCache(openDatabaseReadOnly(this.#mirrorPath).sqlite);
     try {
       if (!mirror.inTransaction) mirror.exec('BEGIN');
       const changeSeq = mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;

@@ -6,9 +6,7 @@
 // 400,000 hosts that is ~0.6 s, where inserting each into a unique index (and a second index for
 // the tree order) took ~1.7 s (measured on the 1M-threat benchmark mirror, docs/performance.md).
 import { Database, type Statement } from '../db/sqlite.js';
-
-/** The page cache of scratch and read-through connections, in KiB (negative: a size, not pages). */
-export const SCRATCH_CACHE_KIB = -2000;
+import { withSmallPageCache } from './page-cache.js';
 
 /** Inserts gathered per transaction. */
 const BATCH = 2_000;
@@ -55,9 +53,8 @@ export class HostSet implements HostList {
     this.#db = new Database('');
     this.#db.pragma('journal_mode = OFF');
     this.#db.pragma('synchronous = OFF');
-    // better-sqlite3 builds SQLite with a 16 MB page cache a connection: sorting 400,000 hosts by
-    // reversed labels then held ~16 MB more (measured). SQLite's usual 2 MB: the sort spills to the file.
-    this.#db.pragma(`cache_size = ${SCRATCH_CACHE_KIB}`);
+    // The sort by reversed labels spills to the file beyond it instead of holding ~16 MB more.
+    withSmallPageCache(this.#db);
     this.#db.function('tree_key', { deterministic: true }, (host) => treeKey(String(host)));
     this.#db.exec('CREATE TABLE added (host TEXT NOT NULL)');
     this.#insert = this.#db.prepare('INSERT INTO added (host) VALUES (?)');
