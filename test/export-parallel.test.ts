@@ -5,6 +5,7 @@
 // removed threats between them, two organizations), to a file, to stdout and for one organization.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/open-database.js';
@@ -16,6 +17,7 @@ import { writeExportStream } from '../src/export/write-export.js';
 import { generateThreats } from '../src/standin/index.js';
 import { deriveLookupFields } from '../src/url/lookup-fields.js';
 import { runCli } from './support/cli.js';
+import { withWritableDb } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 
 const STAMP = '2026-03-15T12:00:00.000Z';
@@ -63,6 +65,8 @@ async function oneThread(dbPath: string, format: ExportFormat, organization?: st
   }
 }
 
+const MIRROR_MOVES = fileURLToPath(new URL('./support/mirror-moves.mjs', import.meta.url));
+
 describe('export of record formats on two threads', () => {
   it('gives the bytes one thread gives, record and host formats, to a file, to stdout and for one organization', async () => {
     const dir = tempDir();
@@ -103,5 +107,19 @@ describe('export of record formats on two threads', () => {
     const globex = join(dir, 'globex.stix');
     expect((await runCli(['export', '--format', 'stix', '--org', 'globex', '--out', globex], env)).code).toBe(0);
     expect(readFileSync(globex).equals(await oneThread(dbPath, 'stix', 'globex'))).toBe(true);
+  });
+
+  it('gives the snapshot it started from when the mirror changes before the helper reads it: the helper steps aside', async () => {
+    const dbPath = join(tempDir(), 'mirror.db');
+    writeMirror(dbPath);
+    // As while a daemon runs: WAL, so that a writer commits while the export reads.
+    withWritableDb(dbPath, (db) => db.pragma('journal_mode = WAL'));
+    const expected = await oneThread(dbPath, 'jsonl');
+    // The main thread's snapshot is taken before the helper starts; the helper finds another one.
+    const exported = await runCli(['export', '--format', 'jsonl'], { THREAT_MIRROR_DB: dbPath, NODE_OPTIONS: `--import=${MIRROR_MOVES}`, MOVE_MIRROR_DB: dbPath });
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stderr).toContain('mirror moved');
+    expect(exported.stdout === expected.toString('utf8'), 'the export mixes two versions of the mirror').toBe(true);
+    expect(exported.stdout).not.toContain('#moved');
   });
 });
