@@ -65,63 +65,110 @@ export interface FeedHandler {
 }
 
 export function createFeedHandler(options: FeedOptions): FeedHandler {
-  const feeds = new Map<string, Feed>();
-  const building = new Map<string, Promise<Feed>>();
-  let buildQueue: Promise<unknown> = Promise.resolve();
-  const mirror = withSmallPageCache(new Database(options.dbPath, { readonly: true, fileMustExist: true }));
-  mirror.pragma('busy_timeout = 5000');
-
+  const files = new FeedFiles(options);
   const feedBudget = new InFlightBudget(MAX_FEEDS_IN_FLIGHT, 0);
-  const sendJson = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
-    response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
-    response.end(`${JSON.stringify(body)}\n`);
-  };
-  /** Takes a place in both budgets, held until the response is done (or its client gone); false: none free. */
-  const admit = (response: ServerResponse): boolean => {
-    const feed = feedBudget.admit();
-    const request = feed === undefined ? undefined : options.budget.admit();
-    if (feed === undefined || request === undefined) {
-      feed?.release();
-      return false;
+  const handle = (request: IncomingMessage, response: ServerResponse): void => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const format = decodeURIComponent(url.pathname.slice('/v1/exports/'.length));
+    if (request.method !== 'GET' && request.method !== 'HEAD') return sendJson(response, 405, { error: 'method not allowed; use GET' });
+    if (!isExportFormat(format)) return sendJson(response, 404, { error: `no feed "${format}"; formats: ${EXPORT_FORMATS.join(', ')}` });
+    const unknown = [...url.searchParams.keys()].find((key) => key !== 'org');
+    if (unknown !== undefined) return sendJson(response, 400, { error: `unknown query parameter "${unknown}"; use org=NAME or nothing` });
+    if (!admit(response, feedBudget, options.budget)) {
+      const error = `busy (${options.budget.requests} requests in flight, ${feedBudget.requests} of them feeds); retry in ${RETRY_AFTER_SECONDS} s`;
+      return sendJson(response, 503, { error }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
-    response.once('close', () => {
-      request.release();
-      feed.release();
-    });
-    return true;
+    const organization = url.searchParams.get('org') ?? undefined;
+    if (organization !== undefined && !files.knowsOrganization(organization)) {
+      return sendJson(response, 404, { error: `the mirror holds nothing for organization "${organization}"` });
+    }
+    files.current(format, organization).then(
+      (feed) => serveFeed(request, response, feed, CONTENT_TYPES[format], options.maxAgeSeconds),
+      (error: unknown) => {
+        options.onError(error);
+        if (!response.headersSent) sendJson(response, 500, { error: 'the feed could not be built; see the daemon log' });
+      },
+    );
   };
+  return { handle, close: () => files.close() };
+}
 
-  const current = async (format: ExportFormat, organization: string | undefined): Promise<Feed> => {
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
+  response.end(`${JSON.stringify(body)}\n`);
+}
+
+/** Takes a place in both budgets, held until the response is done (or its client gone); false: none free. */
+function admit(response: ServerResponse, feeds: InFlightBudget, requests: InFlightBudget): boolean {
+  const feed = feeds.admit();
+  const request = feed === undefined ? undefined : requests.admit();
+  if (feed === undefined || request === undefined) {
+    feed?.release();
+    return false;
+  }
+  response.once('close', () => {
+    request.release();
+    feed.release();
+  });
+  return true;
+}
+
+/** Each feed's file, built once per version of what it is made of. */
+class FeedFiles {
+  readonly #options: FeedOptions;
+  readonly #feeds = new Map<string, Feed>();
+  readonly #building = new Map<string, Promise<Feed>>();
+  /** One build at a time (see build()). */
+  #queue: Promise<unknown> = Promise.resolve();
+  readonly #mirror: Database;
+
+  constructor(options: FeedOptions) {
+    this.#options = options;
+    this.#mirror = withSmallPageCache(new Database(options.dbPath, { readonly: true, fileMustExist: true }));
+    this.#mirror.pragma('busy_timeout = 5000');
+  }
+
+  async current(format: ExportFormat, organization: string | undefined): Promise<Feed> {
     const key = `${format}\u0000${organization ?? ''}`;
-    const version = versionOf(format, organization);
-    const known = feeds.get(key);
+    const version = this.#versionOf(format, organization);
+    const known = this.#feeds.get(key);
     if (known !== undefined && known.version === version) return known;
-    let pending = building.get(key);
+    let pending = this.#building.get(key);
     if (pending === undefined) {
-      pending = build(format, organization, version, known, join(options.folder, `${format}${organization === undefined ? '' : `.${organization}`}`)).finally(() => building.delete(key));
-      building.set(key, pending);
+      const path = join(this.#options.folder, `${format}${organization === undefined ? '' : `.${organization}`}`);
+      pending = this.#build(format, organization, version, known, path).finally(() => this.#building.delete(key));
+      this.#building.set(key, pending);
     }
     const feed = await pending;
-    feeds.set(key, feed);
+    this.#feeds.set(key, feed);
     return feed;
-  };
+  }
 
-  const versionOf = (format: ExportFormat, organization: string | undefined): string => {
-    const indexPath = options.indexPath();
+  knowsOrganization(organization: string): boolean {
+    return this.#mirror.prepare('SELECT 1 FROM organization_threats WHERE organization = ? LIMIT 1').get(organization) !== undefined;
+  }
+
+  close(): void {
+    this.#mirror.close();
+  }
+
+  #versionOf(format: ExportFormat, organization: string | undefined): string {
+    const indexPath = this.#options.indexPath();
     if (indexPath !== undefined && organization === undefined && isHostFormat(format)) {
       return withIndex(indexPath, (view) => `index:${view.state().hostsVersion}:${view.state().serial}`);
     }
-    return `mirror:${mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number}`;
-  };
+    return `mirror:${this.#mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number}`;
+  }
 
-  const build = async (format: ExportFormat, organization: string | undefined, version: string, previous: Feed | undefined, path: string): Promise<Feed> => {
+  async #build(format: ExportFormat, organization: string | undefined, version: string, previous: Feed | undefined, path: string): Promise<Feed> {
+    const options = this.#options;
     await mkdir(options.folder, { recursive: true });
     // On a thread of its own, one build at a time: a feed of a million threats is seconds of CPU
     // that would otherwise hold up lookups and zone transfers on this thread, and several at once
     // would each hold their own snapshot and buffers.
     const job = { kind: 'feed', dbPath: options.dbPath, indexPath: options.indexPath(), format, organization, path, timers: options.timers } as const;
-    const built = buildQueue.then(() => runExportJob(job, () => undefined));
-    buildQueue = built.catch(() => undefined);
+    const built = this.#queue.then(() => runExportJob(job, () => undefined));
+    this.#queue = built.catch(() => undefined);
     const rendered = await built;
     // Same entries as the file served now: keep it (and its ETag and date); only comment lines moved.
     if (previous !== undefined && previous.etag === `"${rendered.digest.slice(0, 32)}"`) {
@@ -131,32 +178,7 @@ export function createFeedHandler(options: FeedOptions): FeedHandler {
     }
     await commitTempFile(rendered, path);
     return { path, version, etag: `"${rendered.digest.slice(0, 32)}"`, lastModified: new Date(Math.floor(Date.now() / 1000) * 1000), bytes: rendered.bytes };
-  };
-
-  const handle = (request: IncomingMessage, response: ServerResponse): void => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const format = decodeURIComponent(url.pathname.slice('/v1/exports/'.length));
-    if (request.method !== 'GET' && request.method !== 'HEAD') return sendJson(response, 405, { error: 'method not allowed; use GET' });
-    if (!isExportFormat(format)) return sendJson(response, 404, { error: `no feed "${format}"; formats: ${EXPORT_FORMATS.join(', ')}` });
-    const unknown = [...url.searchParams.keys()].find((key) => key !== 'org');
-    if (unknown !== undefined) return sendJson(response, 400, { error: `unknown query parameter "${unknown}"; use org=NAME or nothing` });
-    if (!admit(response)) {
-      const error = `busy (${options.budget.requests} requests in flight, ${feedBudget.requests} of them feeds); retry in ${RETRY_AFTER_SECONDS} s`;
-      return sendJson(response, 503, { error }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
-    }
-    const organization = url.searchParams.get('org') ?? undefined;
-    if (organization !== undefined && !knowsOrganization(mirror, organization)) {
-      return sendJson(response, 404, { error: `the mirror holds nothing for organization "${organization}"` });
-    }
-    current(format, organization).then(
-      (feed) => serveFeed(request, response, feed, CONTENT_TYPES[format], options.maxAgeSeconds),
-      (error: unknown) => {
-        options.onError(error);
-        if (!response.headersSent) sendJson(response, 500, { error: 'the feed could not be built; see the daemon log' });
-      },
-    );
-  };
-  return { handle, close: () => mirror.close() };
+  }
 }
 
 function withIndex<T>(indexPath: string, read: (view: IndexView) => T): T {
@@ -167,10 +189,6 @@ function withIndex<T>(indexPath: string, read: (view: IndexView) => T): T {
   } finally {
     db.close();
   }
-}
-
-function knowsOrganization(mirror: Database, organization: string): boolean {
-  return mirror.prepare('SELECT 1 FROM organization_threats WHERE organization = ? LIMIT 1').get(organization) !== undefined;
 }
 
 function serveFeed(request: IncomingMessage, response: ServerResponse, feed: Feed, contentType: string, maxAgeSeconds: number): void {
