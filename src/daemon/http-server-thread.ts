@@ -53,15 +53,6 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   // thread served them: the orchestrator's own probe timeout decides what "stuck" is.
   const waiting = new Map<number, ServerResponse>();
   let nextProbe = 1;
-  const send = (response: ServerResponse, answer: ProbeAnswer): void => {
-    response.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
-    response.end(answer.body);
-  };
-  const unauthorized = (response: ServerResponse): void => {
-    // A body the request may carry is left to the server, which reads and drops it after the answer.
-    response.writeHead(401, { 'content-type': 'application/json', 'cache-control': 'no-store', 'www-authenticate': 'Bearer realm="threat-mirror"' });
-    response.end('{"error":"/v1/* needs the header Authorization: Bearer <THREAT_MIRROR_HTTP_TOKEN>"}\n');
-  };
   try {
     // The same read-only connection the main thread used to open for lookups (openDatabaseReadOnly),
     // without drizzle: this thread's isolate loads only what lookups need.
@@ -81,14 +72,10 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
     enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget);
     const feeds = enforcement.feeds;
     const options = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS };
+    const api: Record<string, Handler> = { '/v1/lookup': lookup, '/v1/exports/': (request, response) => feeds.handle(request, response) };
     const server = createServer(options, (request: IncomingMessage, response: ServerResponse) => {
       const path = (request.url ?? '/').split('?')[0] ?? '/';
-      if (path.startsWith('/v1/')) {
-        if (tokenDigest !== undefined && !bearerMatches(request.headers.authorization, tokenDigest)) return unauthorized(response);
-        if (path === '/v1/lookup') return lookup(request, response);
-        if (path.startsWith('/v1/exports/')) return feeds.handle(request, response);
-        return send(response, { status: 404, contentType: 'application/json', body: '{"error":"not found; the API is /v1/lookup and /v1/exports/FORMAT"}\n' });
-      }
+      if (path.startsWith('/v1/')) return serveApi(api, tokenDigest, path, request, response);
       const id = nextProbe++;
       waiting.set(id, response);
       response.once('close', () => waiting.delete(id));
@@ -126,4 +113,24 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
     post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) });
     port.close();
   }
+}
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** /v1/*: the bearer token first (when one is set), then the handler of the path (exact, or a prefix ending in /). */
+function serveApi(api: Record<string, Handler>, tokenDigest: Buffer | undefined, path: string, request: IncomingMessage, response: ServerResponse): void {
+  if (tokenDigest !== undefined && !bearerMatches(request.headers.authorization, tokenDigest)) {
+    // A body the request may carry is left to the server, which reads and drops it after the answer.
+    response.writeHead(401, { 'content-type': 'application/json', 'cache-control': 'no-store', 'www-authenticate': 'Bearer realm="threat-mirror"' });
+    response.end('{"error":"/v1/* needs the header Authorization: Bearer <THREAT_MIRROR_HTTP_TOKEN>"}\n');
+    return;
+  }
+  const handler = api[path] ?? Object.entries(api).find(([prefix]) => prefix.endsWith('/') && path.startsWith(prefix))?.[1];
+  if (handler !== undefined) return handler(request, response);
+  send(response, { status: 404, contentType: 'application/json', body: '{"error":"not found; the API is /v1/lookup and /v1/exports/FORMAT"}\n' });
+}
+
+function send(response: ServerResponse, answer: ProbeAnswer): void {
+  response.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
+  response.end(answer.body);
 }
