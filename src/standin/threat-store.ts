@@ -80,6 +80,13 @@ export class ThreatStore {
     for (const organization of organizations) {
       const perDay = this.#byDay.get(organization);
       if (!perDay) continue;
+      if (days > perDay.size) {
+        // A range longer than the days held (a removal's confirmation asks over all time): by the days held.
+        for (const [day, threats] of perDay) {
+          if (day >= query.startDate && day <= query.endDate) for (const threat of threats) if (matches(threat, query)) list.push(threat);
+        }
+        continue;
+      }
       for (let offset = 0; offset < days; offset += 1) {
         for (const threat of perDay.get(addDays(query.startDate, offset)) ?? []) if (matches(threat, query)) list.push(threat);
       }
