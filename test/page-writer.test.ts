@@ -129,8 +129,8 @@ describe('the ledger of a completed window', () => {
   function walk(planId: number, runId: number, windowStart: string, pages: Threat[][]): PageInput[] {
     const seen = new WindowSeen(windowStart, windowStart);
     return pages.map((threats, index) => {
-      seen.add(threats);
       const last = index === pages.length - 1;
+      seen.add(threats, index + 1, last);
       stampMs += 1;
       return {
         organization: 'acme',
@@ -157,7 +157,7 @@ describe('the ledger of a completed window', () => {
 
   const on = (id: number, day: string, content = `https://t${id}.example/`): Threat => ({ id, content, type: 'URL', blockedAt: `${day}T10:00:00Z` });
 
-  it("records the walk's digest, equal to the rows', and removes what the walk did not return", () => {
+  it("records the walk's digest, equal to the rows', and hands back what the walk did not return; removes only what the conclusion confirms", () => {
     opened = openDatabase(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
@@ -167,7 +167,13 @@ describe('the ledger of a completed window', () => {
     writer.writeBatch(walk(planId, runId(1), DAY, [[on(9, DAY)]]).map((input) => ({ ...input, organization: 'globex' })));
     // The next walk no longer returns 5, and 2's content changed.
     const outcomes = writer.writeBatch(walk(planId, runId(2), DAY, [[on(1, DAY), on(2, DAY, 'https://changed.example/')], [on(3, DAY)]]));
-    expect(outcomes.at(-1)?.result?.removed).toBe(1);
+    // 5 is a candidate, not a removal: the window stays open until the sync has asked the service.
+    expect(outcomes.at(-1)?.result).toMatchObject({ removed: 0, candidates: [on(5, DAY)] });
+    expect(sqlite.prepare('SELECT completed_at FROM sync_cursors WHERE plan_id = ? AND window_start = ?').pluck().get(planId, DAY)).toBeNull();
+    expect(sqlite.prepare("SELECT count(*) FROM organization_threats WHERE removed_at IS NOT NULL").pluck().get()).toBe(0);
+    const window = { planId, windowStart: DAY, windowEnd: DAY };
+    const concluded = writer.conclude({ organization: 'acme', runId: runId(2), window, removedIds: [5], found: [], complete: true, windowPages: 2, stamp: new Date((stampMs += 1)).toISOString() });
+    expect(concluded).toEqual({ inserted: 0, updated: 0, rejected: 0, removed: 1 });
     const { ledger, rows } = ledgerAndRows(sqlite, DAY);
     expect(ledger).toEqual(rows);
     expect(ledger).toMatchObject({ records: 3 });
@@ -175,12 +181,12 @@ describe('the ledger of a completed window', () => {
     expect(current).toEqual([1, 2, 3].map((id) => ({ organization: 'acme', threat_id: id })).concat([{ organization: 'globex', threat_id: 9 }]));
   });
 
-  it('reads the window back when an id came twice in the walk: the copy written last counts', () => {
+  it('reads the window back when an id came twice in a page: the copy written last counts', () => {
     opened = openDatabase(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
     const writer = new PageWriter(sqlite);
-    writer.writeBatch(walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY)], [on(2, DAY, 'https://second-copy.example/')]]));
+    writer.writeBatch(walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY), on(2, DAY, 'https://second-copy.example/')]]));
     const { ledger, rows } = ledgerAndRows(sqlite, DAY);
     expect(ledger).toEqual(rows);
     expect(ledger).toMatchObject({ records: 2 });
@@ -191,11 +197,11 @@ describe('the ledger of a completed window', () => {
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
     const writer = new PageWriter(sqlite);
-    const [first, last] = walk(planId, runId(1), DAY, [[on(1, DAY), on(7, DAY)], [on(2, DAY)]]) as [PageInput, PageInput];
+    const [first, last] = walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY)], [on(7, DAY)]]) as [PageInput, PageInput];
     const nextDay = '2026-03-02';
     writer.writeBatch([first]);
-    // The other window's walk meets 7 again, moved to its day by the service meanwhile.
-    writer.writeBatch(walk(planId, runId(1), nextDay, [[on(7, nextDay)]]));
+    // The other window's walk meets 2 again, moved to its day by the service meanwhile.
+    writer.writeBatch(walk(planId, runId(1), nextDay, [[on(2, nextDay)]]));
     writer.writeBatch([last]);
     const { ledger, rows } = ledgerAndRows(sqlite, DAY);
     expect(ledger).toEqual(rows);

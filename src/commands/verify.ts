@@ -49,6 +49,10 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
           if (day >= from && day <= to) addToDayDigests(service, threat);
         }
       },
+      // A window the list shifted under is walked again: only its last walk tells what the service holds.
+      onWalkStart: (windowStart, windowEnd) => {
+        for (const day of service.keys()) if (day >= windowStart && day <= windowEnd) service.delete(day);
+      },
     },
     signal,
   );

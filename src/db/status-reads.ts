@@ -44,9 +44,9 @@ export interface ReconciliationRow {
 
 /** Per organization, its last finished threats run (incremental sync only) and last success: what /readyz judges. */
 export const LAST_THREAT_RUNS_SQL = `SELECT r.organization,
-                (SELECT status FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_run_status,
-                (SELECT MAX(finished_at) FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status = 'succeeded') AS last_success_at,
-                (SELECT error FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_error
+                (SELECT status FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_run_status,
+                (SELECT MAX(finished_at) FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status = 'succeeded') AS last_success_at,
+                (SELECT error FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_error
            FROM (SELECT DISTINCT organization FROM sync_runs) r`;
 
 /** The whole mirror's freshness from sync_status, as a lookup answer reports it. */
