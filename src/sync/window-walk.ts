@@ -136,7 +136,7 @@ class WindowWalk {
         if ((await this.#walk()) && (await this.#settle())) return { records: this.#records, fromFirstPage };
         if (walk >= MAX_WALKS_PER_WINDOW) {
           throw new Error(
-            `organization "${this.#context.organization.name}": the service's list of ${this.#range} changed during each of ${walk} walks of it (a threat ahead of the walk was unblocked, blocked or moved); its days are not recorded complete, and the next run walks them again`,
+            `organization "${this.#context.organization.name}": the service's list of ${this.#range} changed under each of ${walk} walks of it (threats among the pages already read were unblocked, or moved in or out); its days are not recorded complete, and the next run walks them again`,
           );
         }
         this.#context.log.info({ window: this.#range, walk }, 'the list shifted under the walk: walking this window again from its first page');
