@@ -210,6 +210,42 @@ describe('the ledger of a completed window', () => {
   });
 });
 
+describe("a window's conclusion", () => {
+  const on = (id: number, day: string): Threat => ({ id, content: `https://t${id}.example/`, type: 'URL', blockedAt: `${day}T10:00:00Z` });
+  const cursorRow = (sqlite: Database.Database, planId: number): unknown =>
+    sqlite.prepare('SELECT next_page AS nextPage, pages, records, last_id AS lastId, started_at AS startedAt, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? AND window_start = ?').get(planId, DAY);
+
+  it('writes a threat still listed elsewhere, removes nothing else, and sends a window the walk missed a record of back to its first page', () => {
+    opened = openDatabase(join(tempDir(), 'mirror.db'));
+    const { sqlite } = opened;
+    const { planId, runId } = setUp(sqlite);
+    const writer = new PageWriter(sqlite);
+    const stamp = (): string => new Date((stampMs += 1)).toISOString();
+    const firstPage = (ids: number[], nextPage: string | null): PageInput => ({
+      ...page(planId, runId(1), DAY, ids, nextPage ?? 'x'), nextPage, requestedPage: null, walkStartedAt: '2026-03-03T00:00:00.000Z',
+      windowSeenIds: nextPage === null ? new Set(ids) : null,
+    });
+    writer.writeBatch([firstPage([1, 2, 3], null)]);
+    expect(cursorRow(sqlite, planId)).toMatchObject({ nextPage: null, pages: 1, records: 3, lastId: 3, startedAt: '2026-03-03T00:00:00.000Z' });
+    // The next walk's first page starts the counts afresh; 2 and 3 are not returned.
+    const [result] = writer.writeBatch([firstPage([1], null)]);
+    expect(result?.result?.candidates?.map((candidate) => candidate.id)).toEqual([2, 3]);
+    expect(cursorRow(sqlite, planId)).toMatchObject({ pages: 1, records: 1, lastId: 1, completedAt: null });
+    // 2 moved to another day; 3 is listed in this window still: the walk missed it.
+    const moved = on(2, '2026-03-02');
+    const window = { planId, windowStart: DAY, windowEnd: DAY };
+    const ledgerRow = (): unknown => sqlite.prepare('SELECT completed_at, records FROM sync_windows WHERE day = ?').get(DAY);
+    const ledgerBefore = ledgerRow();
+    const concluded = writer.conclude({ organization: 'acme', runId: runId(1), window, removedIds: [], found: [moved], complete: false, windowPages: 1, stamp: stamp() });
+    expect(concluded).toEqual({ inserted: 0, updated: 1, rejected: 0, removed: 0 });
+    expect(sqlite.prepare('SELECT blocked_at FROM threats WHERE id = 2').pluck().get()).toBe(moved.blockedAt);
+    expect(sqlite.prepare('SELECT count(*) FROM organization_threats WHERE removed_at IS NOT NULL').pluck().get()).toBe(0);
+    expect(cursorRow(sqlite, planId)).toEqual({ nextPage: null, pages: 0, records: 0, lastId: null, startedAt: null, completedAt: null });
+    // The day keeps what the walk before vouched for: this one is not complete.
+    expect(ledgerRow()).toEqual(ledgerBefore);
+  });
+});
+
 describe('the page-writer thread', () => {
   /** A new mirror file with one plan and run, and the built writer thread on it (closed by the caller). */
   async function threadOnNewMirror(name: string): Promise<{ dbPath: string; sqlite: Database.Database; planId: number; run: number; worker: PageWriterWorker }> {
