@@ -19,8 +19,11 @@ import type { PageBounds } from './window-seen.js';
 
 /** The start of a confirmation's date range: a moved threat is looked for on every day. */
 const ALL_DAYS_FROM = '1970-01-01';
-/** Pages of a content query read at most; a content shared by more threats than that is left unsettled. */
-const MAX_QUERY_PAGES = 5;
+/**
+ * Pages of a content query's answer read at most: a content shared by more threats than these hold
+ * (3,000) leaves the candidate unsettled. Read in order, as the service's own cursors lead.
+ */
+const MAX_QUERY_PAGES = 30;
 /** Confirmations of one window in flight at once (the key's own budget still limits them all). */
 const MAX_CHECKS_IN_FLIGHT = 4;
 /** The smallest page a read across a boundary asks for. */
@@ -144,19 +147,38 @@ async function findMoved(context: RunContext, candidates: readonly RemovalCandid
 
 /** The candidate as the service lists it now (under any day), 'absent', or 'unknown'. */
 async function findListed(context: RunContext, candidate: RemovalCandidate, today: string, signal: AbortSignal): Promise<Threat | 'absent' | 'unknown'> {
+  const lookUp = (nextPage: string | null, perPage?: number): Promise<ThreatPage> => {
+    const request = { startDate: ALL_DAYS_FROM, endDate: today, nextPage, perPage, query: candidate.content };
+    return fetchThreatPage(context.deps.api, context.organization, request, signal);
+  };
   let cursor: string | null = null;
-  for (let read = 0; read < MAX_QUERY_PAGES; read += 1) {
-    const request = { startDate: ALL_DAYS_FROM, endDate: today, nextPage: cursor, query: candidate.content };
-    const page: ThreatPage = await fetchThreatPage(context.deps.api, context.organization, request, signal);
-    const match = page.threats.find((threat) => threat.id === candidate.id);
-    if (match) return match;
-    const ids = page.threats.map((threat) => threat.id);
-    if (ids.some((id) => id > candidate.id)) {
-      // The answer passed the candidate's place: within this page (or on the first), it is not listed.
-      return cursor === null || Math.min(...ids) < candidate.id ? 'absent' : 'unknown';
+  for (let page = 1; page <= MAX_QUERY_PAGES; page += 1) {
+    const answer = await lookUp(cursor);
+    const found = placeInAnswer(answer, candidate.id, page === 1);
+    if (found === 'earlier') {
+      if (answer.nextPage === null) return 'absent';
+      cursor = answer.nextPage;
+      continue;
     }
-    if (page.nextPage === null) return 'absent';
-    cursor = page.nextPage;
+    if (found !== 'later') return found;
+    // The answer passed its id between the page before and this one: one read across them.
+    const across = pageAcross(page - 1);
+    const spanning = placeInAnswer(await lookUp(across.page === 1 ? null : String(across.page), across.perPage), candidate.id, across.page === 1);
+    return spanning === 'earlier' || spanning === 'later' ? 'unknown' : spanning;
   }
   return 'unknown';
+}
+
+/**
+ * Where an id stands against one page of an id-ascending answer: the threat itself; 'absent' when
+ * the page holds ids on both sides of it (or is the first and starts past it); 'earlier' when every
+ * id is below it (read on); 'later' when every id is above it on a page after the first.
+ */
+export function placeInAnswer(answer: Pick<ThreatPage, 'threats'>, id: number, first: boolean): Threat | 'absent' | 'earlier' | 'later' {
+  const match = answer.threats.find((threat) => threat.id === id);
+  if (match) return match;
+  const ids = answer.threats.map((threat) => threat.id);
+  if (ids.length === 0 || Math.max(...ids) < id) return 'earlier';
+  if (Math.min(...ids) > id) return first ? 'absent' : 'later';
+  return 'absent';
 }

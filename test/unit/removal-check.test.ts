@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PlanWindow } from '../../src/db/mirror-store.js';
 import type { Threat } from '../../src/records.js';
-import { pageAcross, place, verdictAcross } from '../../src/sync/removal-check.js';
+import { pageAcross, place, placeInAnswer, verdictAcross } from '../../src/sync/removal-check.js';
 import { closedThrough } from '../../src/sync/sync-threats.js';
 import { type PageBounds, WindowSeen } from '../../src/sync/window-seen.js';
 
@@ -58,6 +58,18 @@ describe('the page read across a boundary', () => {
     // The list ends at the boundary, and the page says so.
     expect(verdictAcross(read([190, 199], null), after, 205)).toBe('absent');
     expect(verdictAcross(read([190, 199], '3'), after, 205)).toBe('unknown');
+  });
+});
+
+describe("a content look-up's answer", () => {
+  const answer = (ids: number[]) => ({ threats: ids.map(threat) });
+  it('finds the threat, proves it unlisted where a page spans its id, and reads on or across otherwise', () => {
+    expect(placeInAnswer(answer([3, 7, 9]), 7, false)).toEqual(threat(7));
+    expect(placeInAnswer(answer([3, 9]), 7, false)).toBe('absent');
+    expect(placeInAnswer(answer([8, 9]), 7, true)).toBe('absent');
+    expect(placeInAnswer(answer([8, 9]), 7, false)).toBe('later');
+    expect(placeInAnswer(answer([3, 5]), 7, false)).toBe('earlier');
+    expect(placeInAnswer(answer([]), 7, true)).toBe('earlier');
   });
 });
 
