@@ -6,6 +6,8 @@ import { compareBy, matches, type ThreatQuery } from './threat-query.js';
 import type { StandinKeys } from './types.js';
 
 const CACHE_ENTRIES = 64;
+/** Below this many threats a query scans them (well under a millisecond) rather than keep an index up. */
+const INDEXED_FROM = 10_000;
 
 export class ThreatStore {
   readonly #keys: StandinKeys;
@@ -78,7 +80,8 @@ export class ThreatStore {
       this.#cache.set(cacheKey, hit);
       return hit.list;
     }
-    const byContent = query.query === undefined ? undefined : this.#contents.candidates(query.query, () => this.#byId.values(), this.#version);
+    const indexed = query.query !== undefined && this.#byId.size >= INDEXED_FROM;
+    const byContent = indexed ? this.#contents.matching(query.query as string, () => this.#byId.values(), this.#version) : undefined;
     const list = byContent ? this.#selectFrom(byContent, organizations, query) : this.#selectByDay(organizations, query);
     list.sort(compareBy(query.sorting));
     this.#cache.set(cacheKey, { version: this.#version, list });
@@ -107,12 +110,12 @@ export class ThreatStore {
     return list;
   }
 
-  /** Those of `threats` (what the content index narrowed a query to) that the query selects. */
+  /** Those of `threats` (the content index's answer to the query's text) that the rest of the query selects. */
   #selectFrom(threats: readonly StandinThreat[], organizations: string[], query: ThreatQuery): StandinThreat[] {
     const visible = new Set(organizations);
     return threats.filter((threat) => {
       const day = threat.blockedAt.slice(0, 10);
-      return visible.has(threat.organization) && day >= query.startDate && day <= query.endDate && matches(threat, query);
+      return visible.has(threat.organization) && day >= query.startDate && day <= query.endDate && (!query.assetType || query.assetType.includes(threat.type));
     });
   }
 

@@ -7,7 +7,7 @@ import { ThreatStore } from '../../src/standin/threat-store.js';
 
 describe('the stand-in query filter', () => {
   it('equals a scan of every content, for whole contents and pieces cut anywhere', () => {
-    const threats = generateThreats({ seed: 5, organizations: ['acme', 'globex'], count: 3000, fromDay: '2026-01-01', toDay: '2026-03-01' });
+    const threats = generateThreats({ seed: 5, organizations: ['acme', 'globex'], count: 12_000, fromDay: '2026-01-01', toDay: '2026-03-01' });
     const store = new ThreatStore({ organizationKeys: { k: 'acme' }, userKeys: {} }, threats);
     const random = seededRandom(9);
     for (let attempt = 0; attempt < 300; attempt += 1) {
