@@ -1,6 +1,6 @@
 // `threat-mirror verify`: re-fetch closed days, compare them with the ledger and the rows, report
 // the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
-// marks what the service no longer returns).
+// marks removed what the service, asked again, lists nowhere; see sync/removal-check.ts).
 import type { OrganizationConfig } from '../config.js';
 import { addToDayDigests, type DayDigest, digestHex, emptyDigest } from '../db/content-hash.js';
 import { addDays, daysBetween } from '../lib/days.js';
