@@ -178,7 +178,13 @@ class WindowWalk {
   async #resumable(): Promise<boolean> {
     const { nextPage, lastId } = this.#window;
     const page = Number(nextPage);
-    if (lastId === null || !Number.isSafeInteger(page) || page < 2) return false;
+    if (lastId === null || !Number.isSafeInteger(page) || page < 2) {
+      this.#context.log.warn(
+        { window: this.#range, cursor: nextPage },
+        'the stored cursor cannot be checked (not a page number, or stored before cursors recorded their last id): restarting this window from its first page',
+      );
+      return false;
+    }
     let before: ThreatPage;
     try {
       before = await this.#fetch(page === 2 ? null : String(page - 1));
