@@ -68,10 +68,11 @@ describe('complete_through', { timeout: 120_000 }, () => {
 
   it('stops before a day the run began walking before midnight, though the run ends after it', async () => {
     const service = await serveThreats(KEY, '2026-11-20T23:59:59.000Z', daysOfThreats('2026-11-18', '2026-11-20', 200));
-    // Slow pages: the window's six pages take past midnight.
-    service.setLatency(400);
+    // The walk begins five seconds before midnight (room for a slow start on a loaded machine); its
+    // second page comes six seconds later, after midnight.
+    service.onListRequest({ match: { page: '2' }, fault: { kind: 'delay', ms: 6000 } });
     const dbPath = tempDbPath();
-    const result = await runCli(['--backfill', '--from', '2026-11-18'], env(service, dbPath, '2026-11-20T23:59:58.800Z'));
+    const result = await runCli(['--backfill', '--from', '2026-11-18'], env(service, dbPath, '2026-11-20T23:59:55.000Z'));
     expect(result.code).toBe(0);
     const finishedAt = scalar<string>(dbPath, 'SELECT finished_at FROM sync_runs ORDER BY id DESC LIMIT 1');
     expect(finishedAt.slice(0, 10)).toBe('2026-11-21');
