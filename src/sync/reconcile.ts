@@ -14,7 +14,7 @@ import { errorMessage } from '../lib/errors.js';
 import { planReconciliation } from './reconcile-planner.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
 import { emptyTotals, finishRunSummary, type Outcome, outcomeOf, type RunSummary, type SyncDeps } from './run-contract.js';
-import { walkWindows } from './window-walk.js';
+import { walkWindows } from './walk-windows.js';
 
 const DAY_MS = 86_400_000;
 

@@ -1,10 +1,10 @@
 // One organization's threats run: choose the range, resume or make its plan, walk its windows
-// (window-walk.ts), record the outcome.
+// (walk-windows.ts), record the outcome.
 import type { OrganizationConfig } from '../config.js';
 import type { Plan, PlanWindow } from '../db/mirror-store.js';
 import { addDays, dayOf, minDay } from '../lib/days.js';
 import { emptyTotals, finishRunSummary, outcomeOf, type RunSummary, type SyncDeps, type SyncRequest } from './run-contract.js';
-import { walkWindows } from './window-walk.js';
+import { walkWindows } from './walk-windows.js';
 
 export async function syncThreats(deps: SyncDeps, organization: OrganizationConfig, request: SyncRequest, signal: AbortSignal): Promise<RunSummary> {
   const { store, clock, logger } = deps;

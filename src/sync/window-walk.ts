@@ -1,17 +1,17 @@
-// The threats walk's windows: a pool of workers, each following one window's cursors to the end
-// while the pages it fetched commit behind it.
+// One window of the threats walk (WindowWalk): its cursors followed to the end while the pages it
+// fetched commit behind it, a resume checked, a walk the list shifted under started over, and what
+// it did not see settled before removals (the pool of workers: walk-windows.ts).
 import type { Logger } from 'pino';
 import { PermanentApiError, ProtocolError } from '../api/errors.js';
 import { fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
 import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
-import type { Plan, PlanWindow, RemovalCandidate } from '../db/mirror-store.js';
-import { addDays, dayOf } from '../lib/days.js';
+import type { PlanWindow, RemovalCandidate } from '../db/mirror-store.js';
+import { dayOf } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Threat } from '../records.js';
 import { CommitPipeline } from './commit-pipeline.js';
 import { settleCandidates } from './removal-check.js';
 import { addConclusion, addPage, CursorGuard, type RunContext } from './run-contract.js';
-import { WindowPlanner } from './window-planner.js';
 import { WindowSeen } from './window-seen.js';
 
 /** What every window of one run shares. */
@@ -30,48 +30,6 @@ const MAX_EMPTY_PAGES_IN_A_ROW = 3;
 /** Types outside the documented list are stored as they come; each is logged once per process. */
 const reportedUnknownTypes = new Set<string>();
 
-/**
- * A pool of workers: windows a killed run left open come first, then new windows as the planner
- * cuts them. The first failure stops the others at their next page.
- */
-export async function walkWindows(context: WalkContext, plan: Plan, outerSignal: AbortSignal): Promise<void> {
-  const { store } = context.deps;
-  const windows = store.planWindows(plan.id);
-  const resumed = windows.filter((window) => window.completedAt === null);
-  const covered = windows.reduce((last, window) => (window.windowEnd > last ? window.windowEnd : last), addDays(plan.rangeStart, -1));
-  const workers = context.deps.settings.concurrency;
-  const planner = new WindowPlanner(plan.rangeStart, plan.rangeEnd, addDays(covered, 1), workers);
-  const stop = new AbortController();
-  const signal = AbortSignal.any([outerSignal, stop.signal]);
-  let failure: { error: unknown } | undefined;
-  const nextWindow = (): { window: PlanWindow; recorded?: Promise<void> } | undefined => {
-    const open = resumed.shift();
-    if (open) return { window: open };
-    const range = planner.next();
-    return range ? store.openWindow(plan.id, range[0], range[1]) : undefined;
-  };
-  const worker = async (): Promise<void> => {
-    while (!signal.aborted) {
-      const next = nextWindow();
-      if (!next) return;
-      const { window, recorded } = next;
-      const walk = new WindowWalk(context, window, signal, recorded);
-      try {
-        const walked = await walk.run();
-        // Only a window walked from its first page tells how dense its days are.
-        if (walked.fromFirstPage) planner.windowDone(window.windowStart, window.windowEnd, walked.records);
-      } catch (error) {
-        context.onWindowStopped?.(window, walk.records, error);
-        failure ??= { error };
-        stop.abort(error);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: workers }, worker));
-  outerSignal.throwIfAborted();
-  if (failure) throw failure.error;
-}
-
 /** Walks of one window in a run at most: a walk the list shifted under starts over, up to this many times. */
 export const MAX_WALKS_PER_WINDOW = 3;
 
@@ -89,7 +47,7 @@ export interface WindowWalked {
  * stored threats the walk did not return are settled with the service before any is marked
  * removed (removal-check.ts). A walk the list shifted under starts over. Used once.
  */
-class WindowWalk {
+export class WindowWalk {
   readonly #context: WalkContext;
   readonly #window: PlanWindow;
   readonly #signal: AbortSignal;
@@ -136,7 +94,8 @@ class WindowWalk {
         if ((await this.#walk()) && (await this.#settle())) return { records: this.#records, fromFirstPage };
         if (walk >= MAX_WALKS_PER_WINDOW) {
           throw new Error(
-            `organization "${this.#context.organization.name}": the service's list of ${this.#range} changed under each of ${walk} walks of it (threats among the pages already read were unblocked, or moved in or out); its days are not recorded complete, and the next run walks them again`,
+            `organization "${this.#context.organization.name}": the service's list of ${this.#range} changed under each of ${walk} walks of it ` +
+              '(threats among the pages already read were unblocked, or moved in or out); its days are not recorded complete, and the next run walks them again',
           );
         }
         this.#context.log.info({ window: this.#range, walk }, 'the list shifted under the walk: walking this window again from its first page');
