@@ -15,6 +15,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, parseCommandLine } from './cli/args.js';
 import { helpText } from './cli/help.js';
+import { drawsProgressLine } from './commands/terminal-line.js';
 import { runExportCommand } from './commands/export-runner.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './commands/io.js';
 import { runLookup } from './commands/lookup-command.js';
@@ -30,13 +31,17 @@ import { redact } from './lib/redact.js';
 import { clockFor } from './session/writer-session.js';
 
 /** Everything the CLI prints passes the one redaction point (log lines do in the logger). */
-const io: Io = {
-  stdout: (text) => process.stdout.write(redact(text)),
-  stderr: (text) => process.stderr.write(redact(text)),
-};
+function ioFor(env: Environment): Io {
+  return {
+    stdout: (text) => process.stdout.write(redact(text)),
+    stderr: (text) => process.stderr.write(redact(text)),
+    terminalColumns: drawsProgressLine(env, process.stderr) ? () => process.stderr.columns || 80 : undefined,
+  };
+}
 
 /** Runs one command line; resolves to the process's exit code. */
 async function main(argv: readonly string[], env: Environment): Promise<number> {
+  const io = ioFor(env);
   // Known before anything can fail, so that even a message about a bad variable is redacted.
   registerSecretsOf(env);
   let command: Command;

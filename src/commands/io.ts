@@ -8,6 +8,8 @@ export const EXIT_USAGE = 2;
 export interface Io {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /** Present when stderr is a terminal that may show a redrawn progress line: its width now. */
+  readonly terminalColumns?: (() => number) | undefined;
 }
 
 /** The read commands need a mirror to read: false (and a message naming the variable) when there is none. */
