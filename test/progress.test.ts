@@ -68,7 +68,7 @@ describe('progress', () => {
 
   it.skipIf(!hasTool('script'))('draws no line on a terminal when NO_COLOR or TERM=dumb asks for plain output: progress records instead', async () => {
     const service = await slowService(30, 1500);
-    for (const plain of [{ NO_COLOR: '1' }, { TERM: 'dumb' }]) {
+    for (const plain of [{ NO_COLOR: '1' }, { TERM: 'dumb' }] as Env[]) {
       const dbPath = tempDbPath();
       const { code, output } = await runOnTerminal(['--backfill', '--from', FROM, '--to', TODAY], mirrorEnv(service, dbPath, { ...plain, THREAT_MIRROR_PROGRESS_SECONDS: '0.2' }));
       expect(code, output).toBe(0);

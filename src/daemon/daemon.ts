@@ -58,6 +58,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           dbPath: config.dbPath,
           token: config.httpToken,
           registry: metrics.registry,
+          onLookups: (batch) => metrics.lookupsAnswered(batch),
           logger,
           onFailure: (error) => {
             logger.error({ err: error }, 'the HTTP server of THREAT_MIRROR_HTTP_PORT failed: stopping the daemon (exit 1) for its supervisor to restart it');

@@ -7,6 +7,7 @@ import { redact } from '../lib/redact.js';
 import type { ExportObserver } from '../export/daemon-exports.js';
 import type { PlanProgress } from '../commands/progress.js';
 import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
+import type { LookupBatch } from './lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
 
 export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver {
@@ -15,6 +16,8 @@ export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver
   observeWal(wal: WalHealth, clock: () => Date): void;
   /** Exposes the running runs' progress, read from the file at each scrape. */
   observeProgress(read: () => readonly PlanProgress[]): void;
+  /** The /v1/* requests the HTTP thread answered since its last batch. */
+  lookupsAnswered(batch: LookupBatch): void;
   /** At start: what the file says of the schedule and of each organization's last success (a restart forgets nothing). */
   startedWith(staleAfterSeconds: number, lastSuccess: ReadonlyArray<{ readonly organization: string; readonly at: string | null }>): void;
 }
@@ -57,6 +60,13 @@ export function createMetrics(): MirrorMetrics {
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
     registers: [registry],
   });
+  const lookups = counter('threat_mirror_lookup_requests_total', 'Requests to /v1/* (lookups) answered by the HTTP thread, by HTTP status', ['code']);
+  const lookupDuration = new Histogram({
+    name: 'threat_mirror_lookup_duration_seconds',
+    help: 'Time from a /v1/* request to the last byte of its answer, on the HTTP thread',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
   const exportEntries = gauge('threat_mirror_export_entries', 'Entries (hosts, rules or threats) in each export file (THREAT_MIRROR_EXPORTS)', ['format', 'path']);
   const exportWritten = gauge('threat_mirror_export_last_write_timestamp_seconds', 'Unix time each export file was last written (its mtime)', ['format', 'path']);
   const exportFailures = counter('threat_mirror_export_failures_total', 'Export refreshes that failed (the previous file is kept)', ['format', 'path']);
@@ -68,6 +78,10 @@ export function createMetrics(): MirrorMetrics {
     },
     exportFailed: (format: string, path: string) => exportFailures.inc({ format, path }),
     observeWal: (wal, clock) => observeWal(registry, wal, clock),
+    lookupsAnswered: (batch) => {
+      for (const [code, count] of Object.entries(batch.codes)) lookups.inc({ code }, count);
+      for (const seconds of batch.seconds) lookupDuration.observe(seconds);
+    },
     observeProgress: (read) => observeProgress(registry, read),
     startedWith: (staleAfterSeconds, successes) => {
       staleAfter.set(staleAfterSeconds);
