@@ -73,9 +73,21 @@ export class ProgressReporter {
     if (line) line.draw(`${this.#options.label}: starting ${this.#options.organizations.length} organization${this.#options.organizations.length === 1 ? '' : 's'}…`);
   }
 
-  /** Stops the updates and leaves the summary: a line on the terminal, a last record in the log if any was written. */
+  /**
+   * Stops the updates and leaves the summary: a line on the terminal, a last record in the log if
+   * any was written. Never throws: a summary that cannot be read must not hide how the runs ended.
+   */
   finish(summaries: readonly RunSummary[]): void {
     clearInterval(this.#timer);
+    try {
+      this.#summarize(summaries);
+    } catch (error) {
+      this.#options.line?.clear();
+      this.#options.logger.debug({ error: errorMessage(error) }, 'progress could not be read');
+    }
+  }
+
+  #summarize(summaries: readonly RunSummary[]): void {
     const { line, label } = this.#options;
     for (const summary of summaries) this.#summarized(summary);
     const totals = this.totals();
