@@ -12,6 +12,7 @@ import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../commands/lookup.js';
 import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 import { bearerMatches } from '../lib/http-token.js';
+import { type LookupBatch, LookupStats } from './lookup-stats.js';
 
 export interface HttpThreadData {
   readonly host: string;
@@ -27,6 +28,7 @@ export type FromHttpThread =
   | { readonly kind: 'failed'; readonly message: string }
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
   | { readonly kind: 'lookup-error'; readonly message: string; readonly stack?: string | undefined }
+  | ({ readonly kind: 'lookups' } & LookupBatch)
   | { readonly kind: 'closed' };
 
 /** From the main thread to the server's thread. */
@@ -42,6 +44,7 @@ if (port) {
   // thread served them: the orchestrator's own probe timeout decides what "stuck" is.
   const waiting = new Map<number, ServerResponse>();
   let nextProbe = 1;
+  const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
   const send = (response: ServerResponse, answer: ProbeAnswer): void => {
     response.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
     response.end(answer.body);
@@ -65,6 +68,8 @@ if (port) {
     const server = createServer(options, (request: IncomingMessage, response: ServerResponse) => {
       const path = (request.url ?? '/').split('?')[0] ?? '/';
       if (path.startsWith('/v1/')) {
+        const started = performance.now();
+        response.once('finish', () => lookupStats.answered(response.statusCode, (performance.now() - started) / 1000));
         if (tokenDigest !== undefined && !bearerMatches(request.headers.authorization, tokenDigest)) return unauthorized(response);
         if (path === '/v1/lookup') return lookup(request, response);
         return send(response, { status: 404, contentType: 'application/json', body: '{"error":"not found; the API is /v1/lookup"}\n' });
@@ -82,6 +87,7 @@ if (port) {
         return;
       }
       closing = true;
+      lookupStats.stop();
       server.close();
       server.closeAllConnections();
       sqlite?.close();

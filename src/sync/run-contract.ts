@@ -54,7 +54,7 @@ export interface SyncDeps {
   readonly observer?: SyncObserver | undefined;
 }
 
-export interface RunSummary extends Readonly<Omit<RunTotals, 'records'>> {
+export interface RunSummary extends Readonly<RunTotals> {
   readonly organization: string;
   /** threats, or reports (whose counts are of reports). */
   readonly stream: 'threats' | 'reports';
@@ -184,6 +184,7 @@ export function finishRunSummary(deps: SyncDeps, log: Logger, run: FinishedRun):
     rejected: totals.rejected,
     removed: totals.removed,
     retries: totals.retries,
+    records: totals.records,
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
     ...(error === undefined ? {} : { error }),
