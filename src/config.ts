@@ -1,10 +1,13 @@
 // Reads and validates the environment into one readonly Config; a ConfigError names the variable.
-import { readFileSync } from 'node:fs';
 import { validate as isCronExpression } from 'node-cron';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { redact, registerSecret } from './lib/redact.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from './export/export-formats.js';
+import { readBoundedTextFile } from './lib/bounded-file.js';
 import { Secret } from './lib/secret.js';
+import { HTTP_TOKEN_VARIABLE, loadHttpToken } from './lib/http-token.js';
+import { assertNotDatabaseFile } from './db/database-files.js';
+import { filesBesideSnapshot } from './db/snapshot-files.js';
 
 export interface OrganizationConfig {
   /** The label rows are stored under; also picks the key variable. */
@@ -29,6 +32,8 @@ export interface Config {
   readonly maxRetries: number;
   readonly retryMinMs: number;
   readonly retryMaxMs: number;
+  /** The longest Retry-After waited for; a longer one fails the organization's run. */
+  readonly retryAfterMaxMs: number;
   readonly maxResponseBytes: number;
   readonly concurrency: number;
   readonly maxRequestsPerSecond: number | undefined;
@@ -36,6 +41,8 @@ export interface Config {
   readonly jitterSeconds: number;
   readonly httpPort: number | undefined;
   readonly httpHost: string;
+  /** THREAT_MIRROR_HTTP_TOKEN (or _FILE): the bearer token /v1/* requires; undefined: /v1/* is open. */
+  readonly httpToken: Secret | undefined;
   readonly reports: boolean;
   readonly reportsRecentDays: number;
   /** Every mirrored day is re-walked at least once in this many days (docs/reconciliation.md). */
@@ -52,6 +59,8 @@ export interface Config {
   readonly walStarvedSeconds: number;
   /** Where the daemon publishes a snapshot after every run that changed something; undefined: none. */
   readonly snapshotPath: string | undefined;
+  /** Without a terminal to draw on: seconds between `progress` log records of a run. */
+  readonly progressSeconds: number;
 }
 
 export type CheckpointMode = 'auto' | 'external';
@@ -86,6 +95,11 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_RETRY_MIN_MS', default: '500', meaning: 'First backoff delay (doubles each retry, with jitter)' },
   { name: 'THREAT_MIRROR_RETRY_MAX_MS', default: '30000', meaning: 'Longest backoff delay' },
   {
+    name: 'THREAT_MIRROR_RETRY_AFTER_MAX_MS',
+    default: '300000',
+    meaning: "Longest Retry-After (429/503) waited for; a service asking for longer fails that organization's run with a message, and the next run tries again",
+  },
+  {
     name: 'THREAT_MIRROR_MAX_RESPONSE_BYTES',
     default: String(DEFAULT_MAX_RESPONSE_BYTES),
     meaning: 'A larger response body is treated as a failed (retryable) request; see the README before raising it',
@@ -94,6 +108,11 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_JITTER_SECONDS', default: '0', meaning: 'Random delay before each scheduled run, so a fleet does not hit the service at once' },
   { name: 'THREAT_MIRROR_HTTP_PORT', default: '(off)', meaning: 'Serve /healthz, /readyz, /metrics and /v1/lookup on this port' },
   { name: 'THREAT_MIRROR_HTTP_HOST', default: '127.0.0.1', meaning: 'Address the HTTP endpoints bind to' },
+  {
+    name: 'THREAT_MIRROR_HTTP_TOKEN',
+    default: '(none)',
+    meaning: '/v1/* then requires "Authorization: Bearer TOKEN" (16+ characters; or THREAT_MIRROR_HTTP_TOKEN_FILE: a file holding it); probes and /metrics stay open',
+  },
   { name: 'THREAT_MIRROR_REPORTS', default: '0', meaning: 'Set to 1 to also mirror GET /organization/reports and their proposals' },
   { name: 'THREAT_MIRROR_REPORTS_RECENT_DAYS', default: '30', meaning: 'Days of reports every incremental run re-reads (their statuses change after filing)' },
   { name: 'THREAT_MIRROR_RECONCILE_DAYS', default: '7', meaning: 'Every mirrored day is re-walked (removals, changes) at least once in this many days; 0: every run' },
@@ -110,6 +129,7 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   },
   { name: 'THREAT_MIRROR_WAL_STARVED_SECONDS', default: '1800', meaning: '/readyz reports a reason once readers have kept WAL checkpoints from completing this long' },
   { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' },
+  { name: 'THREAT_MIRROR_PROGRESS_SECONDS', default: '30', meaning: 'Seconds between "progress" log records of a run when stderr is no terminal (or NO_COLOR / TERM=dumb)' },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
@@ -117,7 +137,8 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
 export type Environment = Readonly<Record<string, string | undefined>>;
 export type FileReader = (path: string) => string;
 
-const readTextFile: FileReader = (path) => readFileSync(path, 'utf8');
+/** Regular files of at most 64 KiB only (src/lib/bounded-file.ts). */
+const readTextFile: FileReader = (path) => readBoundedTextFile(path);
 
 const ORGANIZATION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -134,12 +155,13 @@ export function loadDatabasePath(env: Environment): string {
 
 /**
  * Tells the redaction point every secret the environment holds, before anything can fail: the
- * keys given directly and any credentials in THREAT_MIRROR_API_URL. Keys read from files register
- * themselves when loadConfig reads them (Secret).
+ * keys and the HTTP token given directly and any credentials in THREAT_MIRROR_API_URL. Those read
+ * from files register themselves when loadConfig reads them (Secret).
  */
 export function registerSecretsOf(env: Environment): void {
   for (const [name, raw] of Object.entries(env)) {
-    if (raw === undefined || !/^THREAT_MIRROR_API_KEY(_[A-Z0-9_]*)?$/.test(name) || name.endsWith('_FILE')) continue;
+    const secret = name === HTTP_TOKEN_VARIABLE || (/^THREAT_MIRROR_API_KEY(_[A-Z0-9_]*)?$/.test(name) && !name.endsWith('_FILE'));
+    if (raw === undefined || !secret) continue;
     registerSecret(raw);
     registerSecret(raw.trim());
   }
@@ -179,10 +201,11 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
   }
   const httpPortText = value(env, 'THREAT_MIRROR_HTTP_PORT');
   const maxRpsText = value(env, 'THREAT_MIRROR_MAX_RPS');
+  const dbPath = loadDatabasePath(env);
   return Object.freeze({
     apiUrl: apiUrl.replace(/\/+$/, ''),
     insecureHttp: new URL(apiUrl).protocol === 'http:' && !isLoopback(new URL(apiUrl).hostname),
-    dbPath: loadDatabasePath(env),
+    dbPath,
     organizations: Object.freeze(loadOrganizations(env, readFile)),
     initialDays: integer(env, 'THREAT_MIRROR_INITIAL_DAYS', 30, 1, 36_500),
     lookbackDays: integer(env, 'THREAT_MIRROR_LOOKBACK_DAYS', 2, 0, 3_650),
@@ -191,6 +214,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     maxRetries: integer(env, 'THREAT_MIRROR_MAX_RETRIES', 6, 0, 100),
     retryMinMs,
     retryMaxMs,
+    retryAfterMaxMs: integer(env, 'THREAT_MIRROR_RETRY_AFTER_MAX_MS', 300_000, 1, 86_400_000),
     maxResponseBytes: integer(env, 'THREAT_MIRROR_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
     concurrency: integer(env, 'THREAT_MIRROR_CONCURRENCY', 4, 1, 64),
     maxRequestsPerSecond: maxRpsText === undefined ? undefined : number(env, 'THREAT_MIRROR_MAX_RPS', 0.01, 10_000),
@@ -198,20 +222,22 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     jitterSeconds: integer(env, 'THREAT_MIRROR_JITTER_SECONDS', 0, 0, 86_400),
     httpPort: httpPortText === undefined ? undefined : integer(env, 'THREAT_MIRROR_HTTP_PORT', 0, 0, 65_535),
     httpHost: value(env, 'THREAT_MIRROR_HTTP_HOST') ?? '127.0.0.1',
+    httpToken: loadHttpToken(env, readFile),
     reports: boolean(env, 'THREAT_MIRROR_REPORTS', false),
     reportsRecentDays: integer(env, 'THREAT_MIRROR_REPORTS_RECENT_DAYS', 30, 1, 3_650),
     reconcileDays: integer(env, 'THREAT_MIRROR_RECONCILE_DAYS', 7, 0, 3_650),
     reconcileMaxRequests: integer(env, 'THREAT_MIRROR_RECONCILE_MAX_REQUESTS', 20, 0, 1_000_000),
     fixedNow,
-    exports: Object.freeze(loadExports(env)),
+    exports: Object.freeze(loadExports(env, dbPath)),
     checkpoints: parseVariable(env, 'THREAT_MIRROR_CHECKPOINTS', 'auto', oneOf(CHECKPOINT_MODES)),
     walStarvedSeconds: integer(env, 'THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, 1, 31_536_000),
-    snapshotPath: value(env, 'THREAT_MIRROR_SNAPSHOT'),
+    snapshotPath: assertNotDatabaseFile('THREAT_MIRROR_SNAPSHOT', value(env, 'THREAT_MIRROR_SNAPSHOT'), dbPath, filesBesideSnapshot),
+    progressSeconds: value(env, 'THREAT_MIRROR_PROGRESS_SECONDS') === undefined ? 30 : number(env, 'THREAT_MIRROR_PROGRESS_SECONDS', 0.1, 86_400),
   });
 }
 
 /** `rpz=/data/threats.rpz,hosts=/data/hosts.txt`: each file once, each format as often as wanted. */
-function loadExports(env: Environment): Array<{ format: ExportFormat; path: string }> {
+function loadExports(env: Environment, dbPath: string): Array<{ format: ExportFormat; path: string }> {
   const list = value(env, 'THREAT_MIRROR_EXPORTS');
   if (list === undefined) return [];
   const seen = new Set<string>();
@@ -222,6 +248,7 @@ function loadExports(env: Environment): Array<{ format: ExportFormat; path: stri
     if (equals < 0 || path === '') throw new ConfigError(`THREAT_MIRROR_EXPORTS: "${pair}" is not format=path`);
     if (!isExportFormat(format)) throw new ConfigError(`THREAT_MIRROR_EXPORTS: "${format}" is not a format; formats are ${EXPORT_FORMATS.join(', ')}`);
     if (seen.has(path)) throw new ConfigError(`THREAT_MIRROR_EXPORTS: ${path} is listed twice`);
+    assertNotDatabaseFile('THREAT_MIRROR_EXPORTS', path, dbPath);
     seen.add(path);
     return { format, path };
   });
@@ -249,10 +276,16 @@ function loadApiUrl(env: Environment): string {
   return apiUrl;
 }
 
-/** localhost, 127.0.0.0/8 and ::1: traffic that never leaves the machine. */
+/**
+ * `localhost` and literal loopback addresses (127.0.0.0/8, ::1): traffic that never leaves the
+ * machine. Not `*.localhost`: glibc sends those names to DNS, which may answer any address.
+ * `hostname` is a WHATWG URL's (lower-case, an IPv4 address in dotted form, IPv6 compressed).
+ */
 export function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+  const host = hostname.toLowerCase();
+  if (host === 'localhost' || host === '[::1]' || host === '::1') return true;
+  const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  return octets !== null && octets.slice(1).every((octet) => Number(octet) <= 255);
 }
 
 function loadOrganizations(env: Environment, readFile: FileReader): OrganizationConfig[] {

@@ -6,7 +6,7 @@ export interface Threat {
   readonly id: number;
   readonly content: string;
   readonly type: string;
-  /** The service's ISO 8601 string exactly as received. */
+  /** The service's ISO 8601 timestamp as its UTC instant, YYYY-MM-DDTHH:MM:SS.sssZ (threat-record.ts utcInstantOf). */
   readonly blockedAt: string;
 }
 

@@ -117,6 +117,23 @@ describe('daemon', () => {
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
   });
+  it('judges staleness on the longest gap of the schedule over a week of its ticks, not the first gap', async () => {
+    const service = await startService(10);
+    const staleAfter = async (schedule: string): Promise<number> => {
+      const dbPath = tempDbPath();
+      const daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_SCHEDULE: schedule, THREAT_MIRROR_HTTP_PORT: '' }));
+      await daemon.waitForLog((line) => line.msg === 'sync of organization "acme" succeeded');
+      daemon.kill('SIGTERM');
+      expect((await daemon.exited).code).toBe(0);
+      return scalar<number>(dbPath, "SELECT stale_after_seconds FROM sync_status WHERE organization = 'acme'");
+    };
+    // Weekdays only: the weekend's 72 hours, whatever day the suite runs.
+    expect(await staleAfter('0 9 * * 1-5')).toBe(2 * 72 * 3600);
+    // Seconds 0 and 1 of one minute every hour, that minute a little ahead of now: the first two
+    // ticks are a second apart, the longest gap is the rest of the hour.
+    const minute = (new Date().getUTCMinutes() + 2) % 60;
+    expect(await staleAfter(`0,1 ${minute} * * * *`)).toBe(2 * 3599);
+  });
 });
 
 function expected(service: Standin) {

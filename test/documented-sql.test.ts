@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
-import { generateReports, generateThreats, type Standin, startStandin } from '../src/standin/index.js';
+import { generateReports, generateThreats, type Standin, type StandinProposal, startStandin } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { hasTool } from './support/judges.js';
+import { tempDbPath } from './support/temp.js';
 
 
 const ROOT = join(import.meta.dirname, '..');
@@ -84,6 +85,58 @@ describe('documented SQL', () => {
       // -bail: stop at the first error; parameters a reader would bind (:last) are NULL here.
       const run = spawnSync('sqlite3', ['-readonly', '-bail', dbPath], { input: block.sql, encoding: 'utf8' });
       expect({ where: `${block.file}:${block.line}`, status: run.status, stderr: run.stderr }).toEqual({ where: `${block.file}:${block.line}`, status: 0, stderr: '' });
+    }
+  });
+});
+
+describe('the documented query of rejected proposals', () => {
+  it.skipIf(!sqlite3)('says an asset is blocked only when it is a current threat of that organization', async () => {
+    const query = documentedSql().find((block) => block.file === join('docs', 'schema.md') && block.sql.includes('FROM rejected_proposals'));
+    expect(query).toBeDefined();
+    const threat = (id: number, content: string, organization: string) => ({ id, content, type: 'URL', blockedAt: `${TODAY}T08:00:00.000Z`, organization });
+    const proposal = (id: number, content: string): StandinProposal => ({ id, reviewStatus: 'REJECTED', asset: { id: id * 7, type: 'URL', content, status: 'ACTIVE' } });
+    const service = await startStandin({
+      threats: [threat(1, 'https://current.example/', 'acme'), threat(2, 'https://unblocked.example/', 'acme'), threat(3, 'https://globex-only.example/', 'globex')],
+      reports: [
+        {
+          id: 900,
+          organization: 'acme',
+          createdAt: `${TODAY}T09:00:00.000Z`,
+          status: 'REJECTED',
+          title: 'four assets',
+          proposals: [proposal(1, 'https://current.example/'), proposal(2, 'https://unblocked.example/'), proposal(3, 'https://globex-only.example/'), proposal(4, 'https://never.example/')],
+        },
+      ],
+      keys: { organizationKeys: { 'acme-key': 'acme', 'globex-key': 'globex' }, userKeys: {} },
+      now: () => new Date(NOW),
+    });
+    try {
+      const mirrorPath = tempDbPath();
+      const env = {
+        THREAT_MIRROR_API_URL: service.url,
+        THREAT_MIRROR_DB: mirrorPath,
+        THREAT_MIRROR_ORGS: 'acme,globex',
+        THREAT_MIRROR_API_KEY_ACME: 'acme-key',
+        THREAT_MIRROR_API_KEY_GLOBEX: 'globex-key',
+        THREAT_MIRROR_NOW: NOW,
+        THREAT_MIRROR_INITIAL_DAYS: '3',
+        THREAT_MIRROR_REPORTS: '1',
+      };
+      expect((await runCli(['--once'], env)).code).toBe(0);
+      service.removeThreats([2]); // unblocked: today is re-scanned, so the next run marks it removed
+      expect((await runCli(['--once'], env)).code).toBe(0);
+      const run = spawnSync('sqlite3', ['-readonly', '-bail', '-json', mirrorPath], { input: query?.sql, encoding: 'utf8' });
+      expect(run.stderr).toBe('');
+      const rows = (JSON.parse(run.stdout) as Array<Record<string, unknown>>).map((row) => Object.values(row));
+      // report_id, asset_content, and the documented answer to "is it blocked for us now?"
+      expect(rows.map(([, content, blocked]) => [content, blocked]).sort()).toEqual([
+        ['https://current.example/', 1],
+        ['https://globex-only.example/', 0],
+        ['https://never.example/', 0],
+        ['https://unblocked.example/', 0],
+      ]);
+    } finally {
+      await service.close();
     }
   });
 });

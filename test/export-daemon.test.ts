@@ -31,7 +31,7 @@ const serialOf = (zone: string): number => Number(/SOA \S+ \S+ (\d+)/.exec(zone)
 
 describe('THREAT_MIRROR_EXPORTS in the daemon', () => {
   it('rewrites an export after a run that changed it, and leaves it untouched (same mtime) after runs that did not', async () => {
-    const service = await startService([urlThreat('https://first-host.example/'), urlThreat('https://shared.example/forms/1')]);
+    const service = await startService([urlThreat('https://first-host.com/'), urlThreat('https://shared.com/forms/1')]);
     const dir = tempDir();
     const rpz = join(dir, 'exports', 'threats.rpz');
     const hosts = join(dir, 'exports', 'hosts.txt');
@@ -46,7 +46,7 @@ describe('THREAT_MIRROR_EXPORTS in the daemon', () => {
     const port = await servingPort(daemon);
     const running = daemon;
     await running.waitForLog(() => logsOf(running, 'export written', rpz) === 1 && logsOf(running, 'export written', hosts) === 1);
-    expect(readFileSync(hosts, 'utf8')).toMatch(/\n0\.0\.0\.0 first-host\.example\n$/);
+    expect(readFileSync(hosts, 'utf8')).toMatch(/\n0\.0\.0\.0 first-host\.com\n$/);
     const firstZone = readFileSync(rpz, 'utf8');
     const [rpzTime, hostsTime] = [mtimeOf(rpz), mtimeOf(hosts)];
 
@@ -55,16 +55,16 @@ describe('THREAT_MIRROR_EXPORTS in the daemon', () => {
     expect([mtimeOf(rpz), mtimeOf(hosts)]).toEqual([rpzTime, hostsTime]);
 
     // A new threat that no host list carries (a path-level block): the mirror changed, the files did not.
-    service.addThreats([urlThreat('https://shared.example/forms/2')]);
+    service.addThreats([urlThreat('https://shared.com/forms/2')]);
     await running.waitForLog((line) => line.msg === 'export unchanged (same content)' && line.path === rpz);
     expect([mtimeOf(rpz), mtimeOf(hosts)]).toEqual([rpzTime, hostsTime]);
     expect(logsOf(running, 'export written', rpz)).toBe(1);
 
     // A new whole-host block: both files are rewritten, the zone's serial grows.
-    service.addThreats([urlThreat('https://second-host.example/')]);
+    service.addThreats([urlThreat('https://second-host.com/')]);
     await running.waitForLog(() => logsOf(running, 'export written', rpz) === 2 && logsOf(running, 'export written', hosts) === 2);
     const zone = readFileSync(rpz, 'utf8');
-    expect(zone).toContain('\nsecond-host.example CNAME .\n*.second-host.example CNAME .\n');
+    expect(zone).toContain('\nsecond-host.com CNAME .\n*.second-host.com CNAME .\n');
     expect(serialOf(zone)).toBeGreaterThan(serialOf(firstZone));
     expect(mtimeOf(rpz)).not.toBe(rpzTime);
     expect(readdirSync(join(dir, 'exports')).sort()).toEqual(['hosts.txt', 'threats.rpz']);
@@ -91,7 +91,7 @@ describe('THREAT_MIRROR_EXPORTS in the daemon', () => {
 describe('an export killed while it writes', () => {
   it('leaves the previous file intact; the next export replaces it and clears the leftover', async () => {
     // Large records, so that writing the CSV takes long enough to be caught in the middle.
-    const big = Array.from({ length: 1200 }, (_, index) => urlThreat(`https://big-${index}.example/${'p'.repeat(40_000)}`, index % 4 === 0 ? 'globex' : 'acme'));
+    const big = Array.from({ length: 1200 }, (_, index) => urlThreat(`https://big-${index}.com/${'p'.repeat(40_000)}`, index % 4 === 0 ? 'globex' : 'acme'));
     const service = await startService(big);
     const dir = tempDir();
     const dbPath = join(dir, 'mirror.db');

@@ -16,8 +16,8 @@ const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const ACME_KEY = 'acme-export-key';
 const GLOBEX_KEY = 'globex-export-key';
-const LONG_HOST = `${['a', 'b', 'c'].map((letter) => letter.repeat(60)).join('.')}.long-host.example`; // 197: a DNS name, too long for a zone
-const TOO_LONG_LABEL = `${'x'.repeat(64)}.example`;
+const LONG_HOST = `${['a', 'b', 'c'].map((letter) => letter.repeat(60)).join('.')}.long-host.com`; // 197: a DNS name, too long for a zone
+const TOO_LONG_LABEL = `${'x'.repeat(64)}.com`;
 
 let nextId = 5_000_000;
 function threat(content: string, type = 'URL', organization = 'acme', day = TODAY): StandinThreat {
@@ -27,26 +27,31 @@ function threat(content: string, type = 'URL', organization = 'acme', day = TODA
 
 /** Contents with the host entry each should give (null: none), and why. */
 const SPECIFIC: Array<[StandinThreat, string | null]> = [
-  [threat('https://Evil-Login.Example/'), 'evil-login.example'],
-  [threat('HTTP://evil-login.example:80/./#top', 'URL', 'globex'), 'evil-login.example'],
-  [threat('https://sub.evil-login.example/'), 'sub.evil-login.example'],
-  [threat('https://пример-банк.example/', 'PAGE'), domainToASCII('пример-банк.example')],
-  [threat('wallet-drainer.example'), 'wallet-drainer.example'],
-  [threat('https://xn--80ak6aa92e.example/'), 'xn--80ak6aa92e.example'],
+  [threat('https://Evil-Login.Com/'), 'evil-login.com'],
+  [threat('HTTP://evil-login.com:80/./#top', 'URL', 'globex'), 'evil-login.com'],
+  [threat('https://sub.evil-login.com/'), 'sub.evil-login.com'],
+  [threat('https://пример-банк.com/', 'PAGE'), domainToASCII('пример-банк.com')],
+  [threat('wallet-drainer.com'), 'wallet-drainer.com'],
+  [threat('https://xn--80ak6aa92e.com/'), 'xn--80ak6aa92e.com'],
   [threat(`https://${LONG_HOST}/`, 'URL', 'globex'), LONG_HOST],
   [threat(`https://${TOO_LONG_LABEL}/`), null],
   [threat('https://1.2.3.4/'), null],
   [threat('https://github.io/'), null],
-  [threat('https://docs-host.example/forms/abc'), null],
-  [threat("https://sql-host.example/'; DROP TABLE threats; --"), null],
-  [threat('https://quote-host.example/?q="x"&r=\'y\''), null],
+  // Issue 32 item 1: names a resolver reads as something other than a plain domain.
+  [threat('https://undelegated-host.example/'), null],
+  [threat('1.0.0.0.0.rpz-client-ip'), null],
+  [threat('http://8.0.0.0.10.rpz-ip/'), null],
+  [threat('ns.evil-login.com.rpz-nsdname', 'PAGE'), null],
+  [threat('https://docs-host.com/forms/abc'), null],
+  [threat("https://sql-host.com/'; DROP TABLE threats; --"), null],
+  [threat('https://quote-host.com/?q="x"&r=\'y\''), null],
   [threat('"quoted" \'single\' `back` \\backslash\\'), null],
   [threat("Robert'); DELETE FROM organization_threats WHERE ('1'='1", 'PAGE'), null],
-  [threat('Support@Evil-Login.Example', 'EMAIL'), null],
+  [threat('Support@Evil-Login.Com', 'EMAIL'), null],
   [threat('eip155:1:0xAbC0000000000000000000000000000000000001', 'ADDRESS'), null],
   [threat("https://social.example.com/@o'brien", 'PLATFORM_02'), null],
 ];
-const REMOVED = threat('https://removed-host.example/');
+const REMOVED = threat('https://removed-host.com/');
 const EXPECTED_HOSTS = [...new Set(SPECIFIC.map(([, host]) => host).filter((host): host is string => host !== null))].sort();
 
 let standin: Standin | undefined;
@@ -102,13 +107,14 @@ describe('export of host formats', () => {
   it('lists exactly the hosts blocked as a whole, once each, sorted, IDNs punycoded, in every host format', async () => {
         const { env } = shared;
     const domains = await exportText(env, '--format', 'domains');
-    expect(lines(domains.text, '#')).toEqual([...EXPECTED_HOSTS, 'removed-host.example'].sort());
+    expect(lines(domains.text, '#')).toEqual([...EXPECTED_HOSTS, 'removed-host.com'].sort());
     expect(domains.text).not.toMatch(/docs-host|sql-host|quote-host|DROP|github\.io|1\.2\.3\.4|xxxxxxxxxxxx/);
     // Left out and counted: in the file's header and on stderr.
     const pathLevel = Number(/left out: (\d+) path-level/.exec(domains.text)?.[1]);
     expect(pathLevel).toBeGreaterThanOrEqual(3);
     expect(domains.summary).toContain(`left out: ${pathLevel} path-level URL/PAGE blocks`);
-    expect(domains.summary).toMatch(/1 IP addresses, 1 public suffixes/);
+    expect(domains.summary).toMatch(/1 IP addresses, 3 with an rpz- label \(RPZ triggers, not names\), [1-9]\d* outside a delegated top-level domain, 1 public suffixes/);
+    expect(lines(domains.text, '#').filter((host) => host.includes('rpz-') || host.endsWith('.example'))).toEqual([]);
 
     const hostsFile = await exportText(env, '--format', 'hosts');
     expect(lines(hostsFile.text, '#')).toEqual(lines(domains.text, '#').map((host) => `0.0.0.0 ${host}`));
@@ -123,12 +129,12 @@ describe('export of host formats', () => {
 
     const metamask = JSON.parse((await exportText(env, '--format', 'metamask')).text) as Record<string, unknown>;
     expect(Object.keys(metamask)).toEqual(['version', 'tolerance', 'fuzzylist', 'whitelist', 'blacklist']);
-    // sub.evil-login.example is covered by its listed parent.
-    expect([...(metamask.blacklist as string[])].sort()).toEqual(lines(domains.text, '#').filter((host) => host !== 'sub.evil-login.example'));
+    // sub.evil-login.com is covered by its listed parent.
+    expect([...(metamask.blacklist as string[])].sort()).toEqual(lines(domains.text, '#').filter((host) => host !== 'sub.evil-login.com'));
 
     // --org: only that organization's threats.
     const globex = await exportText(env, '--format', 'domains', '--org', 'globex');
-    expect(lines(globex.text, '#')).toEqual(['evil-login.example', LONG_HOST].sort());
+    expect(lines(globex.text, '#')).toEqual(['evil-login.com', LONG_HOST].sort());
     expect(globex.text).toContain('# organizations: globex');
   });
 
@@ -158,7 +164,7 @@ describe('export of host formats', () => {
     const out = join(dir, 'threats.rpz');
     expect((await runCli(['export', '--format', 'rpz', '--out', out], env)).code).toBe(0);
     const serialBefore = Number(/SOA \S+ \S+ (\d+)/.exec(readFileSync(out, 'utf8'))?.[1]);
-    expect(readFileSync(out, 'utf8')).toContain('\nremoved-host.example CNAME .\n');
+    expect(readFileSync(out, 'utf8')).toContain('\nremoved-host.com CNAME .\n');
 
     service.removeThreats([REMOVED.id]);
     expect((await runCli(['--once'], env)).code).toBe(0);
@@ -215,11 +221,11 @@ describe('the RPZ file in real DNS software', () => {
     const zoneFile = join(dir, 'threats.rpz');
     writeFileSync(zoneFile, (await exportText(env, '--format', 'rpz')).text);
     unbound = await startUnbound(dir, 'rpz.threat-mirror', zoneFile);
-    for (const name of ['evil-login.example', 'deep.sub.evil-login.example', 'xn--80ak6aa92e.example', 'www.wallet-drainer.example']) {
+    for (const name of ['evil-login.com', 'deep.sub.evil-login.com', 'xn--80ak6aa92e.com', 'www.wallet-drainer.com']) {
       expect(await queryRcode(unbound.port, name), name).toBe(RCODE.NXDOMAIN);
     }
     // A path-level block's host is not in the zone: Unbound goes on to resolve it (no network here: SERVFAIL, never NXDOMAIN).
-    expect(await queryRcode(unbound.port, 'docs-host.example', 10_000)).not.toBe(RCODE.NXDOMAIN);
+    expect(await queryRcode(unbound.port, 'docs-host.com', 10_000)).not.toBe(RCODE.NXDOMAIN);
   });
 });
 
@@ -253,9 +259,9 @@ describe('export of record formats', () => {
     }
     expect(ids.size).toBe(bundle.objects.length);
     const patterns = bundle.objects.map((object) => object.pattern);
-    expect(patterns).toContain("[url:value = 'https://sql-host.example/\\'; DROP TABLE threats; --']");
-    expect(patterns).toContain("[domain-name:value = 'wallet-drainer.example']");
-    expect(patterns).toContain("[email-addr:value = 'support@evil-login.example']");
+    expect(patterns).toContain("[url:value = 'https://sql-host.com/\\'; DROP TABLE threats; --']");
+    expect(patterns).toContain("[domain-name:value = 'wallet-drainer.com']");
+    expect(patterns).toContain("[email-addr:value = 'support@evil-login.com']");
     expect(text).not.toContain('0xAbC0000000000000000000000000000000000001');
     expect(summary).toMatch(/left out \(no STIX pattern\): .*\d+ ADDRESS/);
     // The same threat keeps its id in a later export.

@@ -13,11 +13,22 @@ const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-key';
 const USER_KEY = 'user-key';
 
-function start(options: { variant?: ReportsVariant; enabled?: boolean; count?: number } = {}): Promise<Standin> {
+interface StartOptions {
+  variant?: ReportsVariant;
+  enabled?: boolean;
+  count?: number;
+  /** Changes the generated reports before the stand-in serves them. */
+  change?: (reports: StandinReport[]) => StandinReport[];
+  cursorBase?: bigint;
+}
+
+function start(options: StartOptions = {}): Promise<Standin> {
   const threats = generateThreats({ seed: 21, organizations: ['acme', 'globex'], count: 400, fromDay: addDays(TODAY, -19), toDay: TODAY });
+  const reports = generateReports({ seed: 22, organizations: ['acme', 'globex'], count: options.count ?? 500, fromDay: addDays(TODAY, -19), toDay: TODAY, threats });
   return startTestStandin({
     threats,
-    reports: generateReports({ seed: 22, organizations: ['acme', 'globex'], count: options.count ?? 500, fromDay: addDays(TODAY, -19), toDay: TODAY, threats }),
+    reports: options.change?.(reports) ?? reports,
+    ...(options.cursorBase === undefined ? {} : { reportsCursorBase: options.cursorBase }),
     reportsVariant: options.variant ?? 'cursor',
     reportsEnabled: options.enabled ?? true,
     keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: { [USER_KEY]: [{ organization: 'acme', active: true }] } },
@@ -156,6 +167,40 @@ describe('reports', () => {
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     // Left alone for a day: no second request.
     expect(service.stats.requests.filter((request) => request.path === '/organization/reports').length).toBe(asked);
+  });
+
+  it('keeps every digit of report, proposal and asset ids and of cursors beyond 2^53', async () => {
+    // Two ids that one double cannot tell apart, on reports, their proposals and their assets.
+    const twin = (report: StandinReport, id: bigint): StandinReport => ({
+      ...report,
+      id,
+      organization: 'acme',
+      proposals: report.proposals.map((proposal, index) => ({ ...proposal, id: id + BigInt(index), asset: { ...proposal.asset, id: id + 10n + BigInt(index) } })),
+    });
+    const service = await start({
+      count: 260,
+      change: (reports) => reports.map((report, index) => (index === 0 ? twin(report, 2n ** 53n + 1n) : index === 1 ? twin(report, 2n ** 53n) : report)),
+    });
+    const dbPath = tempDbPath();
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    const want = service.reportsOf('acme');
+    expect(withDb(dbPath, (db) => db.prepare("SELECT id FROM reports WHERE organization = 'acme' ORDER BY id").pluck().all())).toEqual(want.map((report) => String(report.id)).sort());
+    for (const id of ['9007199254740993', '9007199254740992']) {
+      const proposals = withDb(dbPath, (db) => db.prepare("SELECT id, asset_id FROM report_proposals WHERE organization = 'acme' AND report_id = ? ORDER BY id").all(id));
+      const report = want.find((candidate) => String(candidate.id) === id);
+      expect(proposals).toEqual(report?.proposals.map((proposal) => ({ id: String(proposal.id), asset_id: String(proposal.asset.id) })));
+    }
+
+    // Numeric cursors beyond 2^53 (the "nextCursor" shape): each is sent back exactly as received.
+    const base = 2n ** 53n + 1n;
+    const paged = await start({ variant: 'nextCursor', count: 500, cursorBase: base });
+    const pagedDb = tempDbPath();
+    expect((await runCli(['--once'], env(paged, pagedDb))).code).toBe(0);
+    const acmeReports = paged.reportsOf('acme');
+    const cursors = paged.stats.requests.filter((request) => request.path === '/organization/reports').map((request) => (request.body as { cursor?: string }).cursor);
+    const pages = Math.ceil(acmeReports.length / 100);
+    expect(cursors).toEqual([undefined, ...Array.from({ length: pages - 1 }, (_, index) => String(base + BigInt(100 * (index + 1))))]);
+    expect(withDb(pagedDb, (db) => db.prepare("SELECT id FROM reports WHERE organization = 'acme' ORDER BY id").pluck().all())).toEqual(acmeReports.map((report) => String(report.id)).sort());
   });
 
   it('a key without access to reports fails that stream with a message saying so, and never prints the key', async () => {

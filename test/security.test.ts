@@ -184,7 +184,7 @@ describe('cursors', () => {
       service.faults.enqueue({ kind: 'badCursor', value }, { times: 3 });
       const failed = await runCli(BACKFILL, env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' }));
       expect(failed.code).toBe(1);
-      expect(failed.stderr).toContain(`response "next_page" must be a positive integer in string form or null, got ${JSON.stringify(value)}`);
+      expect(failed.stderr).toContain(`response "next_page" must be a positive integer in string form (at most 20 digits) or null, got ${JSON.stringify(value)}`);
       const answered = service.stats.requests.filter((request) => request.fault === 'badCursor');
       expect(answered).toHaveLength(3);
       expect(answered[0]?.threats).toBeGreaterThan(0);

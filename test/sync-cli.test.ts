@@ -341,6 +341,22 @@ describe('keys and arguments', () => {
     expect(rows.length).toBeGreaterThan(0);
   });
 
+  it('warns when organizations share a key: each holds everything the key sees, so per-organization answers are not', async () => {
+    const service = await start(dataset(300, 3, 31));
+    const dbPath = tempDbPath();
+    const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_API_KEY_ACME: USER_KEY, THREAT_MIRROR_API_KEY_GLOBEX: USER_KEY }));
+    expect(result.code).toBe(0);
+    const warning = result.logs.find((line) => typeof line.msg === 'string' && line.msg.startsWith('organizations acme, globex use the same API key'));
+    expect(warning).toMatchObject({ level: 40, organizations: ['acme', 'globex'] });
+    expect(result.stdout + result.stderr).not.toContain(USER_KEY);
+    // What the warning says: both names hold the same rows, the key's whole view.
+    expect(mirroredThreats(dbPath, 'globex')).toEqual(mirroredThreats(dbPath, 'acme'));
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(expected(service, USER_KEY, addDays(TODAY, -29), TODAY));
+    // Keys of their own: no warning.
+    const own = await runCli(['--once'], env(service, tempDbPath()));
+    expect(own.logs.some((line) => typeof line.msg === 'string' && line.msg.includes('use the same API key'))).toBe(false);
+  });
+
   it('exits 2 on bad configuration or arguments, naming the problem, and writes nothing', async () => {
     const dir = tempDir();
     const dbPath = join(dir, 'never.db');

@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { redact } from '../lib/redact.js';
 import { PermanentApiError, RetryableApiError } from './errors.js';
+import { jsonShapeProblem } from './json-shape.js';
 
 export interface HttpRequest {
   readonly method: 'GET' | 'POST';
@@ -45,6 +46,8 @@ export async function requestJson<T>(request: HttpRequest, read: BodyReader<T>, 
     }
     if (status === 200) {
       const text = await readBodyCapped(response, request);
+      const shape = jsonShapeProblem(text);
+      if (shape !== undefined) throw new RetryableApiError(`${request.label}: response body ${shape}; no page of the service does`, 'bad_body');
       let json: unknown;
       try {
         json = JSON.parse(text);
@@ -191,16 +194,20 @@ function tooLarge(request: HttpRequest): RetryableApiError {
   return new RetryableApiError(`${request.label}: response body exceeds ${request.maxResponseBytes} bytes (THREAT_MIRROR_MAX_RESPONSE_BYTES)`, 'too_large');
 }
 
+/** An error body's message is a sentence: a larger body is not read for one. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
 /** A short, single-line excerpt of an error body: enough to say why, never a wall of HTML. */
 async function readErrorDetail(response: http.IncomingMessage, request: HttpRequest): Promise<string> {
   let text: string;
   try {
-    text = await readBody(response, request.maxResponseBytes, () => new Error('error body too large'));
+    text = await readBody(response, MAX_ERROR_BODY_BYTES, () => new Error('error body too large'));
   } catch {
     return '';
   }
   let message = text;
   try {
+    if (jsonShapeProblem(text) !== undefined) throw new Error('not a plain error body');
     const parsed = JSON.parse(text) as { message?: unknown; error?: { message?: unknown } };
     const candidate = parsed.message ?? parsed.error?.message;
     if (typeof candidate === 'string') message = candidate;

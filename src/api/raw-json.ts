@@ -1,37 +1,45 @@
-// Recovers the source text of the elements of a top-level array member of a JSON body. Node 20's
-// JSON.parse gives no access to source text, and a number beyond 2^53 loses digits once parsed:
-// this is how a record is kept exactly as the service sent it. It runs only on bodies that
-// JSON.parse has already accepted, and only when a page has a record to keep (off the hot path).
+// Recovers the source text of a top-level member of a JSON body, or of the elements of an array
+// member. Node 20's JSON.parse gives no access to source text, and a number beyond 2^53 loses
+// digits once parsed: this is how a record is kept exactly as the service sent it, and how an id
+// or a cursor beyond 2^53 keeps its digits. It runs only on bodies that JSON.parse has already
+// accepted, and only when there is something to keep (off the threats' hot path).
 
 /**
  * The element texts of the array `member` of the top-level object in `text`, in order; the last
  * such member when it repeats, as JSON.parse keeps the last. Undefined when there is none.
  */
 export function rawArrayElements(text: string, member: string): string[] | undefined {
+  const array = rawMember(text, member);
+  if (array === undefined || array[0] !== '[') return undefined;
+  const elements: string[] = [];
+  let position = skipSpace(array, 1);
+  while (position < array.length && array[position] !== ']') {
+    const end = endOfValue(array, position);
+    elements.push(array.slice(position, end));
+    position = skipSpace(array, end);
+    if (array[position] === ',') position = skipSpace(array, position + 1);
+  }
+  return elements;
+}
+
+/**
+ * The source text of the value of `member` in the top-level object in `text` (the last when it
+ * repeats, as JSON.parse keeps the last); undefined when there is none. Used for a number beyond
+ * 2^53, whose digits JSON.parse has already lost.
+ */
+export function rawMember(text: string, member: string): string | undefined {
   let position = skipSpace(text, 0);
   if (text[position] !== '{') return undefined;
   position = skipSpace(text, position + 1);
-  let found: string[] | undefined;
+  let found: string | undefined;
   while (position < text.length && text[position] !== '}') {
     const keyEnd = endOfString(text, position);
     const key = JSON.parse(text.slice(position, keyEnd)) as string;
     position = skipSpace(text, keyEnd);
     position = skipSpace(text, position + 1); // the colon
-    if (key === member && text[position] === '[') {
-      const elements: string[] = [];
-      position = skipSpace(text, position + 1);
-      while (text[position] !== ']') {
-        const end = endOfValue(text, position);
-        elements.push(text.slice(position, end));
-        position = skipSpace(text, end);
-        if (text[position] === ',') position = skipSpace(text, position + 1);
-      }
-      found = elements;
-      position += 1;
-    } else {
-      position = endOfValue(text, position);
-    }
-    position = skipSpace(text, position);
+    const end = endOfValue(text, position);
+    if (key === member) found = text.slice(position, end);
+    position = skipSpace(text, end);
     if (text[position] === ',') position = skipSpace(text, position + 1);
   }
   return found;

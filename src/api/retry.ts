@@ -2,13 +2,19 @@
 // how a Retry-After holds back every request of the key.
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
-import { RetryableApiError, type RetryReason } from './errors.js';
+import { PermanentApiError, RetryableApiError, type RetryReason } from './errors.js';
 import type { RequestBudget } from './request-budget.js';
 
 export interface RetryPolicy {
   readonly maxRetries: number;
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
+  /**
+   * The longest Retry-After honoured (THREAT_MIRROR_RETRY_AFTER_MAX_MS). A longer one fails the
+   * organization's run at once: waiting would hold the run (and, in the daemon, every later run of
+   * the key) for as long as the service says, up to weeks, and timers cannot wait past ~24.8 days.
+   */
+  readonly maxRetryAfterMs: number;
 }
 
 /** Hooks for metrics; the API layer knows nothing of how they are exported. */
@@ -59,6 +65,9 @@ export async function withRetry<T>(context: AttemptContext, attempt: () => Promi
         return result;
       } catch (error) {
         observer?.requestFinished?.(organization, outcomeOf(error));
+        if (error instanceof RetryableApiError && error.retryAfterMs !== undefined && error.retryAfterMs > policy.maxRetryAfterMs) {
+          throw retryAfterTooLong(error, error.retryAfterMs, policy.maxRetryAfterMs);
+        }
         if (error instanceof RetryableApiError && error.reason === 'status_429') {
           budget.onRateLimited();
           if (error.retryAfterMs !== undefined) {
@@ -100,6 +109,18 @@ export async function withRetry<T>(context: AttemptContext, attempt: () => Promi
     },
   );
   return { value, retries };
+}
+
+/** Not retried: the organization's run fails with this, and the key's budget is not paused. */
+function retryAfterTooLong(error: RetryableApiError, askedMs: number, maxMs: number): PermanentApiError {
+  return new PermanentApiError(
+    `${error.message}: the service asked to wait ${formatSeconds(askedMs)} (Retry-After), longer than the ${formatSeconds(maxMs)} THREAT_MIRROR_RETRY_AFTER_MAX_MS allows; this run stops here and the next one tries again`,
+    error.reason === 'status_429' ? 429 : 503,
+  );
+}
+
+function formatSeconds(ms: number): string {
+  return `${Math.ceil(ms / 1000)} s`;
 }
 
 function outcomeOf(error: unknown): string {

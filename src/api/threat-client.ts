@@ -21,7 +21,10 @@ export interface ThreatPageRequest {
 
 export interface ThreatPage {
   readonly threats: Threat[];
+  /** At most MAX_REJECTED_KEPT_PER_PAGE, each kept in rejected_records and logged. */
   readonly rejected: RejectedRecord[];
+  /** Rejected records of the page beyond those kept: counted, neither stored nor logged one by one. */
+  readonly rejectedNotKept: number;
   readonly nextPage: string | null;
   /** Failed attempts retried before this page arrived. */
   readonly retries: number;
@@ -60,19 +63,35 @@ export function parseThreatPage(json: unknown, label: string, text: string): Omi
     throw new RetryableApiError(`${label}: response has no "threats" array`, 'bad_body');
   }
   const envelope = json as { threats: unknown[]; next_page?: unknown };
+  // More records than asked for is no page of the service's: its work would follow the sender's count.
+  if (envelope.threats.length > PAGE_SIZE) {
+    throw new RetryableApiError(`${label}: response holds ${envelope.threats.length} records, more than the ${PAGE_SIZE} per_page asked for`, 'bad_body');
+  }
   const nextPage = parseCursor(envelope.next_page, label);
   const threats: Threat[] = [];
   const rejectedAt: Array<{ index: number; reason: string }> = [];
+  let rejectedNotKept = 0;
   for (let index = 0; index < envelope.threats.length; index += 1) {
     const check = checkThreat(envelope.threats[index]);
     if (check.ok) threats.push(check.threat);
-    else rejectedAt.push({ index, reason: check.reason });
+    else if (rejectedAt.length < MAX_REJECTED_KEPT_PER_PAGE) rejectedAt.push({ index, reason: check.reason });
+    else rejectedNotKept += 1;
   }
-  return { threats, rejected: keepRaw(rejectedAt, envelope.threats, text, 'threats'), nextPage };
+  return { threats, rejected: keepRaw(rejectedAt, envelope.threats, text, 'threats'), rejectedNotKept, nextPage };
 }
 
-/** The interface's cursor: a positive integer in string form, the digits only. */
-const CURSOR = /^[1-9][0-9]*$/;
+/**
+ * Rejected records of one page kept (each with its raw text, up to the whole body) and logged:
+ * enough to see what is wrong; a page of nothing but bad records is counted, not copied 100 times.
+ */
+export const MAX_REJECTED_KEPT_PER_PAGE = 10;
+
+/**
+ * The interface's cursor: a positive integer in string form, the digits only. Twenty digits hold
+ * any 64-bit page number; a longer one is stored, sent back and remembered by the loop guard, so
+ * a service sending a million digits a page would grow all three.
+ */
+const CURSOR = /^[1-9][0-9]{0,19}$/;
 
 /**
  * Validated before anything of the page is committed: a cursor stored with the page is where the
@@ -83,7 +102,7 @@ export function parseCursor(value: unknown, label: string): string | null {
   if (value === null || value === undefined) return null;
   if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return String(value);
   if (typeof value === 'string' && CURSOR.test(value)) return value;
-  throw new RetryableApiError(`${label}: response "next_page" must be a positive integer in string form or null, got ${quote(value)}`, 'bad_body');
+  throw new RetryableApiError(`${label}: response "next_page" must be a positive integer in string form (at most 20 digits) or null, got ${quote(value)}`, 'bad_body');
 }
 
 /** Redacted before it is cut, so no part of a secret survives the cut. */

@@ -10,7 +10,17 @@ export const DOCUMENTED_ASSET_TYPES: ReadonlySet<string> = new Set([
   ...Array.from({ length: 35 }, (_, index) => `PLATFORM_${String(index + 1).padStart(2, '0')}`),
 ]);
 
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)$/;
+/**
+ * Types outside the documented list are stored as they come, but as what they are: short tokens
+ * (the longest documented is 11 characters). A 60 KB or multi-line "type" is a broken record.
+ */
+export const MAX_TYPE_LENGTH = 64;
+const ASSET_TYPE_TEXT = new RegExp(`^[\\x20-\\x7e]{1,${MAX_TYPE_LENGTH}}$`);
+
+/** The interface's own form: UTC, millisecond precision. Most records are in it already. */
+const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+/** ISO 8601 as services write it: seconds and fractions optional, Z or an offset. */
+const ISO_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.(\d{1,9}))?)?(?:Z|([+-])([01]\d|2[0-3]):?([0-5]\d))$/;
 
 // Hand-written rather than a schema library: this runs once per record on the hot path, and
 // four field checks with exact reasons are clearer here than a generic error tree.
@@ -28,13 +38,38 @@ export function checkThreat(raw: unknown): ThreatCheck {
     return { ok: false, reason: `id must be a positive integer, got ${describe(id)}` };
   }
   if (typeof content !== 'string') return { ok: false, reason: `content must be a string, got ${describe(content)}` };
-  if (typeof type !== 'string' || type === '') return { ok: false, reason: `type must be a non-empty string, got ${describe(type)}` };
-  // Date.parse alone accepts 2024-02-30 (it rolls over to March), so the day is checked on its own.
-  if (typeof blockedAt !== 'string' || !ISO_TIMESTAMP.test(blockedAt) || !isDay(blockedAt.slice(0, 10))) {
-    return { ok: false, reason: `blockedAt must be an ISO 8601 timestamp, got ${describe(blockedAt)}` };
+  if (typeof type !== 'string' || !ASSET_TYPE_TEXT.test(type)) {
+    return { ok: false, reason: `type must be 1 to ${MAX_TYPE_LENGTH} printable ASCII characters, got ${describe(type)}` };
   }
-  return { ok: true, threat: { id, content, type, blockedAt } };
+  if (typeof blockedAt !== 'string') return { ok: false, reason: `blockedAt must be an ISO 8601 timestamp, got ${describe(blockedAt)}` };
+  const instant = utcInstantOf(blockedAt);
+  if (typeof instant !== 'string') return { ok: false, reason: `blockedAt ${instant.problem}, got ${describe(blockedAt)}` };
+  return { ok: true, threat: { id, content, type, blockedAt: instant } };
 }
+
+/**
+ * The timestamp as its UTC instant in the interface's form, YYYY-MM-DDTHH:MM:SS.sssZ, or why it
+ * cannot be one. Everything after validation (the day a threat is filed under, the ledger's
+ * digests, removals, exports) compares these strings: an offset such as +05:00 kept as sent would
+ * file 2026-11-21T01:00:00+05:00 (20:00 UTC the day before) under the wrong day, and a later walk
+ * of that day would mark a live threat removed. Digits past the millisecond are cut, not rounded,
+ * so the instant never moves into the next day.
+ */
+export function utcInstantOf(text: string): string | { readonly problem: string } {
+  // Date.parse alone accepts 2024-02-30 (it rolls over to March), so the day is checked on its own.
+  if (CANONICAL_TIMESTAMP.test(text) && isDay(text.slice(0, 10)) && !text.startsWith('0000')) return text;
+  const parts = ISO_TIMESTAMP.exec(text);
+  if (parts === null || !isDay(parts[1] as string)) return NOT_A_TIMESTAMP;
+  const [, day, hours, minutes, seconds = '0', fraction = '', sign, offsetHours = '0', offsetMinutes = '0'] = parts as unknown as string[];
+  const offsetMs = (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes)) * 60_000;
+  const local = new Date(`${day}T00:00:00.000Z`).getTime() + ((Number(hours) * 60 + Number(minutes)) * 60 + Number(seconds)) * 1000 + Number(fraction.padEnd(3, '0').slice(0, 3));
+  const utc = new Date(local - offsetMs);
+  const year = utc.getUTCFullYear();
+  if (year < 1 || year > 9999) return { problem: 'falls outside the years 0001-9999 once in UTC (RFC 3339 and STIX cannot carry it)' };
+  return utc.toISOString();
+}
+
+const NOT_A_TIMESTAMP = { problem: 'must be an ISO 8601 timestamp' } as const;
 
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';

@@ -1,10 +1,16 @@
 // `threat-mirror export`: the command line's side of the export writers in src/export/.
 import type { Command } from '../cli/args.js';
+import { refusalOfDatabaseFile } from '../db/database-files.js';
 import { errorMessage } from '../lib/errors.js';
 import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 
 export async function runExportCommand(command: Extract<Command, { kind: 'export' }>, dbPath: string, io: Io): Promise<number> {
   if (!databaseExists(dbPath, io)) return EXIT_USAGE;
+  const refusal = command.out === undefined ? undefined : refusalOfDatabaseFile('--out', command.out, [], dbPath);
+  if (refusal !== undefined) {
+    io.stderr(`threat-mirror: ${refusal}\n`);
+    return EXIT_USAGE;
+  }
   // Loaded here only: the export writers are no part of a sync.
   const { mirrorKnowsOrganization, runExport } = await import('../export/export-command.js');
   if (command.organization !== undefined && !mirrorKnowsOrganization(dbPath, command.organization)) {

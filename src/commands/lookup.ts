@@ -7,6 +7,7 @@ import { MIRROR_FRESHNESS_SQL } from '../db/status-reads.js';
 import { parseAddress, parseEmail } from '../url/lookup-fields.js';
 import { canonicalizeWebUrl } from '../url/canonical-url.js';
 import { coveringExpressions } from '../url/expressions.js';
+import { boundedLookupUrl } from '../url/long-url.js';
 
 /** How a threat matched: its exact content, one of the URL's expressions (which), its address, its e-mail. */
 export type LookupMatchKind = { readonly by: 'exact' } | { readonly by: 'expression'; readonly expression: string } | { readonly by: 'address' } | { readonly by: 'email' };
@@ -66,7 +67,7 @@ export const MAX_MATCHES_PER_VALUE = 100;
  * budget is spent are still answered `blocked` or not, with their matches left out.
  */
 export const MAX_LISTED_CONTENT_CHARS = 2_000_000;
-/** Longer values are still matched exactly but never parsed as URLs, addresses or e-mails. */
+/** Longer values are never parsed as addresses or e-mails (none is that long); URLs are bounded by long-url.ts. */
 const MAX_PARSED_LENGTH = 4096;
 
 interface Row {
@@ -145,7 +146,9 @@ export class ThreatLookup {
     };
     const trimmed = value.trim();
     // Free text without a scheme that does not start with a host name is matched exactly, never guessed to be a URL.
-    const url = trimmed.length > MAX_PARSED_LENGTH ? null : canonicalizeWebUrl(trimmed);
+    // A long URL is matched on its host and leading directories (a host block covers every page).
+    const bounded = boundedLookupUrl(trimmed);
+    const url = bounded === null ? null : canonicalizeWebUrl(bounded);
     const expressions = url === null ? [] : coveringExpressions(url);
     // Exact matches first, as they are the strongest answer; then the expressions', by id.
     const listIds = (ids: Iterable<unknown>, match: (row: Row) => LookupMatchKind): void => {

@@ -12,6 +12,9 @@ import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch } from './startup.js';
 import { syncOrganizations } from '../sync/sync-all.js';
+import { withProgress } from '../commands/progress-reporter.js';
+import { runningProgress } from '../commands/progress.js';
+import { ProgressReads } from '../db/status-reads.js';
 import { WalHealth } from './wal-health.js';
 
 export interface DaemonOptions {
@@ -27,8 +30,13 @@ export interface DaemonOptions {
 /** Runs until the signal aborts; resolves once every part has stopped. */
 export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { config, mirror, metrics, organizations, logger, clock, signal } = options;
-  const staleAfterSeconds = 2 * schedulePeriodSeconds(config.schedule);
+  const staleAfterSeconds = 2 * longestScheduleGapSeconds(config.schedule);
   mirror.deps.store.recordSetting('stale_after_seconds', String(staleAfterSeconds), clock().toISOString());
+  const names = organizations.map((organization) => organization.name);
+  const lastRuns = checkReadiness(mirror.deps.store.sqlite, names, clock(), staleAfterSeconds).organizations;
+  metrics.startedWith(staleAfterSeconds, lastRuns.map((state) => ({ organization: state.organization, at: state.lastSuccessAt })));
+  const progress = new ProgressReads(mirror.deps.store.sqlite);
+  metrics.observeProgress(() => runningProgress(progress, names, clock()));
   const startup = createStartupLatch(
     mirror.deps.store.sqlite,
     organizations.map((organization) => organization.name),
@@ -48,7 +56,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           host: config.httpHost,
           port: config.httpPort,
           dbPath: config.dbPath,
+          token: config.httpToken,
           registry: metrics.registry,
+          onLookups: (batch) => metrics.lookupsAnswered(batch),
           logger,
           onFailure: (error) => {
             logger.error({ err: error }, 'the HTTP server of THREAT_MIRROR_HTTP_PORT failed: stopping the daemon (exit 1) for its supervisor to restart it');
@@ -90,7 +100,20 @@ async function scheduledRun(
   { startup, wal, exports }: { startup: () => void; wal: WalHealth; exports: ExportRefresher | undefined },
   runSignal: AbortSignal,
 ): Promise<void> {
-  const summaries = await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
+  // A long run (a first sync of a large account) logs its progress every THREAT_MIRROR_PROGRESS_SECONDS.
+  const summaries = await withProgress(
+    {
+      label: 'sync',
+      modes: ['incremental'],
+      organizations: organizations.map((organization) => organization.name),
+      sqlite: mirror.deps.store.sqlite,
+      clock,
+      logger,
+      logIntervalMs: config.progressSeconds * 1000,
+    },
+    () => syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal),
+    (runs) => runs,
+  );
   startup();
   if (config.checkpoints === 'auto') {
     // On the writer thread: the event loop goes on answering probes and signals meanwhile.
@@ -106,13 +129,32 @@ async function scheduledRun(
   if (!runSignal.aborted) await exports?.refresh();
 }
 
-/** The gap between two runs of the schedule: "stale" means two of them passed without a success. */
-export function schedulePeriodSeconds(schedule: string): number {
+/** The span of ticks looked at for the longest gap: a week holds every weekday and weekend pattern. */
+const SCHEDULE_SPAN_MS = 7 * 86_400_000;
+/**
+ * Ticks looked at, at most: node-cron computes each in ~40 µs once warm, so this bounds the cost
+ * at start-up to ~100 ms. A schedule denser than every ~5 minutes is judged on fewer than 7 days.
+ */
+const MAX_SCHEDULE_TICKS = 2_048;
+
+/**
+ * The longest gap between two runs of the schedule, over its ticks of the next 7 days (and the
+ * first one after them), as node-cron computes them: "stale" means two such gaps passed without a
+ * success. Twice the first gap alone made /readyz flap on a weekdays-only or irregular schedule.
+ */
+export function longestScheduleGapSeconds(schedule: string): number {
   const task = cron.createTask(schedule, () => undefined, { timezone: 'Etc/UTC' });
   try {
-    const [first, second] = task.getNextRuns(2);
-    if (!first || !second) return 600;
-    return Math.max(1, Math.round((second.getTime() - first.getTime()) / 1000));
+    let ticks: Date[] = [];
+    for (let count = 8; ; count = Math.min(2 * count, MAX_SCHEDULE_TICKS)) {
+      ticks = task.getNextRuns(count);
+      const first = ticks[0]?.getTime() ?? 0;
+      const last = ticks.at(-1)?.getTime() ?? 0;
+      if (ticks.length < 2 || last - first >= SCHEDULE_SPAN_MS || count === MAX_SCHEDULE_TICKS) break;
+    }
+    let longest = 0;
+    for (let index = 1; index < ticks.length; index += 1) longest = Math.max(longest, (ticks[index] as Date).getTime() - (ticks[index - 1] as Date).getTime());
+    return longest === 0 ? 600 : Math.max(1, Math.round(longest / 1000));
   } finally {
     void task.destroy();
   }

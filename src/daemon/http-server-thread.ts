@@ -10,11 +10,16 @@ import { Database } from '../db/sqlite.js';
 import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../commands/lookup.js';
+import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
+import { bearerMatches } from '../lib/http-token.js';
+import { type LookupBatch, LookupStats } from './lookup-stats.js';
 
 export interface HttpThreadData {
   readonly host: string;
   readonly port: number;
   readonly dbPath: string;
+  /** sha256 (hex) of THREAT_MIRROR_HTTP_TOKEN, which /v1/* then requires; the token itself never reaches this thread. */
+  readonly tokenDigest?: string | undefined;
 }
 
 /** From the server's thread to the main thread. */
@@ -23,6 +28,7 @@ export type FromHttpThread =
   | { readonly kind: 'failed'; readonly message: string }
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
   | { readonly kind: 'lookup-error'; readonly message: string; readonly stack?: string | undefined }
+  | ({ readonly kind: 'lookups' } & LookupBatch)
   | { readonly kind: 'closed' };
 
 /** From the main thread to the server's thread. */
@@ -38,9 +44,15 @@ if (port) {
   // thread served them: the orchestrator's own probe timeout decides what "stuck" is.
   const waiting = new Map<number, ServerResponse>();
   let nextProbe = 1;
+  const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
   const send = (response: ServerResponse, answer: ProbeAnswer): void => {
     response.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
     response.end(answer.body);
+  };
+  const unauthorized = (response: ServerResponse): void => {
+    // A body the request may carry is left to the server, which reads and drops it after the answer.
+    response.writeHead(401, { 'content-type': 'application/json', 'cache-control': 'no-store', 'www-authenticate': 'Bearer realm="threat-mirror"' });
+    response.end('{"error":"/v1/* needs the header Authorization: Bearer <THREAT_MIRROR_HTTP_TOKEN>"}\n');
   };
   try {
     // The same read-only connection the main thread used to open for lookups (openDatabaseReadOnly),
@@ -51,9 +63,17 @@ if (port) {
       if (closing) return; // the connection closed under a request cut short by the shutdown
       post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
     });
-    const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const tokenDigest = data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex');
+    const options = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS };
+    const server = createServer(options, (request: IncomingMessage, response: ServerResponse) => {
       const path = (request.url ?? '/').split('?')[0] ?? '/';
-      if (path === '/v1/lookup') return lookup(request, response);
+      if (path.startsWith('/v1/')) {
+        const started = performance.now();
+        response.once('finish', () => lookupStats.answered(response.statusCode, (performance.now() - started) / 1000));
+        if (tokenDigest !== undefined && !bearerMatches(request.headers.authorization, tokenDigest)) return unauthorized(response);
+        if (path === '/v1/lookup') return lookup(request, response);
+        return send(response, { status: 404, contentType: 'application/json', body: '{"error":"not found; the API is /v1/lookup"}\n' });
+      }
       const id = nextProbe++;
       waiting.set(id, response);
       response.once('close', () => waiting.delete(id));
@@ -67,12 +87,15 @@ if (port) {
         return;
       }
       closing = true;
+      lookupStats.stop();
       server.close();
       server.closeAllConnections();
       sqlite?.close();
       post({ kind: 'closed' });
       port.close();
     });
+    server.maxConnections = MAX_CONNECTIONS;
+    server.setTimeout(IDLE_TIMEOUT_MS);
     server.once('error', (error) => {
       sqlite?.close();
       post({ kind: 'failed', message: error.message });

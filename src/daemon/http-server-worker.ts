@@ -2,14 +2,21 @@
 // the probes it forwards, logs its lookup errors, stops it, and reports if it dies.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { Secret } from '../lib/secret.js';
 import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
+import { tokenDigest } from '../lib/http-token.js';
 import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
+import type { LookupBatch } from './lookup-stats.js';
 
 export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly host: string;
   readonly port: number;
   readonly dbPath: string;
+  /** THREAT_MIRROR_HTTP_TOKEN: /v1/* then requires it as a bearer token. */
+  readonly token?: Secret | undefined;
   readonly logger: Logger;
+  /** The /v1/* requests the thread answered, about once a second. */
+  readonly onLookups?: ((batch: LookupBatch) => void) | undefined;
   /** Called once if the thread dies or fails after it started serving (not on close()). */
   readonly onFailure: (error: Error) => void;
 }
@@ -32,7 +39,12 @@ const CLOSE_TIMEOUT_MS = 1_000;
 export function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
   const { logger } = options;
   const worker = new Worker(new URL('./http-server-thread.js', import.meta.url), {
-    workerData: { host: options.host, port: options.port, dbPath: options.dbPath } satisfies HttpThreadData,
+    workerData: {
+      host: options.host,
+      port: options.port,
+      dbPath: options.dbPath,
+      tokenDigest: options.token === undefined ? undefined : tokenDigest(options.token).toString('hex'),
+    } satisfies HttpThreadData,
     resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
   });
   let state: 'starting' | 'serving' | 'closing' | 'gone' = 'starting';
@@ -57,11 +69,14 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       switch (message.kind) {
         case 'listening':
           state = 'serving';
-          logger.info({ host: options.host, port: message.port }, 'serving /healthz, /readyz and /metrics');
+          logger.info({ host: options.host, port: message.port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
           resolve({ port: message.port, close });
           return;
         case 'probe':
           return answer(message.id, message.method, message.path);
+        case 'lookups':
+          options.onLookups?.(message);
+          return;
         case 'lookup-error':
           logger.error({ err: { message: message.message, stack: message.stack } }, 'lookup failed');
           return;

@@ -1,23 +1,41 @@
 // GET /v1/lookup?value=V (repeatable) and POST /v1/lookup {"values": [...]}: the lookup command over
-// HTTP, for services that do not link SQLite. Answers from its own read-only connection.
+// HTTP, for services that do not link SQLite. Answers from its own read-only connection, within
+// the HTTP thread's budget of requests and bytes in flight (http-limits.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkLookupValues, lookupValues, type ThreatLookup } from '../commands/lookup.js';
+import { type Admission, InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 
 /** A request body above this is refused: 1,000 values of a long URL each fit with room to spare. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** A refused body is read to its end up to this size, so the client gets its 413 (see below). */
+/** A refused body is read to its end up to this size, so the client gets its answer (see below). */
 const MAX_DRAINED_BYTES = 64 * 1024 * 1024;
 
 const TOO_LARGE = { error: `request body over ${MAX_BODY_BYTES} bytes; send at most 1,000 values` };
 
 export type LookupHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
-export function createLookupHandler(lookup: ThreatLookup, onError: (error: unknown) => void): LookupHandler {
+type Send = (status: number, body: unknown, headers?: Record<string, string>) => void;
+
+export function createLookupHandler(lookup: ThreatLookup, onError: (error: unknown) => void, budget: InFlightBudget = new InFlightBudget()): LookupHandler {
+  const busy = (): { error: string } => ({
+    error: `the lookup endpoint is busy (${budget.requests} requests, ${budget.bytes} body bytes in flight); retry in ${RETRY_AFTER_SECONDS} s`,
+  });
+  const busyHeaders = { 'retry-after': String(RETRY_AFTER_SECONDS) };
   return (request, response) => {
-    const send = (status: number, body: unknown): void => {
-      response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    const send: Send = (status, body, headers = {}) => {
+      response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
       response.end(`${JSON.stringify(body)}\n`);
     };
+    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'POST') {
+      return send(405, { error: 'method not allowed; use GET ?value=V or POST {"values": [...]}' });
+    }
+    const admission = budget.admit();
+    if (admission === undefined) {
+      if (request.method === 'POST') return drainThen(request, response, () => send(503, busy(), busyHeaders));
+      return send(503, busy(), busyHeaders);
+    }
+    // Held until the answer is sent (or the client is gone): the answer is in the heap until then.
+    response.once('close', () => admission.release());
     const answer = (values: unknown): void => {
       const problem = checkLookupValues(values);
       if (problem !== null) return send(400, { error: problem });
@@ -29,37 +47,18 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
         },
       );
     };
-    if (request.method === 'GET' || request.method === 'HEAD') {
+    if (request.method !== 'POST') {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const unknown = [...url.searchParams.keys()].find((key) => key !== 'value');
       if (unknown !== undefined) return send(400, { error: `unknown query parameter "${unknown}"; use value=V, repeated for several values` });
       return answer(url.searchParams.getAll('value'));
     }
-    if (request.method !== 'POST') return send(405, { error: 'method not allowed; use GET ?value=V or POST {"values": [...]}' });
-    let chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      if (response.headersSent) return; // cut off at MAX_DRAINED_BYTES: the rest is dropped
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) {
-        chunks.push(chunk);
-        return;
-      }
-      chunks = [];
-      // The 413 waits for the end of the body, read and dropped: a client still sending when the
-      // connection closed would see a broken pipe (EPIPE) instead of the answer. A body that
-      // goes on much longer is cut off with the 413 and the connection closed.
-      if (size > MAX_DRAINED_BYTES) {
-        response.setHeader('connection', 'close');
-        send(413, TOO_LARGE);
-      }
-    });
-    request.on('end', () => {
-      if (response.headersSent) return;
-      if (size > MAX_BODY_BYTES) return send(413, TOO_LARGE);
+    readBody(request, response, admission, (outcome) => {
+      if (outcome === 'too-large') return send(413, TOO_LARGE);
+      if (outcome === 'busy') return send(503, busy(), busyHeaders);
       let body: unknown;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        body = JSON.parse(outcome.toString('utf8'));
       } catch {
         return send(400, { error: 'body must be JSON: {"values": ["…"]}' });
       }
@@ -67,4 +66,63 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
       answer((body as { values: unknown }).values);
     });
   };
+}
+
+/**
+ * Reads a POST body into memory, claiming its bytes from the budget first (its declared length at
+ * once, chunks beyond it as they come). A body over MAX_BODY_BYTES, or one the budget cannot hold,
+ * is dropped as it arrives and its claim given back at once: only its answer waits for its end.
+ */
+function readBody(request: IncomingMessage, response: ServerResponse, admission: Admission, done: (outcome: Buffer | 'too-large' | 'busy') => void): void {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isInteger(declared) && declared > MAX_BODY_BYTES) return refuse('too-large');
+  let claimed = Number.isInteger(declared) && declared > 0 ? declared : 0;
+  if (claimed > 0 && !admission.claim(claimed)) return refuse('busy');
+  let chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return stop('too-large');
+    if (size > claimed) {
+      if (!admission.claim(size - claimed)) return stop('busy');
+      claimed = size;
+    }
+    chunks.push(chunk);
+  };
+  const stop = (outcome: 'too-large' | 'busy'): void => {
+    chunks = [];
+    request.off('data', onData);
+    request.off('end', onEnd);
+    admission.release();
+    // The bytes already read count toward the drain's cap.
+    drainThen(request, response, () => done(outcome), size);
+  };
+  const onEnd = (): void => done(Buffer.concat(chunks));
+  request.on('data', onData);
+  request.once('end', onEnd);
+
+  function refuse(outcome: 'too-large' | 'busy'): void {
+    admission.release();
+    drainThen(request, response, () => done(outcome));
+  }
+}
+
+/**
+ * Reads the rest of a refused body and drops it, then answers: a client still sending when the
+ * connection closed would see a broken pipe (EPIPE) instead of the answer. A body that goes on
+ * past MAX_DRAINED_BYTES is answered at once and its connection closed.
+ */
+function drainThen(request: IncomingMessage, response: ServerResponse, answer: () => void, alreadyRead = 0): void {
+  let size = alreadyRead;
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size <= MAX_DRAINED_BYTES || response.headersSent) return;
+    request.off('data', onData);
+    response.setHeader('connection', 'close');
+    answer();
+  };
+  request.on('data', onData);
+  request.once('end', () => {
+    if (!response.headersSent) answer();
+  });
 }

@@ -179,6 +179,8 @@ export const syncRuns = sqliteTable(
     reportsInserted: integer('reports_inserted').notNull().default(0),
     reportsUpdated: integer('reports_updated').notNull().default(0),
     reportsRejected: integer('reports_rejected').notNull().default(0),
+    /** Reports marked removed by the run: no longer listed by two walks that covered them. */
+    reportsRemoved: integer('reports_removed').notNull().default(0),
     error: text('error'),
   },
   (table) => [index('sync_runs_organization').on(table.organization, table.id)],
@@ -220,6 +222,12 @@ export const reports = sqliteTable(
     raw: text('raw').notNull(),
     firstSeenAt: text('first_seen_at').notNull(),
     updatedAt: text('updated_at').notNull(),
+    /** The number of the last walk (report_sync_state.walk) that listed it. */
+    lastSeenWalk: integer('last_seen_walk'),
+    /** The first walk that covered it without listing it; cleared when one lists it again. */
+    missedWalk: integer('missed_walk'),
+    /** Set when a second, later walk covering it did not list it either: no longer listed by the service. */
+    removedAt: text('removed_at'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.id] }), index('reports_created_at').on(table.organization, table.createdAt)],
 );
@@ -254,6 +262,8 @@ export const reportSyncState = sqliteTable('report_sync_state', {
   rangeStart: text('range_start'),
   rangeEnd: text('range_end'),
   nextCursor: text('next_cursor'),
+  /** The number of the walk in progress, or of the last one: 1, 2, … (never reset). */
+  walk: integer('walk'),
   /** Set when the deployment answered 404: the stream is skipped until `disabledUntil`. */
   disabledReason: text('disabled_reason'),
   disabledUntil: text('disabled_until'),

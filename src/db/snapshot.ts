@@ -8,7 +8,10 @@ import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { manifestPathFor } from './snapshot-files.js';
 import { Database } from './sqlite.js';
+
+export { manifestPathFor } from './snapshot-files.js';
 
 export interface SnapshotManifest {
   /** The snapshot's file name, relative to the manifest. */
@@ -22,21 +25,19 @@ export interface SnapshotManifest {
   readonly journalMode: 'delete';
 }
 
-/** The manifest's path: FILE.json beside FILE. */
-export function manifestPathFor(snapshotPath: string): string {
-  return `${snapshotPath}.json`;
-}
-
 /** Writes the snapshot and its manifest; returns the manifest. Synchronous: run it off the main thread in the daemon. */
 export function writeSnapshot(dbPath: string, snapshotPath: string, createdAt: string): SnapshotManifest {
   const target = resolve(snapshotPath);
   mkdirSync(dirname(target), { recursive: true });
   const partial = `${target}.partial`;
   const manifestPartial = `${manifestPathFor(target)}.partial`;
-  // A process killed mid-way leaves these; VACUUM INTO needs its target absent.
+  // A process killed mid-way leaves these (a link planted there is removed, never followed).
   rmSync(partial, { force: true });
   rmSync(manifestPartial, { force: true });
   try {
+    // Created here, exclusively (O_EXCL: never through a link someone put there since), and empty:
+    // VACUUM INTO writes into an empty file, and would create one through a dangling link.
+    closeSync(openSync(partial, 'wx', 0o644));
     const source = new Database(dbPath, { readonly: true, fileMustExist: true });
     try {
       source.pragma('busy_timeout = 5000');
@@ -58,7 +59,7 @@ export function writeSnapshot(dbPath: string, snapshotPath: string, createdAt: s
     }
     const { sha256, bytes } = fsyncAndHash(partial);
     const manifest: SnapshotManifest = { file: basename(target), sha256, bytes, ...facts, createdAt, journalMode: 'delete' };
-    writeFileSync(manifestPartial, `${JSON.stringify(manifest, null, 2)}\n`);
+    writeFileSync(manifestPartial, `${JSON.stringify(manifest, null, 2)}\n`, { flag: 'wx' });
     fsyncAndHash(manifestPartial);
     // The copy first: a manifest never names a file that is not there yet. A reader that fetches
     // both between the two renames sees a checksum mismatch and tries again.

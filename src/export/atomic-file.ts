@@ -34,7 +34,11 @@ export async function writeTempFile(target: string, chunks: Iterable<string>, co
   const path = tempPathFor(target);
   const digest = createHash('sha256');
   let bytes = 0;
-  const handle = await open(path, 'w', 0o644);
+  // Created exclusively (O_EXCL|O_CREAT never follows a link): a link planted at this name would
+  // otherwise have the export written wherever it points. One left by an earlier process with this
+  // pid, or a planted one, is removed first (the link itself, not what it points to).
+  await unlink(path).catch(() => undefined);
+  const handle = await open(path, 'wx', 0o644);
   try {
     let batch: string[] = [];
     let batchLength = 0;

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { CurrentThreat } from './current-threats.js';
 import { hostBlockOf } from './host-block.js';
-import { dnsHostName } from './host-selection.js';
+import { blockableHost } from './blockable-host.js';
 
 /** uuidv5(DNS namespace, "stix.threat-mirror.invalid"): fixed, documented, not STIX's SCO namespace. */
 export const STIX_NAMESPACE = uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'stix.threat-mirror.invalid');
@@ -26,11 +26,14 @@ export function* renderStix(threats: Iterable<CurrentThreat>, counts: StixCounts
   yield '{"type":"bundle","objects":[';
   for (const threat of threats) {
     const pattern = patternOf(threat);
-    if (pattern === undefined) {
-      counts.leftOut[threat.type] = (counts.leftOut[threat.type] ?? 0) + 1;
+    // A row stored before blockedAt was normalized may hold an instant RFC 3339 cannot carry.
+    const validFrom = stixTimestamp(threat.blockedAt);
+    if (pattern === undefined || validFrom === undefined) {
+      const why = pattern === undefined ? threat.type : OUT_OF_RANGE;
+      counts.leftOut[why] = (counts.leftOut[why] ?? 0) + 1;
       continue;
     }
-    const indicator = JSON.stringify(indicatorOf(threat, pattern));
+    const indicator = JSON.stringify(indicatorOf(threat, pattern, validFrom));
     digest.update(indicator);
     yield `${counts.indicators === 0 ? '\n' : ',\n'}${indicator}`;
     counts.indicators += 1;
@@ -40,19 +43,19 @@ export function* renderStix(threats: Iterable<CurrentThreat>, counts: StixCounts
   yield `\n],"id":"bundle--${uuidV5(STIX_NAMESPACE, `bundle:${digest.digest('hex')}`)}"}\n`;
 }
 
-function indicatorOf(threat: CurrentThreat, pattern: string): Record<string, unknown> {
+function indicatorOf(threat: CurrentThreat, pattern: string, validFrom: string): Record<string, unknown> {
   return {
     type: 'indicator',
     spec_version: '2.1',
     id: `indicator--${uuidV5(STIX_NAMESPACE, `threat:${threat.id}`)}`,
-    created: stixTimestamp(threat.firstSeenAt),
-    modified: stixTimestamp(threat.updatedAt),
+    created: stixTimestamp(threat.firstSeenAt) ?? validFrom,
+    modified: stixTimestamp(threat.updatedAt) ?? validFrom,
     name: threat.content.length > NAME_LENGTH ? `${threat.content.slice(0, NAME_LENGTH)}…` : threat.content,
     indicator_types: ['malicious-activity'],
     pattern,
     pattern_type: 'stix',
     pattern_version: '2.1',
-    valid_from: stixTimestamp(threat.blockedAt),
+    valid_from: validFrom,
     labels: [threat.type.toLowerCase()],
     external_references: [{ source_name: 'threat-mirror', external_id: String(threat.id) }],
   };
@@ -64,7 +67,7 @@ function patternOf(threat: CurrentThreat): string | undefined {
   if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(threat.content)) return `[url:value = ${stixString(threat.content)}]`;
   const block = hostBlockOf(threat.content);
   if (block.kind !== 'host') return undefined;
-  const host = dnsHostName(block.host);
+  const host = blockableHost(block.host);
   return typeof host === 'string' ? `[domain-name:value = ${stixString(host)}]` : undefined;
 }
 
@@ -73,9 +76,17 @@ export function stixString(value: string): string {
   return `'${value.replace(/[\\']/g, (character) => `\\${character}`)}'`;
 }
 
-/** RFC 3339 in UTC with milliseconds, as STIX requires for created and modified. */
-function stixTimestamp(iso: string): string {
-  return new Date(iso).toISOString();
+/** Counted under this instead of a type: the threat's blockedAt has no RFC 3339 form. */
+const OUT_OF_RANGE = 'blockedAt outside 0001-9999';
+
+/**
+ * RFC 3339 in UTC with milliseconds, as STIX requires; undefined for an instant outside years
+ * 0001-9999, which toISOString writes as "+010000-…" (importers reject the whole bundle).
+ */
+function stixTimestamp(iso: string): string | undefined {
+  const date = new Date(iso);
+  const year = date.getUTCFullYear();
+  return Number.isNaN(year) || year < 1 || year > 9999 ? undefined : date.toISOString();
 }
 
 /** RFC 9562 UUID version 5 (SHA-1, name-based). */

@@ -29,7 +29,16 @@ export function registerSecret(value: string): void {
 
 /** The text with every registered value and every URL credential replaced by [redacted]. */
 export function redact(text: string): string {
-  let result = text.includes('@') ? text.replace(URL_CREDENTIALS, `$1${REDACTED}@`) : text;
+  return redactRegistered(text.includes('@') ? text.replace(URL_CREDENTIALS, `$1${REDACTED}@`) : text);
+}
+
+/**
+ * Only our own secrets (the registered keys) replaced: for what the CLI prints on stdout, which
+ * shows the mirror's data (a threat's content as stored, `user:pass@` in a phishing URL included)
+ * and must not alter it. Messages (stderr, logs, stored errors) go through redact().
+ */
+export function redactRegistered(text: string): string {
+  let result = text;
   for (const form of ordered) {
     if (result.includes(form)) result = result.split(form).join(REDACTED);
   }

@@ -13,6 +13,7 @@ import { type Clock, systemClock } from '../lib/days.js';
 import { ServiceNotices } from './service-notices.js';
 import type { SyncDeps, SyncObserver } from '../sync/run-contract.js';
 import { assertWritable, unwritableFolderError } from '../lib/writable-path.js';
+import { type Releaser, releaseAll } from '../lib/release-all.js';
 
 export interface WriterSession {
   readonly deps: SyncDeps;
@@ -37,11 +38,9 @@ export async function openWriterSession({ config, logger, clock, apiObserver, sy
   }
   assertWritable(config.dbPath);
   const lock = acquireWriterLock(config.dbPath);
-  // Released in reverse order of acquisition, also when a later step fails.
-  const releasers: Array<() => Promise<void> | void> = [() => lock.release()];
-  const release = async (): Promise<void> => {
-    for (const releaser of releasers.splice(0).reverse()) await releaser();
-  };
+  // Released in reverse order of acquisition, also when a later step fails, each whatever the others do.
+  const releasers: Releaser[] = [() => lock.release()];
+  const release = (): Promise<void> => releaseAll(releasers);
   try {
     // With a replicator, no connection checkpoints. Otherwise the main connection's commits may
     // run SQLite's automatic checkpoint once the WAL passes ~40 MB: PASSIVE, it never waits for a
@@ -93,7 +92,7 @@ function syncDepsFor(config: Config, store: MirrorStore, { logger, clock, apiObs
       apiUrl: config.apiUrl,
       timeoutMs: config.requestTimeoutMs,
       maxResponseBytes: config.maxResponseBytes,
-      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs },
+      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs, maxRetryAfterMs: config.retryAfterMaxMs },
       budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
       logger,
       observer: apiObserver,

@@ -20,8 +20,12 @@ export interface StandinContext {
   readonly hanging: Set<ServerResponse>;
   readonly reports: StandinReport[];
   reportsVariant: ReportsVariant;
+  /** Numeric report cursors are the offset plus this. */
+  readonly reportsCursorBase: bigint;
   reportsEnabled: boolean;
   latencyMs: number;
+  /** Serve every blockedAt at this UTC offset (e.g. "+05:00"), as ISO 8601 allows; undefined: as stored. */
+  blockedAtOffset: string | undefined;
 }
 
 export function createStandinContext(options: StandinOptions): StandinContext {
@@ -35,7 +39,9 @@ export function createStandinContext(options: StandinOptions): StandinContext {
     hanging: new Set(),
     reports: [...(options.reports ?? [])],
     reportsVariant: options.reportsVariant ?? 'cursor',
+    reportsCursorBase: options.reportsCursorBase ?? 0n,
     reportsEnabled: options.reportsEnabled ?? true,
     latencyMs: options.latencyMs ?? 0,
+    blockedAtOffset: options.blockedAtOffset,
   };
 }

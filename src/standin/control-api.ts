@@ -5,6 +5,7 @@ import type { StandinThreat } from './data.js';
 import type { Fault } from './faults.js';
 import { sendJson } from './http.js';
 import { listEventControl } from './list-events.js';
+import { isOffset } from './timestamps.js';
 
 export const CONTROL_PREFIX = '/__standin/';
 
@@ -30,6 +31,12 @@ export function answerControl(context: StandinContext, path: string, method: str
     if (!Array.isArray(body)) return sendJson(response, 400, { message: 'send an array of threats' });
     threats.add(body as StandinThreat[]);
     return sendJson(response, 200, { threats: threats.size });
+  }
+  if (path === '/__standin/timestamps') {
+    const { offset } = (body ?? {}) as { offset?: unknown };
+    if (offset !== null && (typeof offset !== 'string' || !isOffset(offset))) return sendJson(response, 400, { message: 'send {"offset": "+05:00"} or {"offset": null}' });
+    context.blockedAtOffset = offset ?? undefined;
+    return sendJson(response, 200, { offset });
   }
   if (path === '/__standin/faults') {
     const request = body as { clear?: boolean; fault?: Fault; times?: number; key?: string; probability?: number };

@@ -17,7 +17,11 @@ export type Fault =
   | { readonly kind: 'redirect'; readonly status: number; readonly location: string }
   /** The page's records as usual, with this `next_page` instead: "abc", "0", "-5", "", an object. */
   | { readonly kind: 'badCursor'; readonly value: unknown }
-  /** These JSON texts appended to the page's records as written, e.g. an id beyond 2^53 in digits. */
+  /**
+   * These JSON texts appended to the page's records as written, e.g. an id beyond 2^53 in digits.
+   * Like invalidRecords, it waits for the first page with room for them: a page never holds more
+   * records than the per_page asked for, which the client treats as a broken response.
+   */
   | { readonly kind: 'rawRecords'; readonly records: readonly string[] }
   /** The usual answer with RFC 8594 headers; absent fields send no header. */
   | { readonly kind: 'deprecation'; readonly deprecation?: string; readonly sunset?: string };
@@ -54,6 +58,11 @@ export class FaultController {
   /** Every matching request gets this fault with this probability (seeded, so runs repeat). */
   setRandom(fault: Fault, probability: number, options: FaultTarget = {}): void {
     this.#random.push({ fault, probability, key: options.key, path: options.path });
+  }
+
+  /** Gives a fault taken but not applied back, to the front: the next matching request gets it. */
+  putBack(fault: Fault, target: FaultTarget = {}): void {
+    this.#queue.unshift({ fault, remaining: 1, key: target.key, path: target.path });
   }
 
   clear(): void {

@@ -2,9 +2,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StandinContext } from './context.js';
 import type { Fault } from './faults.js';
-import { delay, headerValue, sendJson } from './http.js';
+import { delay, headerValue, sendJson, sendText } from './http.js';
 import { Exchange } from './request-log.js';
-import { parseReportsQuery, ReportsBadRequest, reportsPage } from './reports.js';
+import { jsonWithBigInts, parseReportsQuery, ReportsBadRequest, reportsPage } from './reports.js';
 
 export const REPORTS_PATH = '/organization/reports';
 
@@ -28,8 +28,9 @@ export async function answerReports(context: StandinContext, request: IncomingMe
   const organization = context.keys.organizationKeys[exchange.key];
   if (organization === undefined) return finish(401, { error: { code: 'UNAUTHORIZED', message: 'A valid organization API key is required' } });
   try {
-    const page = reportsPage(context.reports, organization, parseReportsQuery(params), context.reportsVariant);
-    return finish(200, page, (page.reports as unknown[]).length);
+    const page = reportsPage(context.reports, organization, parseReportsQuery(params, context.reportsCursorBase), context.reportsVariant, context.reportsCursorBase);
+    exchange.done(200, (page.reports as unknown[]).length);
+    return sendText(response, 200, jsonWithBigInts(page));
   } catch (error) {
     if (error instanceof ReportsBadRequest) return finish(400, { error: { code: 'BAD_REQUEST', message: error.message } });
     throw error;

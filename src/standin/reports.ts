@@ -3,14 +3,15 @@
 import { addDays, daysBetween } from '../lib/days.js';
 import { contentFor, seededRandom, type StandinThreat } from './data.js';
 
+/** Ids are numbers; a bigint is sent as the JSON number it is, beyond 2^53 included (jsonWithBigInts). */
 export interface StandinProposal {
-  readonly id: number;
+  readonly id: number | bigint;
   reviewStatus: string;
-  readonly asset: { readonly id: number; readonly type: string; readonly content: string; status: string };
+  readonly asset: { readonly id: number | bigint; readonly type: string; readonly content: string; status: string };
 }
 
 export interface StandinReport {
-  readonly id: number;
+  readonly id: number | bigint;
   readonly organization: string;
   readonly createdAt: string;
   status: string;
@@ -71,7 +72,8 @@ export interface ReportsQuery {
   readonly onlyRejected: boolean;
 }
 
-export function parseReportsQuery(params: URLSearchParams): ReportsQuery {
+/** `cursorBase`: numeric cursors are the offset plus this (a base beyond 2^53 tests that a client keeps every digit). */
+export function parseReportsQuery(params: URLSearchParams, cursorBase = 0n): ReportsQuery {
   const limitText = params.get('limit');
   const limit = limitText === null ? 50 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ReportsBadRequest('limit must be an integer from 1 to 100');
@@ -79,7 +81,7 @@ export function parseReportsQuery(params: URLSearchParams): ReportsQuery {
   let offset = 0;
   if (cursor !== null && cursor !== '') {
     // Either shape of cursor this stand-in hands out: "o:<offset>" in base64url, or a number.
-    const decoded = /^\d+$/.test(cursor) ? cursor : Buffer.from(cursor, 'base64url').toString('utf8').replace(/^o:/, '');
+    const decoded = /^\d+$/.test(cursor) ? String(BigInt(cursor) - cursorBase) : Buffer.from(cursor, 'base64url').toString('utf8').replace(/^o:/, '');
     offset = Number(decoded);
     if (!Number.isInteger(offset) || offset < 0) throw new ReportsBadRequest('cursor is not valid');
   }
@@ -95,12 +97,12 @@ export function parseReportsQuery(params: URLSearchParams): ReportsQuery {
 }
 
 /** Newest first, filtered, one page of it in the variant's shape. */
-export function reportsPage(all: readonly StandinReport[], organization: string, query: ReportsQuery, variant: ReportsVariant): Record<string, unknown> {
+export function reportsPage(all: readonly StandinReport[], organization: string, query: ReportsQuery, variant: ReportsVariant, cursorBase = 0n): Record<string, unknown> {
   const list = all
     .filter((report) => report.organization === organization)
     .filter((report) => query.start === undefined || (Date.parse(report.createdAt) >= query.start && Date.parse(report.createdAt) <= (query.end ?? Infinity)))
     .filter((report) => !query.onlyRejected || report.proposals.some((proposal) => proposal.reviewStatus === 'REJECTED'))
-    .sort((a, b) => (a.createdAt === b.createdAt ? b.id - a.id : a.createdAt < b.createdAt ? 1 : -1));
+    .sort((a, b) => (a.createdAt === b.createdAt ? Number(BigInt(b.id) - BigInt(a.id)) : a.createdAt < b.createdAt ? 1 : -1));
   const page = list.slice(query.offset, query.offset + query.limit);
   const next = query.offset + query.limit < list.length ? query.offset + query.limit : undefined;
   if (variant === 'cursor') {
@@ -120,6 +122,14 @@ export function reportsPage(all: readonly StandinReport[], organization: string,
       reporter: { id: 1, name: 'analyst' },
       proposals: report.proposals.map((proposal) => ({ ...proposal, id: String(proposal.id) })),
     })),
-    ...(next === undefined ? {} : { nextCursor: next }),
+    ...(next === undefined ? {} : { nextCursor: cursorBase + BigInt(next) }),
   };
+}
+
+const BIGINT_MARK = '\u0000bigint:';
+
+/** JSON.stringify, but a bigint is written as a JSON number with all its digits (JSON.stringify refuses them). */
+export function jsonWithBigInts(payload: unknown): string {
+  const text = JSON.stringify(payload, (_key, value: unknown) => (typeof value === 'bigint' ? `${BIGINT_MARK}${value}` : value));
+  return text.replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
 }

@@ -7,6 +7,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createStandinContext, type StandinContext } from './context.js';
 import { sendJson } from './http.js';
 import { route } from './routes.js';
+import type { StandinReport } from './reports.js';
+import { assertOffset } from './timestamps.js';
 import type { Standin, StandinOptions } from './types.js';
 
 export type { RequestRecord, Standin, StandinKeys, StandinOptions, StandinStats } from './types.js';
@@ -53,14 +55,23 @@ function standinHandle(url: string, context: StandinContext, close: () => Promis
     setLatency: (ms) => {
       context.latencyMs = ms;
     },
+    setBlockedAtOffset: (offset) => {
+      context.blockedAtOffset = offset === null ? undefined : assertOffset(offset);
+    },
     reportsOf: (organization) => reports.filter((report) => report.organization === organization),
     updateReport: (id, change) => {
-      const report = reports.find((candidate) => candidate.id === id);
+      const report = reports.find((candidate) => BigInt(candidate.id) === BigInt(id));
       if (!report) throw new Error(`no report ${id}`);
       change(report);
     },
     addReports: (added) => {
       reports.push(...added);
+    },
+    removeReports: (ids) => {
+      const gone = new Set(ids.map((id) => BigInt(id)));
+      for (let index = reports.length - 1; index >= 0; index -= 1) {
+        if (gone.has(BigInt((reports[index] as StandinReport).id))) reports.splice(index, 1);
+      }
     },
     setReportsVariant: (variant) => {
       context.reportsVariant = variant;

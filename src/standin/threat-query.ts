@@ -70,11 +70,22 @@ export function matches(threat: StandinThreat, query: ThreatQuery): boolean {
   return true;
 }
 
+/**
+ * The UTC day of a timestamp's instant: a backend filters dates by instant, so a threat stored as
+ * 2026-11-21T01:00:00+05:00 belongs to 2026-11-20 (UTC), whatever its text says.
+ */
+export function utcDayOf(timestamp: string): string {
+  if (timestamp.endsWith('Z')) return timestamp.slice(0, 10);
+  const instant = Date.parse(timestamp);
+  return Number.isNaN(instant) ? timestamp.slice(0, 10) : new Date(instant).toISOString().slice(0, 10);
+}
+
 export function compareBy(sorting: ThreatQuery['sorting']): (a: StandinThreat, b: StandinThreat) => number {
   return (a, b) => {
     for (const { key, direction } of sorting) {
-      const left = a[key];
-      const right = b[key];
+      // Timestamps by instant, as a backend sorts them, not by their text.
+      const left = key === 'blockedAt' ? Date.parse(a.blockedAt) : a[key];
+      const right = key === 'blockedAt' ? Date.parse(b.blockedAt) : b[key];
       const order = left < right ? -1 : left > right ? 1 : 0;
       if (order !== 0) return direction === 'asc' ? order : -order;
     }

@@ -2,7 +2,7 @@
 import { addDays, daysBetween } from '../lib/days.js';
 import { ContentIndex } from './content-index.js';
 import type { StandinThreat } from './data.js';
-import { compareBy, matches, type ThreatQuery } from './threat-query.js';
+import { compareBy, matches, type ThreatQuery, utcDayOf } from './threat-query.js';
 import type { StandinKeys } from './types.js';
 
 const CACHE_ENTRIES = 64;
@@ -122,14 +122,14 @@ export class ThreatStore {
   #index(threat: StandinThreat): void {
     let days = this.#byDay.get(threat.organization);
     if (!days) this.#byDay.set(threat.organization, (days = new Map()));
-    const day = threat.blockedAt.slice(0, 10);
+    const day = utcDayOf(threat.blockedAt);
     const list = days.get(day);
     if (list) list.push(threat);
     else days.set(day, [threat]);
   }
 
   #unindex(threat: StandinThreat): void {
-    const list = this.#byDay.get(threat.organization)?.get(threat.blockedAt.slice(0, 10));
+    const list = this.#byDay.get(threat.organization)?.get(utcDayOf(threat.blockedAt));
     if (!list) return;
     const position = list.indexOf(threat);
     if (position >= 0) list.splice(position, 1);

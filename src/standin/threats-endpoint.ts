@@ -5,6 +5,7 @@ import type { Fault } from './faults.js';
 import { delay, headerValue, sendJson, sendText } from './http.js';
 import { Exchange } from './request-log.js';
 import { BadRequest, parseThreatQuery, type ThreatQuery } from './threat-query.js';
+import { atOffset } from './timestamps.js';
 
 export const THREATS_PATH = '/threats/list';
 const UNAUTHORIZED = { message: 'A valid API key is required' };
@@ -45,11 +46,25 @@ export async function answerThreatsList(context: StandinContext, request: Incomi
   }
   const list = context.threats.list(organizations, query);
   const offset = (query.page - 1) * query.perPage;
-  const page: unknown[] = list.slice(offset, offset + query.perPage).map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt }));
+  const shown = context.blockedAtOffset;
+  const page: unknown[] = list
+    .slice(offset, offset + query.perPage)
+    .map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt: shown === undefined ? blockedAt : atOffset(blockedAt, shown) }));
   const nextPage = offset + query.perPage < list.length ? String(query.page + 1) : null;
   // The page is read: a change timed after it is what the walk's next request sees.
   context.listEvents.served(exchange.key, exchange.body, context.threats);
-  answerPage(reply, { page, nextPage, query }, fault);
+  answerPage(reply, { page, nextPage, query }, deferIfNoRoom(context, fault, page.length, query.perPage));
+}
+
+/**
+ * Records a fault adds go on the first page with room for them: a page of more than per_page
+ * records is a broken response the client retries, and no displaced record may be lost.
+ */
+function deferIfNoRoom(context: StandinContext, fault: Fault | undefined, records: number, perPage: number): Fault | undefined {
+  const added = fault?.kind === 'invalidRecords' ? (fault.count ?? 2) : fault?.kind === 'rawRecords' ? fault.records.length : 0;
+  if (fault === undefined || added === 0 || records + added <= perPage) return fault;
+  context.faults.putBack(fault, { path: THREATS_PATH });
+  return undefined;
 }
 
 /**

@@ -23,8 +23,12 @@ export interface StandinOptions {
   readonly reports?: readonly StandinReport[];
   /** Which of the documented response shapes GET /organization/reports answers with. */
   readonly reportsVariant?: ReportsVariant;
+  /** The 'nextCursor' shape's numeric cursors are the offset plus this (default 0); beyond 2^53 tests a client's digits. */
+  readonly reportsCursorBase?: bigint;
   /** false: a deployment without GET /organization/reports (404). */
   readonly reportsEnabled?: boolean;
+  /** Serve every blockedAt at this UTC offset ("+05:00", "-09:30"): the same instants in another form. */
+  readonly blockedAtOffset?: string;
 }
 
 export interface RequestRecord {
@@ -58,10 +62,14 @@ export interface Standin {
   /** Everything a key may see, all dates, by id: what a complete mirror holds. */
   threatsVisibleTo(key: string): StandinThreat[];
   setLatency(ms: number): void;
+  /** From now on serve every blockedAt at this UTC offset ("+05:00"); null: as stored. */
+  setBlockedAtOffset(offset: string | null): void;
   /** Reports of an organization's key, newest first, as stored (not in a response shape). */
   reportsOf(organization: string): StandinReport[];
-  updateReport(id: number, change: (report: StandinReport) => void): void;
+  updateReport(id: number | bigint, change: (report: StandinReport) => void): void;
   addReports(reports: readonly StandinReport[]): void;
+  /** Reports deleted upstream: no longer listed. */
+  removeReports(ids: ReadonlyArray<number | bigint>): void;
   setReportsVariant(variant: ReportsVariant): void;
   setReportsEnabled(enabled: boolean): void;
   /** Resolves once `count` requests have arrived in all. */

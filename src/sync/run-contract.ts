@@ -63,7 +63,7 @@ export interface SyncDeps {
   readonly observer?: SyncObserver | undefined;
 }
 
-export interface RunSummary extends Readonly<Omit<RunTotals, 'records'>> {
+export interface RunSummary extends Readonly<RunTotals> {
   readonly organization: string;
   /** threats, or reports (whose counts are of reports). */
   readonly stream: 'threats' | 'reports';
@@ -148,9 +148,12 @@ export async function outcomeOf(
 }
 
 /**
- * Remembers every cursor a walk was sent: one sent again (or the one just followed) means the
- * service is looping, and following it would never end.
+ * Remembers the cursors a walk was sent: one sent again (or the one just followed) means the
+ * service is looping, and following it would never end. The latest MAX_REMEMBERED_CURSORS only
+ * (a cursor is at most 20 digits): a window of a million pages would otherwise keep them all.
  */
+export const MAX_REMEMBERED_CURSORS = 10_000;
+
 export class CursorGuard {
   readonly #seen = new Set<string>();
   readonly #loopMessage: (cursor: string) => string;
@@ -163,6 +166,8 @@ export class CursorGuard {
   accept(next: string | null, current: string | null): void {
     if (next === null) return;
     if (next === current || this.#seen.has(next)) throw new ProtocolError(this.#loopMessage(next));
+    // A Set iterates in insertion order: the first is the oldest.
+    if (this.#seen.size >= MAX_REMEMBERED_CURSORS) this.#seen.delete(this.#seen.values().next().value as string);
     this.#seen.add(next);
   }
 }
@@ -195,6 +200,7 @@ export function finishRunSummary(deps: SyncDeps, log: Logger, run: FinishedRun):
     rejected: totals.rejected,
     removed: totals.removed,
     retries: totals.retries,
+    records: totals.records,
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
     ...(error === undefined ? {} : { error }),

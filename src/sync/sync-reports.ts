@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { PermanentApiError } from '../api/errors.js';
 import { fetchReportPage, type ReportPageRequest } from '../api/report-client.js';
 import type { OrganizationConfig } from '../config.js';
-import type { ReportWalk } from '../db/report-writer.js';
+import type { ReportCoverage, ReportWalk } from '../db/report-writer.js';
 import { addDays, dayOf } from '../lib/days.js';
 import {
   addPage,
@@ -71,28 +71,35 @@ function skipForADay(deps: SyncDeps, organization: string, log: Logger): Outcome
   return { status: 'skipped', error };
 }
 
-/** The walk a killed run left, when this run asks for the same; otherwise a new one. */
+/** A walk of the reports list: its range and resume point, and its number (reports record the last walk that listed them). */
+interface NumberedWalk extends ReportWalk {
+  readonly number: number;
+}
+
+/** The walk a killed run left, when this run asks for the same (same number); otherwise a new one (the next number). */
 function walkToResume(
   deps: SyncDeps,
   organization: string,
   request: SyncRequest,
   state: ReturnType<SyncDeps['store']['reportWriter']['state']>,
   today: string,
-): ReportWalk & { firstRun: boolean } {
+): NumberedWalk {
   const backfill = request.mode === 'backfill' ? request : undefined;
   const rangeStart = backfill?.from ?? null;
   const rangeEnd = backfill?.to ?? null;
   const mode = backfill ? 'backfill' : 'incremental';
-  const firstRun = !backfill && deps.store.hasNoReports(organization);
+  const last = state?.walk ?? 0;
   if (state?.nextCursor && state.mode === mode && state.rangeStart === rangeStart && state.rangeEnd === rangeEnd) {
-    return { mode, rangeStart, rangeEnd, nextCursor: state.nextCursor, firstRun };
+    return { mode, rangeStart, rangeEnd, nextCursor: state.nextCursor, number: last };
   }
   // A first run reads THREAT_MIRROR_INITIAL_DAYS of history, not everything the service holds.
-  if (firstRun) return { mode, rangeStart: addDays(today, -(deps.settings.initialDays - 1)), rangeEnd: today, nextCursor: null, firstRun };
-  return { mode, rangeStart, rangeEnd, nextCursor: null, firstRun };
+  if (!backfill && deps.store.hasNoReports(organization)) {
+    return { mode, rangeStart: addDays(today, -(deps.settings.initialDays - 1)), rangeEnd: today, nextCursor: null, number: last + 1 };
+  }
+  return { mode, rangeStart, rangeEnd, nextCursor: null, number: last + 1 };
 }
 
-async function walkReports(context: RunContext, walk: ReportWalk & { firstRun: boolean }, signal: AbortSignal): Promise<void> {
+async function walkReports(context: RunContext, walk: NumberedWalk, signal: AbortSignal): Promise<void> {
   const { deps, organization, runId, totals, log } = context;
   const { store, clock, settings } = deps;
   const recentFrom = new Date(clock().getTime() - settings.reportsRecentDays * 86_400_000).toISOString();
@@ -103,9 +110,16 @@ async function walkReports(context: RunContext, walk: ReportWalk & { firstRun: b
   });
   const cursors = new CursorGuard((next) => `organization "${organization.name}": the service returned the reports cursor "${next}" again; stopped to avoid a loop`);
   let cursor = walk.nextCursor;
+  const order = new NewestFirst();
+  const finish = (coverage: ReportCoverage | undefined): void => {
+    const removed = store.reportWriter.finishWalk({ organization: organization.name, runId, walkNumber: walk.number, coverage, stamp: store.strictlyLaterStamp(clock().toISOString()) });
+    totals.removed += removed;
+    if (removed > 0) log.info({ removed }, `${removed} reports no longer listed by the service (missed by two walks) marked removed_at`);
+  };
   for (;;) {
     const page = await fetchReportPage(deps.api, organization, request(cursor), signal);
     cursors.accept(page.nextCursor, cursor);
+    order.see(page.reports);
     // Newest first: once a page holds a report older than the recent window that is already held
     // unchanged, everything after it is too. A dated walk (backfill, first run) reads its range whole.
     const settledAfter = (unchanged: ReadonlySet<string>): boolean =>
@@ -116,17 +130,40 @@ async function walkReports(context: RunContext, walk: ReportWalk & { firstRun: b
       reports: page.reports,
       rejected: page.rejected,
       walk: page.nextCursor === null ? null : { mode: walk.mode, rangeStart: walk.rangeStart, rangeEnd: walk.rangeEnd, nextCursor: page.nextCursor },
+      walkNumber: walk.number,
       retries: page.retries,
       stamp: store.strictlyLaterStamp(clock().toISOString()),
     });
     addPage(totals, result, { retries: page.retries, records: page.reports.length + page.rejected.length });
     log.debug({ cursor, reports: page.reports.length, inserted: result.inserted, updated: result.updated, nextCursor: page.nextCursor }, 'reports page committed');
     for (const record of page.rejected) log.warn({ reason: record.reason }, 'report rejected and kept in rejected_records');
-    if (page.nextCursor === null) return;
-    if (settledAfter(result.unchanged)) {
-      store.reportWriter.saveState(organization.name, null, null, clock().toISOString());
-      return;
-    }
+    if (page.nextCursor === null) return finish(dated ? datedCoverage(walk) : { kind: 'all' });
+    // Stopped early: it vouches for what is newer than the oldest it listed, if it read the list
+    // from its first page and found it newest first, as the stop assumes.
+    if (settledAfter(result.unchanged)) return finish(walk.nextCursor === null && order.held ? { kind: 'newer' } : undefined);
     cursor = page.nextCursor;
+  }
+}
+
+/**
+ * The reports of a dated walk's range, a second in from each end: the service filters by instant,
+ * the mirror by julianday, whose float may round a report at the very boundary to the other side.
+ */
+function datedCoverage(walk: ReportWalk): ReportCoverage {
+  return { kind: 'range', from: `${walk.rangeStart}T00:00:01.000Z`, to: `${walk.rangeEnd}T23:59:58.999Z` };
+}
+
+/** Whether the reports read so far came newest first (created_at never rising); unreadable dates are skipped. */
+class NewestFirst {
+  #oldest = Number.POSITIVE_INFINITY;
+  held = true;
+
+  see(reports: ReadonlyArray<{ readonly createdAt: string | null }>): void {
+    for (const report of reports) {
+      const at = report.createdAt === null ? Number.NaN : Date.parse(report.createdAt);
+      if (Number.isNaN(at)) continue;
+      if (at > this.#oldest) this.held = false;
+      this.#oldest = Math.min(this.#oldest, at);
+    }
   }
 }

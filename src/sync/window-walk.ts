@@ -27,7 +27,12 @@ export interface WalkContext extends RunContext {
 /** After this many empty pages in a row that still carry a cursor, the service is looping. */
 const MAX_EMPTY_PAGES_IN_A_ROW = 3;
 
-/** Types outside the documented list are stored as they come; each is logged once per process. */
+/**
+ * Types outside the documented list are stored as they come; each is logged once per process, up
+ * to this many (a type is at most 64 characters): the set lives as long as a daemon and must not
+ * grow with whatever the service invents.
+ */
+const MAX_REPORTED_UNKNOWN_TYPES = 100;
 const reportedUnknownTypes = new Set<string>();
 
 /** Walks of one window in a run at most: a walk the list shifted under starts over, up to this many times. */
@@ -241,7 +246,7 @@ export class WindowWalk {
     reportUnknownTypes(page, this.#context.log);
     this.#context.onPage?.(page.threats);
     this.#pages += 1;
-    const sent = page.threats.length + page.rejected.length;
+    const sent = page.threats.length + page.rejected.length + page.rejectedNotKept;
     this.#records += sent;
     const chars = pageChars(page);
     this.#commits.add(this.#commit(page), chars);
@@ -257,6 +262,7 @@ export class WindowWalk {
     const records = page.threats.length;
     const rejectedReasons = page.rejected.map((record) => record.reason);
     const last = nextPage === null;
+    const { rejectedNotKept } = page;
     const committed = deps.store.commitPage({
       organization: organization.name,
       runId,
@@ -275,10 +281,11 @@ export class WindowWalk {
     });
     return committed.then((counts) => {
       if (last) this.#candidates = counts.candidates ?? [];
-      addPage(totals, counts, { retries, records });
+      addPage(totals, { ...counts, rejected: counts.rejected + rejectedNotKept }, { retries, records });
       deps.observer?.pageCommitted?.(organization.name, counts);
       log.debug({ window: this.#range, cursor, records, ...counts, candidates: counts.candidates?.length, nextPage }, 'page committed');
       for (const reason of rejectedReasons) log.warn({ reason }, 'record rejected and kept in rejected_records');
+      if (rejectedNotKept > 0) log.warn({ window: this.#range, cursor, rejectedNotKept }, `${rejectedNotKept} more records of this page rejected: counted, not kept`);
     });
   }
 
@@ -302,6 +309,7 @@ function pageChars(page: ThreatPage): number {
 function reportUnknownTypes(page: ThreatPage, log: Logger): void {
   for (const threat of page.threats) {
     if (DOCUMENTED_ASSET_TYPES.has(threat.type) || reportedUnknownTypes.has(threat.type)) continue;
+    if (reportedUnknownTypes.size >= MAX_REPORTED_UNKNOWN_TYPES) return;
     reportedUnknownTypes.add(threat.type);
     log.warn({ type: threat.type, threatId: threat.id }, 'asset type not in the documented list; stored as received');
   }

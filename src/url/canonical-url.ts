@@ -15,10 +15,19 @@ export interface CanonicalUrl {
   readonly query: string | null;
 }
 
-const WITH_SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//;
-// "mailto:x", "javascript:…", "data:…" are not web URLs; "host:8080/…" (a port) is.
-const OTHER_SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:(?![0-9])/;
+/** A scheme followed by "/" or "\\": says it is a URL (`http:\\\\host` is one to a browser). */
+const WITH_SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):[/\\]/;
+/** A scheme and its colon; what follows decides whether it is one ("host:8080" is a host and a port). */
+const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
+/**
+ * The WHATWG URL standard's special schemes: after "scheme:" any run of "/" and "\\" is skipped,
+ * and "\\" ends the host and separates path segments as "/" does. Browsers read
+ * `http://phish.example\\@bank.example/` as host phish.example, path /@bank.example/.
+ */
+export const SPECIAL_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ws', 'wss', 'ftp']);
 const CONTROL_WHITESPACE = /[\t\r\n]/g;
+/** What the URL standard trims from both ends: C0 controls and space. */
+const C0_OR_SPACE_AT_ENDS = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g;
 /** Percent-unescaping to a fixed point stops here: each round shortens the text, this bounds hostile input. */
 const MAX_UNESCAPE_ROUNDS = 64;
 
@@ -55,23 +64,22 @@ const PLAIN_HOST = /^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*$/;
 const NOT_IPV4 = /[g-wyz_-]/;
 
 function canonicalize(input: string, shortcuts: boolean): CanonicalUrl | null {
-  let rest = input.replace(CONTROL_WHITESPACE, '').trim();
+  let rest = input.replace(C0_OR_SPACE_AT_ENDS, '').replace(CONTROL_WHITESPACE, '').trim();
   const hash = rest.indexOf('#');
   if (hash >= 0) rest = rest.slice(0, hash);
-  let scheme = 'http';
-  const withScheme = WITH_SCHEME.exec(rest);
-  if (withScheme) {
-    scheme = (withScheme[1] as string).toLowerCase();
-    rest = rest.slice(withScheme[0].length);
-  } else if (OTHER_SCHEME.test(rest)) {
-    return null;
-  }
+  const start = schemeAndAuthorityStart(rest);
+  if (start === null) return null;
+  const { scheme } = start;
+  rest = rest.slice(start.authorityAt);
   let query: string | null = null;
   const question = rest.indexOf('?');
   if (question >= 0) {
     query = rest.slice(question + 1);
     rest = rest.slice(0, question);
   }
+  // The authority ends at the first "/" (or "\\" for a special scheme, where it is one), the
+  // host follows its last "@": the browser's reading, so a "\\@" can move no host anywhere.
+  if (SPECIAL_SCHEMES.has(scheme) && rest.includes('\\')) rest = rest.replace(/\\/g, '/');
   const slash = rest.indexOf('/');
   const authority = slash >= 0 ? rest.slice(0, slash) : rest;
   const rawPath = slash >= 0 ? rest.slice(slash) : '/';
@@ -83,6 +91,23 @@ function canonicalize(input: string, shortcuts: boolean): CanonicalUrl | null {
     path: shortcuts && PLAIN_TEXT.test(rawPath) ? normalizePathText(rawPath) : escapeBytes(normalizePath(unescapeBytes(toBytes(rawPath)))),
     query: query === null ? null : shortcuts && PLAIN_TEXT.test(query) ? query : escapeBytes(unescapeBytes(toBytes(query))),
   };
+}
+
+/**
+ * The scheme (lower-cased; "http" when there is none) and where the authority starts, or null for
+ * what is no web URL ("mailto:x", "javascript:…", "data:…"). "host:8080/…" is a host with a port.
+ */
+export function schemeAndAuthorityStart(text: string): { scheme: string; authorityAt: number } | null {
+  const match = SCHEME.exec(text);
+  if (match === null) return { scheme: 'http', authorityAt: 0 };
+  const scheme = (match[1] as string).toLowerCase();
+  let at = match[0].length;
+  if (SPECIAL_SCHEMES.has(scheme)) {
+    while (text[at] === '/' || text[at] === '\\') at += 1;
+    return { scheme, authorityAt: at };
+  }
+  if (text.startsWith('//', at)) return { scheme, authorityAt: at + 2 };
+  return /[0-9]/.test(text[at] ?? '') ? { scheme: 'http', authorityAt: 0 } : null;
 }
 
 // A bare host name or IPv4 address, with optional port, path, query or fragment: "evil.example",
@@ -129,13 +154,16 @@ function canonicalHost(authority: string, shortcuts: boolean): string | null {
   }
   host = host.replace(/:[0-9]*$/, '');
   if (shortcuts && PLAIN_HOST.test(host)) return NOT_IPV4.test(host) ? host : (parseIpv4(host) ?? host);
-  const bytes = unescapeBytes(toBytes(host));
-  let name = trimAndCollapseDots(lowerAscii(bytes));
-  if (name.length === 0) return null;
+  let name = lowerAscii(unescapeBytes(toBytes(host)));
+  // IDNA first, on the whole name, as a browser does: it maps lookalikes to ASCII (U+3002 and
+  // U+FF0E to ".") and drops invisible characters, so the dot rules apply to its result.
   if (name.some((byte) => byte >= 0x80)) {
     const ascii = idnToAscii(name);
     if (ascii !== null) name = toBytes(ascii);
-  } else {
+  }
+  name = trimAndCollapseDots(name);
+  if (name.length === 0) return null;
+  if (name.every((byte) => byte < 0x80)) {
     const ipv4 = parseIpv4(Buffer.from(name).toString('latin1'));
     if (ipv4 !== null) return ipv4;
   }

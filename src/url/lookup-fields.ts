@@ -34,6 +34,14 @@ const NONE: LookupFields = Object.freeze({
 // CAIP-10 account ids: namespace [-a-z0-9]{3,8}, reference [-_a-zA-Z0-9]{1,32}, address [-.%a-zA-Z0-9]{1,128}.
 const CHAIN_QUALIFIED = /^([-a-z0-9]{3,8}):([-_a-zA-Z0-9]{1,32}):([-.%a-zA-Z0-9]{1,128})$/;
 const HEX_ADDRESS = /^0x[0-9a-fA-F]+$/;
+/**
+ * Bare addresses of the chain families the lookup knows besides EVM's 0x hex, matched to their
+ * chain-qualified threats by the address alone: base58 (Solana 32-44 characters, Bitcoin legacy
+ * 1… and 3…, Tron T…) and bech32/bech32m (Bitcoin bc1…, Cosmos cosmos1…: a human-readable part,
+ * "1", then the data characters, which exclude 1, b, i and o). Either is one case throughout.
+ */
+const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{25,44}$/;
+const BECH32_ADDRESS = /^(?:[a-z]{1,16}1[02-9ac-hj-np-z]{6,90}|[A-Z]{1,16}1[02-9AC-HJ-NP-Z]{6,90})$/;
 // The local part in RFC 5321's ASCII atom characters and dots: no spaces, quotes or bidi controls.
 const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@([^\s@]{1,253})$/;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{1,63}$/;
@@ -85,11 +93,14 @@ export function parseAddress(value: string): Pick<LookupFields, 'addressNamespac
     return { addressNamespace: namespace, addressChain: chain, address: normalizeAddress(address) };
   }
   if (HEX_ADDRESS.test(value)) return { addressNamespace: null, addressChain: null, address: value.toLowerCase() };
+  if (BASE58_ADDRESS.test(value)) return { addressNamespace: null, addressChain: null, address: value };
+  if (BECH32_ADDRESS.test(value)) return { addressNamespace: null, addressChain: null, address: value.toLowerCase() };
   return null;
 }
 
+/** Hex and bech32 addresses in lower case, so lookups ignore case; base58 is case-sensitive. */
 function normalizeAddress(address: string): string {
-  return HEX_ADDRESS.test(address) ? address.toLowerCase() : address;
+  return HEX_ADDRESS.test(address) || BECH32_ADDRESS.test(address) ? address.toLowerCase() : address;
 }
 
 export function parseEmail(value: string): { email: string; domain: string } | null {

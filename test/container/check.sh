@@ -28,6 +28,7 @@ fi
 
 WORK=$(mktemp -d)
 STANDIN_PIDS=()
+source test/container/memory-limit.sh
 cleanup() {
   docker rm -f "$RUN_ID-sidecar" "$RUN_ID-slow" "$RUN_ID-killed" >/dev/null 2>&1
   docker volume rm -f "$RUN_ID-data" "$RUN_ID-slow" "$RUN_ID-killed" >/dev/null 2>&1
@@ -327,6 +328,25 @@ if ((unwritable_code == 1)) && [[ $unwritable_out == *"/data is not writable by 
   pass "unwritable volume" "exit 1: $unwritable_out"
 else
   fail "unwritable volume" "exit $unwritable_code: $unwritable_out"
+fi
+
+# 15. Within the memory limit of deploy/kubernetes/deployment.yaml (or MEMORY_LIMIT=160Mi): docker run
+# --memory equal to it (swap none) and a read-only root filesystem, through a first sync of 200,000
+# threats and 3 scheduled runs: no OOM kill, healthy, every threat in the file (memory-limit.sh).
+MEMORY_LIMIT=${MEMORY_LIMIT:-$(node -e '
+  const { parseAllDocuments } = require("yaml");
+  const text = require("fs").readFileSync("deploy/kubernetes/deployment.yaml", "utf8");
+  const deployment = parseAllDocuments(text).map((d) => d.toJS()).find((o) => o.kind === "Deployment");
+  const sidecar = deployment.spec.template.spec.initContainers.find((c) => c.name === "threat-mirror");
+  console.log(sidecar.resources.limits.memory);')}
+if [[ $MEMORY_LIMIT =~ ^([0-9]+)(Mi|Gi)$ ]]; then
+  docker_memory="${BASH_REMATCH[1]}${BASH_REMATCH[2]:0:1}"
+  docker_memory=${docker_memory,,}
+  memory_out=$(memory_limit_run "$IMAGE" "$docker_memory" first-sync-200k)
+  memory_code=$?
+  if ((memory_code == 0)); then pass "memory limit $MEMORY_LIMIT" "$memory_out"; else fail "memory limit $MEMORY_LIMIT" "$memory_out"; fi
+else
+  fail "memory limit" "\"$MEMORY_LIMIT\" (from deploy/kubernetes/deployment.yaml or MEMORY_LIMIT) is not a quantity in Mi or Gi"
 fi
 
 echo "$PASSED passed, $FAILED failed"

@@ -30,9 +30,14 @@ describe('checkThreat', () => {
       [{ id: 1.5, content: 'x', type: 'URL', blockedAt: '2024-05-01T00:00:00Z' }, /^id must be a positive integer/],
       [{ id: 1, type: 'URL', blockedAt: '2024-05-01T00:00:00Z' }, /^content must be a string, got nothing/],
       [{ id: 1, content: 5, type: 'URL', blockedAt: '2024-05-01T00:00:00Z' }, /^content must be a string/],
-      [{ id: 1, content: 'x', type: '', blockedAt: '2024-05-01T00:00:00Z' }, /^type must be a non-empty string/],
+      [{ id: 1, content: 'x', type: '', blockedAt: '2024-05-01T00:00:00Z' }, /^type must be 1 to 64 printable ASCII characters/],
       [{ id: 1, content: 'x', type: 'URL', blockedAt: 'yesterday' }, /^blockedAt must be an ISO 8601 timestamp/],
       [{ id: 1, content: 'x', type: 'URL', blockedAt: '2024-02-30T00:00:00Z' }, /^blockedAt/],
+      // Issue 32 item 4: a type is a short token, not 60 KB nor a line break that fakes output.
+      [{ id: 1, content: 'x', type: 'T'.repeat(65), blockedAt: '2024-05-01T00:00:00Z' }, /^type must be 1 to 64 printable ASCII characters/],
+      [{ id: 1, content: 'x', type: 'URL\nsynced OK', blockedAt: '2024-05-01T00:00:00Z' }, /^type must be 1 to 64 printable ASCII characters/],
+      [{ id: 1, content: 'x', type: 'URL', blockedAt: '10000-01-01T00:00:00Z' }, /^blockedAt must be an ISO 8601 timestamp/],
+      [{ id: 1, content: 'x', type: 'URL', blockedAt: '0000-12-31T23:00:00Z' }, /^blockedAt falls outside the years 0001-9999/],
     ];
     for (const [raw, reason] of cases) {
       const check = checkThreat(raw);

@@ -5,10 +5,10 @@ import { parseCommandLine } from '../../src/cli/args.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/lib/errors.js';
 import { hostBlockOf } from '../../src/export/host-block.js';
-import { dnsHostName } from '../../src/export/host-selection.js';
+import { blockableHost } from '../../src/export/blockable-host.js';
 import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
-import { STIX_NAMESPACE, stixString, uuidV5 } from '../../src/export/stix.js';
+import { renderStix, STIX_NAMESPACE, type StixCounts, stixString, uuidV5 } from '../../src/export/stix.js';
 import { thrownMessage } from '../support/thrown.js';
 
 const base = { THREAT_MIRROR_API_URL: 'http://127.0.0.1:9999', THREAT_MIRROR_API_KEY: 'k' };
@@ -71,15 +71,23 @@ describe('host entries', () => {
     expect(hostBlockOf('https://evil.example/?utm=1')).toEqual({ kind: 'path-level' });
     expect(hostBlockOf('evil.example')).toEqual({ kind: 'host', host: 'evil.example' });
     expect(hostBlockOf('mailto:a@evil.example')).toEqual({ kind: 'not-a-host' });
-    expect(dnsHostName('evil.example')).toBe('evil.example');
-    expect(dnsHostName('a_b.evil.example')).toBe('a_b.evil.example');
-    expect(dnsHostName('1.2.3.4')).toEqual({ problem: 'ipAddress' });
-    expect(dnsHostName('[::1]')).toEqual({ problem: 'ipAddress' });
-    expect(dnsHostName('blogspot.com')).toEqual({ problem: 'publicSuffix' });
-    expect(dnsHostName('localhost')).toEqual({ problem: 'publicSuffix' });
-    expect(dnsHostName(`${'x'.repeat(64)}.example`)).toEqual({ problem: 'notAHost' });
-    expect(dnsHostName(`${'a.'.repeat(126)}example`)).toEqual({ problem: 'notAHost' });
-    expect(dnsHostName("quote'.example")).toEqual({ problem: 'notAHost' });
+    expect(blockableHost('evil.com')).toBe('evil.com');
+    expect(blockableHost('a_b.evil.co.uk')).toBe('a_b.evil.co.uk');
+    expect(blockableHost('xn--80ak6aa92e.xn--p1ai')).toBe('xn--80ak6aa92e.xn--p1ai');
+    expect(blockableHost('1.2.3.4')).toEqual({ problem: 'ipAddress' });
+    expect(blockableHost('[::1]')).toEqual({ problem: 'ipAddress' });
+    expect(blockableHost('blogspot.com')).toEqual({ problem: 'publicSuffix' });
+    expect(blockableHost('com')).toEqual({ problem: 'publicSuffix' });
+    expect(blockableHost(`${'x'.repeat(64)}.com`)).toEqual({ problem: 'notAHost' });
+    expect(blockableHost(`${'a.'.repeat(126)}com`)).toEqual({ problem: 'notAHost' });
+    expect(blockableHost("quote'.com")).toEqual({ problem: 'notAHost' });
+    // Issue 32 item 1: RPZ trigger names and names outside a delegated top-level domain.
+    for (const trigger of ['1.0.0.0.0.rpz-client-ip', '8.0.0.0.10.rpz-ip', 'ns.example.rpz-nsdname', '32.1.0.0.127.rpz-nsip', 'rpz-ip.evil.com', 'x.rpz-passthru.com']) {
+      expect(blockableHost(trigger), trigger).toEqual({ problem: 'rpzTrigger' });
+    }
+    for (const undelegated of ['evil.example', 'localhost', 'printer.local', 'x.test', 'a.invalid', 'host.internal', 'single']) {
+      expect(blockableHost(undelegated), undelegated).toEqual({ problem: 'notDelegated' });
+    }
   });
 
   it('are kept once each, sorted, and without a listed parent for metamask (its detector blocks subdomains itself)', () => {
@@ -94,5 +102,18 @@ describe('host entries', () => {
     } finally {
       hosts.close();
     }
+  });
+});
+
+describe('STIX timestamps (issue 32 item 8)', () => {
+  it('leave out a row stored before normalization whose blockedAt has no RFC 3339 form, and count it', () => {
+    const row = (id: number, blockedAt: string) => ({
+      id, content: `https://stix-${id}.example/`, type: 'URL', blockedAt, email: null,
+      firstSeenAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', changeSeq: id, organizations: ['acme'],
+    });
+    const counts: StixCounts = { indicators: 0, leftOut: {} };
+    const text = [...renderStix([row(1, '2026-01-01T00:00:00.000Z'), row(2, '9999-12-31T23:59:59-23:59')] as never, counts)].join('');
+    expect(counts).toEqual({ indicators: 1, leftOut: { 'blockedAt outside 0001-9999': 1 } });
+    expect(text).not.toContain('+010000');
   });
 });

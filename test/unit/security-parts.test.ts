@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { rawArrayElements } from '../../src/api/raw-json.js';
+import { rawArrayElements, rawMember } from '../../src/api/raw-json.js';
 import { parseCursor, parseThreatPage } from '../../src/api/threat-client.js';
 import { isLoopback, loadConfig, registerSecretsOf } from '../../src/config.js';
 import { ConfigError } from '../../src/lib/errors.js';
@@ -43,12 +43,21 @@ describe('rawArrayElements', () => {
     expect(rawArrayElements('{"other": []}', 'threats')).toBeUndefined();
     expect(rawArrayElements('{"threats": [1], "threats": [2]}', 'threats')).toEqual(['2']);
   });
+
+  it('rawMember returns a top-level member as written: the digits JSON.parse rounds away', () => {
+    const text = '{ "id" : 9007199254740993 , "nested": {"id": 1}, "nextCursor":9007199254741093}';
+    expect(JSON.parse(text)).toMatchObject({ id: 9007199254740992 });
+    expect(rawMember(text, 'id')).toBe('9007199254740993');
+    expect(rawMember(text, 'nextCursor')).toBe('9007199254741093');
+    expect(rawMember(text, 'nested')).toBe('{"id": 1}');
+    expect(rawMember(text, 'missing')).toBeUndefined();
+  });
 });
 
 describe('parseCursor', () => {
   it('accepts a positive integer in string form or as a safe number, and null', () => {
     expect(parseCursor('2', 'org')).toBe('2');
-    expect(parseCursor('123456789012345678901234567890', 'org')).toBe('123456789012345678901234567890');
+    expect(parseCursor('12345678901234567890', 'org')).toBe('12345678901234567890');
     expect(parseCursor(17, 'org')).toBe('17');
     expect(parseCursor(null, 'org')).toBeNull();
     expect(parseCursor(undefined, 'org')).toBeNull();
@@ -56,11 +65,11 @@ describe('parseCursor', () => {
 
   it('refuses anything else, quoting the value', () => {
     const cases: Array<[unknown, string]> = [
-      ['abc', '"abc"'], ['0', '"0"'], ['-5', '"-5"'], ['', '""'], [' 2', '" 2"'], ['2.5', '"2.5"'],
+      ['abc', '"abc"'], ['999999999999999999999', '"999999999999999999999"'], ['0', '"0"'], ['-5', '"-5"'], ['', '""'], [' 2', '" 2"'], ['2.5', '"2.5"'],
       [{ page: 2 }, '{"page":2}'], [[2], '[2]'], [0, '0'], [-5, '-5'], [2.5, '2.5'], [true, 'true'], [2 ** 53 + 2, String(2 ** 53 + 2)],
     ];
     for (const [value, quoted] of cases) {
-      expect(() => parseCursor(value, 'org'), quoted).toThrow(`org: response "next_page" must be a positive integer in string form or null, got ${quoted}`);
+      expect(() => parseCursor(value, 'org'), quoted).toThrow(`org: response "next_page" must be a positive integer in string form (at most 20 digits) or null, got ${quoted}`);
     }
   });
 });
@@ -104,8 +113,11 @@ describe('the base URL', () => {
   });
 
   it('knows loopback hosts', () => {
-    for (const host of ['localhost', 'a.localhost', '127.0.0.1', '127.1.2.3', '[::1]', '::1']) expect(isLoopback(host), host).toBe(true);
-    for (const host of ['0.0.0.0', '10.0.0.1', 'localhost.example.com', '128.0.0.1', '[::2]']) expect(isLoopback(host), host).toBe(false);
+    for (const host of ['localhost', '127.0.0.1', '127.1.2.3', '[::1]', '::1']) expect(isLoopback(host), host).toBe(true);
+    // *.localhost goes to DNS (glibc), which may answer any address: not loopback.
+    for (const host of ['0.0.0.0', '10.0.0.1', 'a.localhost', 'api.localhost', 'localhost.', 'localhost.example.com', '128.0.0.1', '127.0.0.256', '[::2]']) {
+      expect(isLoopback(host), host).toBe(false);
+    }
   });
 });
 

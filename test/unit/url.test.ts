@@ -118,10 +118,22 @@ describe('canonicalizeUrl', () => {
     expect(canonical('http://[::1]:8080/a')).toBe('http://[::1]/a');
   });
 
+  it('reads the authority of http(s) as browsers do: any run of / and \\ after the scheme, \\ as /, the host after the last @ before it (issue 32 item 2)', () => {
+    expect(canonical('http://phish.example\\@bank.example/')).toBe('http://phish.example/@bank.example/');
+    expect(canonical('https://phish.example\\.bank.example/a\\b?q=\\x')).toBe('https://phish.example/.bank.example/a/b?q=\\x');
+    expect(canonical('http:\\\\evil.example\\x')).toBe('http://evil.example/x');
+    expect(canonical('http:evil.example/x')).toBe('http://evil.example/x');
+    expect(canonical('http:///path-only')).toBe('http://path-only/');
+    expect(canonical('http://user:pass@good.example@evil.example/')).toBe('http://evil.example/');
+    expect(canonical('\u0001 http://evil.example/\u0000 ')).toBe('http://evil.example/');
+    expect(canonical('ftp://a\\b@c.example/')).toBe('ftp://a/b@c.example/');
+    expect(canonicalizeWebUrl('http:\\\\evil.example\\x')).toMatchObject({ host: 'evil.example', path: '/x' });
+  });
+
   it('refuses what is no web URL', () => {
     expect(canonicalizeUrl('mailto:someone@example.com')).toBeNull();
     expect(canonicalizeUrl('javascript:alert(1)')).toBeNull();
-    expect(canonicalizeUrl('http:///path-only')).toBeNull();
+    expect(canonicalizeUrl('ipfs:/no-authority')).toBeNull();
     expect(canonicalizeUrl('')).toBeNull();
     expect(canonical('evil.example:8443/x')).toBe('http://evil.example/x');
   });

@@ -1,0 +1,77 @@
+// What one HTTP thread takes on at once. Its heap is capped (http-server-worker.ts), and a lookup
+// of 1,000 long values holds several times its body in it while it is parsed, looked up and
+// answered: 40 such requests at once ran the heap out and took the daemon down. So lookups are
+// admitted against a budget of requests and body bytes in flight, and whatever is beyond it is
+// answered 503 with Retry-After at once, without being held; connections and the time a client
+// may take to send its headers and body are bounded too (slowloris).
+
+/** Lookups in flight at once: small GETs interleave with large POSTs (lookups yield between slices). */
+export const MAX_LOOKUPS_IN_FLIGHT = 16;
+/**
+ * Request body bytes held at once, from the first byte read until the answer is sent: one lookup
+ * of the largest size (4 MiB) and smaller ones beside it. Measured with 4 MiB requests of 1,000
+ * URLs matching nothing: ten at once exhausted the thread's 32 MB heap, six did not. One at a time
+ * leaves room for one whose answer lists the most it may (MAX_LISTED_CONTENT_CHARS).
+ */
+export const MAX_BODY_BYTES_IN_FLIGHT = 6 * 1024 * 1024;
+/** Seconds a refused client is asked to wait (Retry-After): a large lookup is answered in well under that. */
+export const RETRY_AFTER_SECONDS = 1;
+
+/** Connections open at once; beyond this the server drops new ones until some close. */
+export const MAX_CONNECTIONS = 256;
+/** A client has this long to send its request headers... */
+export const HEADERS_TIMEOUT_MS = 5_000;
+/** ...and this long for the whole request, body included (4 MiB at ~150 KB/s). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** A connection with nothing sent either way for this long is closed (a client that stops reading). */
+export const IDLE_TIMEOUT_MS = 30_000;
+/** How often the server checks the two timeouts above (Node's default, 30 s, let a slow client stay 60-90 s). */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+/** One admitted request's claim on the budget; release() is safe to call more than once. */
+export interface Admission {
+  /** Claims `bytes` more of the body; false (and nothing claimed) when they do not fit. */
+  claim(bytes: number): boolean;
+  release(): void;
+}
+
+/** The budget of requests and body bytes in flight on the HTTP thread. */
+export class InFlightBudget {
+  #requests = 0;
+  #bytes = 0;
+
+  constructor(
+    readonly maxRequests: number = MAX_LOOKUPS_IN_FLIGHT,
+    readonly maxBytes: number = MAX_BODY_BYTES_IN_FLIGHT,
+  ) {}
+
+  get requests(): number {
+    return this.#requests;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** An admission, or undefined when as many requests as allowed are already in flight. */
+  admit(): Admission | undefined {
+    if (this.#requests >= this.maxRequests) return undefined;
+    this.#requests += 1;
+    let claimed = 0;
+    let released = false;
+    return {
+      claim: (bytes) => {
+        if (released || this.#bytes + bytes > this.maxBytes) return false;
+        this.#bytes += bytes;
+        claimed += bytes;
+        return true;
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#requests -= 1;
+        this.#bytes -= claimed;
+      },
+    };
+  }
+}

@@ -1,0 +1,97 @@
+// The files that make up the live database, and whether a path names one of them however it is
+// spelled. An output (export --out, snapshot --out, THREAT_MIRROR_EXPORTS, THREAT_MIRROR_SNAPSHOT)
+// is written to a temporary file and renamed over its target: aimed at the database, it replaced
+// the mirror with a block list while the writer went on writing an unlinked file.
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { ConfigError } from '../lib/errors.js';
+
+/** Beside the database file: what SQLite keeps (WAL, its index, a rollback journal) and the writer's lock (writer-lock.ts). */
+const DATABASE_FILES: ReadonlyArray<{ readonly suffix: string; readonly what: string }> = [
+  { suffix: '', what: 'the database' },
+  { suffix: '-wal', what: "the database's write-ahead log" },
+  { suffix: '-shm', what: "the database's WAL index" },
+  { suffix: '-journal', what: "the database's rollback journal" },
+  { suffix: '.writer-lock', what: "the database's writer lock" },
+];
+
+/**
+ * What `target` is of the database's files ("the database's write-ahead log (/data/mirror.db-wal)"),
+ * or undefined when it is none of them. Paths are compared resolved (relative, `..`), with every
+ * symbolic link in them followed, and an existing target by device and inode too (a hard link, a
+ * bind mount).
+ */
+export function databaseFileAt(target: string, dbPath: string): string | undefined {
+  const targetSpellings = spellings(target);
+  const targetIdentity = identity(target);
+  const databaseBases = spellings(dbPath);
+  for (const { suffix, what } of DATABASE_FILES) {
+    const names = databaseBases.map((base) => `${base}${suffix}`);
+    const file = `${resolve(dbPath)}${suffix}`;
+    if (names.some((name) => targetSpellings.includes(name))) return `${what} (${file})`;
+    if (targetIdentity === undefined) continue;
+    for (const name of names) {
+      if (identity(name) === targetIdentity) return `${what} (${file})`;
+    }
+  }
+  return undefined;
+}
+
+/** The path resolved, with its folder's links followed, and with its own link followed if it is one. */
+function spellings(path: string): string[] {
+  const absolute = resolve(path);
+  const found = new Set([absolute, join(realFolder(dirname(absolute)), basename(absolute))]);
+  try {
+    found.add(realpathSync(absolute));
+  } catch {
+    // not there (yet), or a dangling link: its folder's spelling stands
+  }
+  return [...found];
+}
+
+/** The real path of a folder; for one that does not exist yet, of its nearest existing ancestor, plus the rest. */
+function realFolder(folder: string): string {
+  const missing: string[] = [];
+  let at = folder;
+  while (!existsSync(at) && dirname(at) !== at) {
+    missing.unshift(basename(at));
+    at = dirname(at);
+  }
+  try {
+    return join(realpathSync(at), ...missing);
+  } catch {
+    return folder;
+  }
+}
+
+/** device:inode of what the path names (links followed), or undefined when there is nothing there. */
+function identity(path: string): string | undefined {
+  try {
+    const stats = statSync(path, { bigint: true });
+    return `${stats.dev}:${stats.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The message refusing an output (`name` is the flag or variable that gave it) when it, or a file
+ * written beside it, is one of the database's files; undefined when none is.
+ */
+export function refusalOfDatabaseFile(name: string, output: string, written: readonly string[], dbPath: string): string | undefined {
+  for (const path of [output, ...written]) {
+    const what = databaseFileAt(path, dbPath);
+    if (what === undefined) continue;
+    const which = path === output ? output : `${output} (its ${path.slice(output.length)} file beside it)`;
+    return `${name}: ${which} is ${what}; writing there would replace the live mirror: choose another path`;
+  }
+  return undefined;
+}
+
+/** For a variable: its output path, unless it (or a file written beside it) is one of the database's files. */
+export function assertNotDatabaseFile<T extends string | undefined>(variable: string, path: T, dbPath: string, beside: (path: string) => string[] = () => []): T {
+  if (path === undefined) return path;
+  const refusal = refusalOfDatabaseFile(variable, path, beside(path), dbPath);
+  if (refusal !== undefined) throw new ConfigError(refusal);
+  return path;
+}

@@ -1,0 +1,117 @@
+// What crafted contents can do to the block lists built from them, judged by a real resolver:
+// issue 32 item 1 (RPZ trigger names and names outside a delegated top-level domain) and item 2
+// (a URL whose host a browser reads differently from the canonicalizer). The built CLI mirrors
+// the stand-in, exports, and Unbound loads the RPZ.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { StandinThreat } from '../src/standin/index.js';
+import { runCli } from './support/cli.js';
+import { hasCommand, queryRcode, RCODE, startUnbound, type UnboundServer } from './support/dns-tools.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
+
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const KEY = 'hostile-exports-key-9a2b';
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_INITIAL_DAYS: '2' });
+
+let nextId = 100;
+const threat = (content: string, type = 'URL'): StandinThreat => ({ id: (nextId += 1), content, type, blockedAt: `${TODAY}T10:00:00.000Z`, organization: 'acme' });
+
+async function mirrorOf(threats: StandinThreat[]): Promise<string> {
+  const service = await serveThreats(KEY, NOW, threats);
+  const dbPath = tempDbPath();
+  const synced = await runCli(['--once'], env(service, dbPath));
+  expect(synced.code, synced.stderr).toBe(0);
+  return dbPath;
+}
+
+async function exported(dbPath: string, format: string): Promise<{ text: string; summary: string }> {
+  const result = await runCli(['export', '--format', format], { THREAT_MIRROR_DB: dbPath });
+  expect(result.code, result.stderr).toBe(0);
+  return { text: result.stdout, summary: result.stderr };
+}
+
+const entries = (text: string, comment: string): string[] => text.split('\n').filter((line) => line !== '' && !line.startsWith(comment));
+
+const haveUnbound = hasCommand('unbound');
+let unbound: UnboundServer | undefined;
+afterEach(async () => {
+  await unbound?.stop();
+  unbound = undefined;
+});
+beforeAll(() => {
+  if (!haveUnbound) console.warn('Unbound tests skipped: unbound not installed (Debian package unbound)');
+});
+
+describe('exports take only names a resolver reads as a plain domain (issue 32 item 1)', () => {
+  /** Trigger-shaped contents: each an RPZ trigger on addresses or name servers if written as an owner name. */
+  const TRIGGERS = [threat('1.0.0.0.0.rpz-client-ip'), threat('http://8.0.0.0.10.rpz-ip/'), threat('ns.example.rpz-nsdname', 'PAGE'), threat('https://32.1.0.0.127.rpz-nsip/')];
+
+  it('leaves RPZ trigger names and undelegated names out of every host format, counted in header and summary', async () => {
+    const dbPath = await mirrorOf([...TRIGGERS, threat('https://phish-canary.com/'), threat('https://lab-only.example/'), threat('https://printer.local/')]);
+    for (const [format, comment] of [['domains', '#'], ['hosts', '#'], ['adguard', '!'], ['rpz', ';']] as const) {
+      const { text, summary } = await exported(dbPath, format);
+      const listed = entries(text, comment).filter((line) => format !== 'rpz' || line.includes(' CNAME ')).join('\n');
+      expect(listed, format).not.toContain('rpz-');
+      expect(listed, format).not.toMatch(/\.example|\.local/);
+      expect(listed, format).toContain('phish-canary.com');
+      expect(text, format).toContain('4 with an rpz- label (RPZ triggers, not names), 2 outside a delegated top-level domain');
+      expect(summary, format).toContain('4 with an rpz- label (RPZ triggers, not names), 2 outside a delegated top-level domain');
+    }
+    const metamask = JSON.parse((await exported(dbPath, 'metamask')).text) as { blacklist: string[] };
+    expect(metamask.blacklist).toEqual(['phish-canary.com']);
+    const suricata = entries((await exported(dbPath, 'suricata')).text, '#').map((line) => Buffer.from(line, 'base64').toString('utf8'));
+    expect(suricata).toEqual(['phish-canary.com']);
+  });
+
+  it.skipIf(!haveUnbound)('an RPZ exported from trigger-shaped contents leaves Unbound answering unrelated names; it answered NXDOMAIN to every query before', async () => {
+    const dbPath = await mirrorOf([...TRIGGERS, threat('https://phish-canary.com/')]);
+    const dir = tempDir();
+    const zoneFile = join(dir, 'threats.rpz');
+    writeFileSync(zoneFile, (await exported(dbPath, 'rpz')).text);
+    unbound = await startUnbound(dir, 'rpz.threat-mirror', zoneFile);
+    expect(await queryRcode(unbound.port, 'phish-canary.com')).toBe(RCODE.NXDOMAIN);
+    expect(await queryRcode(unbound.port, 'www.phish-canary.com')).toBe(RCODE.NXDOMAIN);
+    // No network here: a name the zone does not block is looked up and fails (SERVFAIL), never NXDOMAIN.
+    // With `1.0.0.0.0.rpz-client-ip CNAME .` loaded, every query from 127.0.0.1 (in 0.0.0.0/1) was NXDOMAIN.
+    for (const unrelated of ['unrelated-bank.com', 'example.org']) {
+      expect(await queryRcode(unbound.port, unrelated, 10_000), unrelated).not.toBe(RCODE.NXDOMAIN);
+    }
+  });
+});
+
+describe('one view of the host, the browser\'s (issue 32 item 2)', () => {
+  const BACKSLASH = threat('http://phish-site.com\\@bank-brand.com/');
+  const HOST_BLOCKS = [threat('https://bank-brand.com@phish-two.com/'), threat('http:\\\\phish-three.com\\')];
+
+  it('a backslash before @ never makes a list block the victim, and lookups agree with the browser', async () => {
+    const dbPath = await mirrorOf([BACKSLASH, ...HOST_BLOCKS]);
+    for (const [format, comment] of [['domains', '#'], ['hosts', '#'], ['adguard', '!'], ['rpz', ';']] as const) {
+      const listed = entries((await exported(dbPath, format)).text, comment).join('\n');
+      expect(listed, format).not.toContain('bank-brand.com');
+      expect(listed, format).toContain('phish-two.com');
+      expect(listed, format).toContain('phish-three.com');
+    }
+    expect((JSON.parse((await exported(dbPath, 'metamask')).text) as { blacklist: string[] }).blacklist).toEqual(['phish-three.com', 'phish-two.com']);
+
+    const victim = await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath });
+    expect(victim.code, victim.stdout).toBe(1);
+    expect(victim.stdout).toContain('https://bank-brand.com/login: not blocked');
+    // What a browser opens for the threat's URL: host phish-site.com, path /@bank-brand.com/.
+    const phisher = await runCli(['lookup', 'http://phish-site.com/@bank-brand.com/'], { THREAT_MIRROR_DB: dbPath });
+    expect(phisher.code, phisher.stdout).toBe(0);
+    expect(phisher.stdout).toContain('(by expression phish-site.com/@bank-brand.com/)');
+  });
+
+  it.skipIf(!haveUnbound)('Unbound loading the RPZ blocks the phishing hosts and answers the victim', async () => {
+    const dbPath = await mirrorOf([BACKSLASH, ...HOST_BLOCKS]);
+    const dir = tempDir();
+    const zoneFile = join(dir, 'threats.rpz');
+    writeFileSync(zoneFile, (await exported(dbPath, 'rpz')).text);
+    unbound = await startUnbound(dir, 'rpz.threat-mirror', zoneFile);
+    expect(await queryRcode(unbound.port, 'phish-two.com')).toBe(RCODE.NXDOMAIN);
+    expect(await queryRcode(unbound.port, 'bank-brand.com', 10_000)).not.toBe(RCODE.NXDOMAIN);
+  });
+});
