@@ -15,6 +15,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, parseCommandLine } from './cli/args.js';
 import { helpText } from './cli/help.js';
+import { drawsProgressLine } from './commands/terminal-line.js';
 import { runExportCommand } from './commands/export-runner.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './commands/io.js';
 import { runLookup } from './commands/lookup-command.js';
@@ -35,15 +36,22 @@ import { clockFor } from './session/writer-session.js';
  * Everything the CLI prints passes the one redaction point (log lines do in the logger), then has
  * its control characters made visible (src/lib/terminal-text.ts). stdout shows the mirror's data
  * (lookup, status, verify): only our keys are taken out there, never part of a stored content.
- * Exports write to stdout directly, byte for byte.
+ * Exports write to stdout directly, byte for byte. The progress line alone writes its own control
+ * sequences (redraw, erase), around text it has escaped (terminal-line.ts).
  */
-const io: Io = {
-  stdout: (text) => process.stdout.write(escapeControls(redactRegistered(text))),
-  stderr: (text) => process.stderr.write(escapeControls(redact(text))),
-};
+function ioFor(env: Environment): Io {
+  return {
+    stdout: (text) => process.stdout.write(escapeControls(redactRegistered(text))),
+    stderr: (text) => process.stderr.write(escapeControls(redact(text))),
+    terminal: drawsProgressLine(env, process.stderr)
+      ? { columns: () => process.stderr.columns || 80, write: (text) => process.stderr.write(redact(text)) }
+      : undefined,
+  };
+}
 
 /** Runs one command line; resolves to the process's exit code. */
 async function main(argv: readonly string[], env: Environment): Promise<number> {
+  const io = ioFor(env);
   // Known before anything can fail, so that even a message about a bad variable is redacted.
   registerSecretsOf(env);
   let command: Command;

@@ -62,6 +62,8 @@ export interface Config {
   readonly snapshotPath: string | undefined;
   /** The DNS primary of the response policy zone (THREAT_MIRROR_DNS_PORT); undefined: off. */
   readonly dns: DnsConfig | undefined;
+  /** Without a terminal to draw on: seconds between `progress` log records of a run. */
+  readonly progressSeconds: number;
 }
 
 export type CheckpointMode = 'auto' | 'external';
@@ -131,6 +133,7 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_WAL_STARVED_SECONDS', default: '1800', meaning: '/readyz reports a reason once readers have kept WAL checkpoints from completing this long' },
   { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' },
   ...DNS_VARIABLES,
+  { name: 'THREAT_MIRROR_PROGRESS_SECONDS', default: '30', meaning: 'Seconds between "progress" log records of a run when stderr is no terminal (or NO_COLOR / TERM=dumb)' },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
 ];
@@ -231,6 +234,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     walStarvedSeconds: integer(env, 'THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, 1, 31_536_000),
     snapshotPath: assertNotDatabaseFile('THREAT_MIRROR_SNAPSHOT', value(env, 'THREAT_MIRROR_SNAPSHOT'), dbPath, filesBesideSnapshot),
     dns: loadDnsConfig(env, (name, fallback, min, max) => integer(env, name, fallback, min, max)),
+    progressSeconds: value(env, 'THREAT_MIRROR_PROGRESS_SECONDS') === undefined ? 30 : number(env, 'THREAT_MIRROR_PROGRESS_SECONDS', 0.1, 86_400),
   });
 }
 

@@ -129,8 +129,8 @@ describe('the ledger of a completed window', () => {
   function walk(planId: number, runId: number, windowStart: string, pages: Threat[][]): PageInput[] {
     const seen = new WindowSeen(windowStart, windowStart);
     return pages.map((threats, index) => {
-      seen.add(threats);
       const last = index === pages.length - 1;
+      seen.add(threats, index + 1, last);
       stampMs += 1;
       return {
         organization: 'acme',
@@ -157,7 +157,7 @@ describe('the ledger of a completed window', () => {
 
   const on = (id: number, day: string, content = `https://t${id}.example/`): Threat => ({ id, content, type: 'URL', blockedAt: `${day}T10:00:00Z` });
 
-  it("records the walk's digest, equal to the rows', and removes what the walk did not return", () => {
+  it("records the walk's digest, equal to the rows', and hands back what the walk did not return; removes only what the conclusion confirms", () => {
     opened = openDatabase(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
@@ -167,7 +167,13 @@ describe('the ledger of a completed window', () => {
     writer.writeBatch(walk(planId, runId(1), DAY, [[on(9, DAY)]]).map((input) => ({ ...input, organization: 'globex' })));
     // The next walk no longer returns 5, and 2's content changed.
     const outcomes = writer.writeBatch(walk(planId, runId(2), DAY, [[on(1, DAY), on(2, DAY, 'https://changed.example/')], [on(3, DAY)]]));
-    expect(outcomes.at(-1)?.result?.removed).toBe(1);
+    // 5 is a candidate, not a removal: the window stays open until the sync has asked the service.
+    expect(outcomes.at(-1)?.result).toMatchObject({ removed: 0, candidates: [on(5, DAY)] });
+    expect(sqlite.prepare('SELECT completed_at FROM sync_cursors WHERE plan_id = ? AND window_start = ?').pluck().get(planId, DAY)).toBeNull();
+    expect(sqlite.prepare("SELECT count(*) FROM organization_threats WHERE removed_at IS NOT NULL").pluck().get()).toBe(0);
+    const window = { planId, windowStart: DAY, windowEnd: DAY };
+    const concluded = writer.conclude({ organization: 'acme', runId: runId(2), window, removedIds: [5], found: [], complete: true, windowPages: 2, stamp: new Date((stampMs += 1)).toISOString() });
+    expect(concluded).toEqual({ inserted: 0, updated: 0, rejected: 0, removed: 1 });
     const { ledger, rows } = ledgerAndRows(sqlite, DAY);
     expect(ledger).toEqual(rows);
     expect(ledger).toMatchObject({ records: 3 });
@@ -175,12 +181,12 @@ describe('the ledger of a completed window', () => {
     expect(current).toEqual([1, 2, 3].map((id) => ({ organization: 'acme', threat_id: id })).concat([{ organization: 'globex', threat_id: 9 }]));
   });
 
-  it('reads the window back when an id came twice in the walk: the copy written last counts', () => {
+  it('reads the window back when an id came twice in a page: the copy written last counts', () => {
     opened = openDatabase(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
     const writer = new PageWriter(sqlite);
-    writer.writeBatch(walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY)], [on(2, DAY, 'https://second-copy.example/')]]));
+    writer.writeBatch(walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY), on(2, DAY, 'https://second-copy.example/')]]));
     const { ledger, rows } = ledgerAndRows(sqlite, DAY);
     expect(ledger).toEqual(rows);
     expect(ledger).toMatchObject({ records: 2 });
@@ -191,16 +197,52 @@ describe('the ledger of a completed window', () => {
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
     const writer = new PageWriter(sqlite);
-    const [first, last] = walk(planId, runId(1), DAY, [[on(1, DAY), on(7, DAY)], [on(2, DAY)]]) as [PageInput, PageInput];
+    const [first, last] = walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY)], [on(7, DAY)]]) as [PageInput, PageInput];
     const nextDay = '2026-03-02';
     writer.writeBatch([first]);
-    // The other window's walk meets 7 again, moved to its day by the service meanwhile.
-    writer.writeBatch(walk(planId, runId(1), nextDay, [[on(7, nextDay)]]));
+    // The other window's walk meets 2 again, moved to its day by the service meanwhile.
+    writer.writeBatch(walk(planId, runId(1), nextDay, [[on(2, nextDay)]]));
     writer.writeBatch([last]);
     const { ledger, rows } = ledgerAndRows(sqlite, DAY);
     expect(ledger).toEqual(rows);
     expect(ledger).toMatchObject({ records: 2 });
     expect(ledgerAndRows(sqlite, nextDay).ledger).toMatchObject({ records: 1 });
+  });
+});
+
+describe("a window's conclusion", () => {
+  const on = (id: number, day: string): Threat => ({ id, content: `https://t${id}.example/`, type: 'URL', blockedAt: `${day}T10:00:00Z` });
+  const cursorRow = (sqlite: Database.Database, planId: number): unknown =>
+    sqlite.prepare('SELECT next_page AS nextPage, pages, records, last_id AS lastId, started_at AS startedAt, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? AND window_start = ?').get(planId, DAY);
+
+  it('writes a threat still listed elsewhere, removes nothing else, and sends a window the walk missed a record of back to its first page', () => {
+    opened = openDatabase(join(tempDir(), 'mirror.db'));
+    const { sqlite } = opened;
+    const { planId, runId } = setUp(sqlite);
+    const writer = new PageWriter(sqlite);
+    const stamp = (): string => new Date((stampMs += 1)).toISOString();
+    const firstPage = (ids: number[], nextPage: string | null): PageInput => ({
+      ...page(planId, runId(1), DAY, ids, nextPage ?? 'x'), nextPage, requestedPage: null, walkStartedAt: '2026-03-03T00:00:00.000Z',
+      windowSeenIds: nextPage === null ? new Set(ids) : null,
+    });
+    writer.writeBatch([firstPage([1, 2, 3], null)]);
+    expect(cursorRow(sqlite, planId)).toMatchObject({ nextPage: null, pages: 1, records: 3, lastId: 3, startedAt: '2026-03-03T00:00:00.000Z' });
+    // The next walk's first page starts the counts afresh; 2 and 3 are not returned.
+    const [result] = writer.writeBatch([firstPage([1], null)]);
+    expect(result?.result?.candidates?.map((candidate) => candidate.id)).toEqual([2, 3]);
+    expect(cursorRow(sqlite, planId)).toMatchObject({ pages: 1, records: 1, lastId: 1, completedAt: null });
+    // 2 moved to another day; 3 is listed in this window still: the walk missed it.
+    const moved = on(2, '2026-03-02');
+    const window = { planId, windowStart: DAY, windowEnd: DAY };
+    const ledgerRow = (): unknown => sqlite.prepare('SELECT completed_at, records FROM sync_windows WHERE day = ?').get(DAY);
+    const ledgerBefore = ledgerRow();
+    const concluded = writer.conclude({ organization: 'acme', runId: runId(1), window, removedIds: [], found: [moved], complete: false, windowPages: 1, stamp: stamp() });
+    expect(concluded).toEqual({ inserted: 0, updated: 1, rejected: 0, removed: 0 });
+    expect(sqlite.prepare('SELECT blocked_at FROM threats WHERE id = 2').pluck().get()).toBe(moved.blockedAt);
+    expect(sqlite.prepare('SELECT count(*) FROM organization_threats WHERE removed_at IS NOT NULL').pluck().get()).toBe(0);
+    expect(cursorRow(sqlite, planId)).toEqual({ nextPage: null, pages: 0, records: 0, lastId: null, startedAt: null, completedAt: null });
+    // The day keeps what the walk before vouched for: this one is not complete.
+    expect(ledgerRow()).toEqual(ledgerBefore);
   });
 });
 

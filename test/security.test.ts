@@ -199,29 +199,47 @@ describe('cursors', () => {
     });
   }
 
-  /** A first run refused at once (401, not retried) leaves the first window open; it then gets a bad stored cursor. */
-  async function windowWithStoredCursor(service: Standin, environment: Record<string, string>, dbPath: string): Promise<void> {
+  /** A first run refused at once (401, not retried) leaves the first window open; it then gets a stored cursor. */
+  async function windowWithStoredCursor(service: Standin, environment: Record<string, string>, dbPath: string, cursor: string): Promise<void> {
     service.faults.enqueue({ kind: 'status', status: 401 });
     expect((await runCli(BACKFILL, environment)).code).toBe(1);
     // An older version stored it, or it expired: the service refuses it.
-    const changed = withWritableDb(dbPath, (db) => db.prepare("UPDATE sync_cursors SET next_page = 'abc' WHERE completed_at IS NULL").run().changes);
+    const changed = withWritableDb(dbPath, (db) => db.prepare('UPDATE sync_cursors SET next_page = ?, last_id = 1 WHERE completed_at IS NULL').run(cursor).changes);
     expect(changed).toBe(1);
     service.stats.reset();
   }
 
-  it('a stored cursor the service answers 400 to restarts its window from the first page, once, and the run completes', async () => {
+  it('a stored cursor that is not a page number restarts its window from the first page, once, without being sent', async () => {
     const service = await start(dataset(2000, 37));
     const dbPath = tempDbPath();
     const environment = env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' });
-    await windowWithStoredCursor(service, environment, dbPath);
+    await windowWithStoredCursor(service, environment, dbPath, 'abc');
+
+    const healed = await runCli(BACKFILL, environment);
+    expect(healed.stderr).toBe('');
+    expect(healed.code).toBe(0);
+    const restarts = healed.logs.filter((line) => String(line.msg).startsWith('the stored cursor cannot be checked'));
+    expect(restarts).toHaveLength(1);
+    expect(restarts[0]).toMatchObject({ level: 40, cursor: 'abc' });
+    expect(service.stats.requests.filter((request) => (request.body as { next_page?: string }).next_page === 'abc')).toEqual([]);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(expected(service));
+    expect(scalar(dbPath, 'SELECT count(*) FROM sync_plans')).toBe(0);
+  });
+
+  it('a stored cursor the service answers 400 to (its check of the page before it) restarts its window from the first page, once, and the run completes', async () => {
+    const service = await start(dataset(2000, 37));
+    const dbPath = tempDbPath();
+    const environment = env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' });
+    await windowWithStoredCursor(service, environment, dbPath, '2');
+    service.faults.enqueue({ kind: 'status', status: 400 });
 
     const healed = await runCli(BACKFILL, environment);
     expect(healed.stderr).toBe('');
     expect(healed.code).toBe(0);
     const restarts = healed.logs.filter((line) => String(line.msg).startsWith('the service refused the stored cursor (HTTP 400)'));
     expect(restarts).toHaveLength(1);
-    expect(restarts[0]).toMatchObject({ level: 40, cursor: 'abc' });
-    expect(service.stats.requests[0]).toMatchObject({ status: 400, body: expect.objectContaining({ next_page: 'abc' }) as unknown });
+    expect(restarts[0]).toMatchObject({ level: 40, cursor: '2' });
+    expect(service.stats.requests[0]).toMatchObject({ status: 400 });
     expect(mirroredThreats(dbPath, 'acme')).toEqual(expected(service));
     expect(scalar(dbPath, 'SELECT count(*) FROM sync_plans')).toBe(0);
   });
@@ -230,7 +248,7 @@ describe('cursors', () => {
     const service = await start(dataset(2000, 37));
     const dbPath = tempDbPath();
     const environment = env(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '1' });
-    await windowWithStoredCursor(service, environment, dbPath);
+    await windowWithStoredCursor(service, environment, dbPath, '2');
     service.faults.enqueue({ kind: 'status', status: 400 }, { times: 2 });
     const result = await runCli(BACKFILL, environment);
     expect(result.code).toBe(1);

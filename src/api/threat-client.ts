@@ -13,6 +13,10 @@ export interface ThreatPageRequest {
   readonly endDate: string;
   /** The cursor of the previous page; null for the first page. */
   readonly nextPage: string | null;
+  /** The interface's text filter on content (a removal's confirmation asks for one threat's content). */
+  readonly query?: string | undefined;
+  /** Threats per page; PAGE_SIZE unless a check needs a page cut elsewhere in the list. */
+  readonly perPage?: number | undefined;
 }
 
 export interface ThreatPage {
@@ -36,8 +40,9 @@ export async function fetchThreatPage(
   const body = {
     startDate: request.startDate,
     endDate: request.endDate,
-    per_page: PAGE_SIZE,
+    per_page: request.perPage ?? PAGE_SIZE,
     sorting: [{ key: 'id', direction: 'asc' }],
+    ...(request.query === undefined ? {} : { query: request.query }),
     ...(request.nextPage === null ? {} : { next_page: request.nextPage }),
   };
   const { value, retries } = await callService(

@@ -14,7 +14,7 @@ Usage:
   threat-mirror --backfill --from YYYY-MM-DD [--to YYYY-MM-DD] [--org NAME]
                                         sync that range of days (UTC, inclusive; --to defaults to today), then exit
   threat-mirror status [--json] [--org NAME]
-                                        checkpoints, recent runs and row counts, read without writing
+                                        checkpoints, runs in progress (percentage, rate, ETA), recent runs and row counts, read without writing
   threat-mirror lookup VALUE... [--json] [--org NAME]
                                         print the mirrored threats matching URLs, domains, addresses or any content
   threat-mirror verify [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--org NAME]
@@ -47,6 +47,10 @@ Exit codes:
   1  at least one organization failed (the others were still synced), or another writer holds the database;
      lookup: nothing matched
   2  invalid configuration or arguments (the message names the variable or flag)
+
+On a terminal, --once, --backfill and verify draw a progress line on stderr (percentage, days,
+threats, requests per second, ETA) and end with a summary; when stderr is no terminal, or NO_COLOR or
+TERM=dumb asks for plain output, they log a "progress" record every THREAT_MIRROR_PROGRESS_SECONDS.
 
 SIGTERM or SIGINT stops gracefully: pages already fetched commit, requests in flight are abandoned,
 the run is marked interrupted, and the next start resumes from the last committed page. A second

@@ -10,6 +10,7 @@ import { UnwritablePathError } from '../lib/writable-path.js';
 import type { MirrorMetrics } from '../daemon/metrics.js';
 import { clockFor, openWriterSession, type WriterSession } from '../session/writer-session.js';
 import { installSignalHandlers } from './signals.js';
+import type { TerminalLine } from '../commands/terminal-line.js';
 
 /** Names configured with the same key, in groups of two or more. */
 function organizationsSharingAKey(organizations: readonly OrganizationConfig[]): string[][] {
@@ -23,12 +24,19 @@ export type Organizations = (only: string | undefined) => readonly OrganizationC
 
 export type WriterWork = (mirror: WriterSession, organizations: Organizations, signal: AbortSignal, context: { logger: Logger; clock: Clock }) => Promise<number>;
 
+export interface WriterOptions {
+  /** The daemon's: the sync and the API client report to it. */
+  readonly metrics?: MirrorMetrics | undefined;
+  /** The progress line on the terminal, erased before each log line so they never share a line. */
+  readonly line?: TerminalLine | undefined;
+}
+
 /**
  * Runs `work` as the database's one writer: logger, signal handling, writer lock, store; closes
  * them in reverse order whatever happens. Exit 1 when another process holds the database.
  */
-export async function withWriter(config: Config, io: Io, work: WriterWork, metrics?: MirrorMetrics): Promise<number> {
-  const { logger, flush } = createLogger(config.logLevel);
+export async function withWriter(config: Config, io: Io, work: WriterWork, { metrics, line }: WriterOptions = {}): Promise<number> {
+  const { logger, flush } = createLogger(config.logLevel, { beforeWrite: line && (() => line.clear()) });
   if (config.insecureHttp) {
     logger.warn({ apiUrl: config.apiUrl }, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP=1: the API key travels unencrypted over plain HTTP to a host that is not loopback');
   }

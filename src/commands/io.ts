@@ -8,6 +8,11 @@ export const EXIT_USAGE = 2;
 export interface Io {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /**
+   * Present when stderr is a terminal that may show a redrawn progress line: its width now, and a
+   * writer that keeps control characters (the line's redraw and erase sequences).
+   */
+  readonly terminal?: { readonly columns: () => number; readonly write: (text: string) => void } | undefined;
 }
 
 /** The read commands need a mirror to read: false (and a message naming the variable) when there is none. */

@@ -2,7 +2,8 @@
 // Opens the file read-only: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { type OpenPlanRow, type PlanCursorRow, type ReconciliationRow, type RecentRun, readSettingsWithPrefix, StatusReads } from '../db/status-reads.js';
+import { type OpenPlanRow, type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, readSettingsWithPrefix, StatusReads } from '../db/status-reads.js';
+import { describeProgress, openPlanProgress, type PlanProgress } from './progress.js';
 
 export interface OrganizationStatus {
   readonly organization: string;
@@ -11,15 +12,18 @@ export interface OrganizationStatus {
   readonly rejectedRecords: number;
   /** Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS (sync_status, docs/reconciliation.md). */
   readonly reconciliation: Readonly<ReconciliationRow>;
-  readonly openPlans: ReadonlyArray<Omit<OpenPlanRow, 'id'> & { windows: readonly PlanCursorRow[] }>;
+  /** Each with how far it has come: running (with its rate and ETA) or unfinished (the next run resumes it). */
+  readonly openPlans: ReadonlyArray<Omit<OpenPlanRow, 'id'> & { progress: PlanProgress; windows: readonly PlanCursorRow[] }>;
   /** A report run's inserted/updated/rejected are its reports' (JSON field names kept for readers). */
   readonly recentRuns: readonly RecentRun[];
 }
 
 const RECENT_RUNS = 5;
 
-export function readStatus(sqlite: Database.Database, only?: string): OrganizationStatus[] {
+/** `now`: the rate and ETA of a running run are measured up to it. */
+export function readStatus(sqlite: Database.Database, only?: string, now: Date = new Date()): OrganizationStatus[] {
   const reads = new StatusReads(sqlite, RECENT_RUNS);
+  const progress = new ProgressReads(sqlite);
   const organizations = reads.organizations().filter((name) => only === undefined || name === only);
   return organizations.map((organization) => ({
     organization,
@@ -27,7 +31,11 @@ export function readStatus(sqlite: Database.Database, only?: string): Organizati
     threats: reads.threatCount(organization),
     rejectedRecords: reads.rejectedCount(organization),
     reconciliation: reads.reconciliation(organization) ?? { overdueDays: 0, oldestOverdueDay: null, lastFullCycleAt: null },
-    openPlans: reads.openPlans(organization).map(({ id, ...plan }) => ({ ...plan, windows: reads.planCursors(id) })),
+    openPlans: reads.openPlans(organization).map(({ id, ...plan }) => ({
+      ...plan,
+      progress: openPlanProgress(progress, organization, { id, ...plan }, now),
+      windows: reads.planCursors(id),
+    })),
     recentRuns: reads.recentRuns(organization),
   }));
 }
@@ -45,7 +53,7 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
     lines.push(`  reconciliation    ${overdue}; last full cycle ${lastFullCycleAt ?? '(none yet)'}`);
     for (const plan of status.openPlans) {
       const open = plan.windows.filter((window) => window.completedAt === null);
-      lines.push(`  unfinished ${plan.mode} ${plan.rangeStart}..${plan.rangeEnd}: ${open.length} of ${plan.windows.length} windows left`);
+      lines.push(`  ${plan.progress.state} ${plan.mode} ${plan.rangeStart}..${plan.rangeEnd}: ${describeProgress(plan.progress)}; ${open.length} of ${plan.windows.length} windows open`);
       for (const window of open) {
         lines.push(`    ${window.windowStart}..${window.windowEnd}  ${window.pages} pages done, next page ${window.nextPage ?? '(first)'}`);
       }

@@ -1,5 +1,7 @@
 // `--once`, `--backfill` and the daemon: sync the configured organizations as the one writer.
 import type { Command } from '../cli/args.js';
+import { withProgress } from './progress-reporter.js';
+import { terminalLineFor } from './terminal-line.js';
 import { withWriter } from '../cli/with-writer.js';
 import type { Config } from '../config.js';
 import { dayOf } from '../lib/days.js';
@@ -20,17 +22,36 @@ export async function runSync(command: Extract<Command, { kind: 'once' | 'backfi
         await runDaemon({ config, mirror, metrics, organizations: organizations(undefined), logger, clock, signal });
         return EXIT_OK;
       },
-      metrics,
+      { metrics },
     );
   }
-  return withWriter(config, io, async (mirror, organizations, signal, { clock }) => {
-    const selected = organizations('organization' in command ? command.organization : undefined);
-    const request: SyncRequest =
-      command.kind === 'backfill' ? { mode: 'backfill', from: command.from, to: command.to ?? dayOf(clock()) } : { mode: 'incremental' };
-    const summaries = await syncOrganizations(mirror.deps, selected, request, signal);
-    reportFailures(summaries, io);
-    return summaries.some((summary) => summary.status === 'failed') ? EXIT_FAILED : EXIT_OK;
-  });
+  const line = terminalLineFor(io);
+  return withWriter(
+    config,
+    io,
+    async (mirror, organizations, signal, { clock, logger }) => {
+      const selected = organizations('organization' in command ? command.organization : undefined);
+      const request: SyncRequest =
+        command.kind === 'backfill' ? { mode: 'backfill', from: command.from, to: command.to ?? dayOf(clock()) } : { mode: 'incremental' };
+      const summaries = await withProgress(
+        {
+          label: command.kind === 'backfill' ? 'backfill' : 'sync',
+          modes: [request.mode],
+          organizations: selected.map((organization) => organization.name),
+          sqlite: mirror.deps.store.sqlite,
+          clock,
+          logger,
+          line,
+          logIntervalMs: config.progressSeconds * 1000,
+        },
+        () => syncOrganizations(mirror.deps, selected, request, signal),
+        (runs) => runs,
+      );
+      reportFailures(summaries, io);
+      return summaries.some((summary) => summary.status === 'failed') ? EXIT_FAILED : EXIT_OK;
+    },
+    { line },
+  );
 }
 
 /** Logs already carry each failure; stderr repeats them briefly for a person at a terminal. */

@@ -1,5 +1,7 @@
 // `threat-mirror verify`: re-fetch closed days, report the drift and repair it, as the one writer.
 import type { Command } from '../cli/args.js';
+import { withProgress } from './progress-reporter.js';
+import { terminalLineFor } from './terminal-line.js';
 import { withWriter } from '../cli/with-writer.js';
 import type { Config } from '../config.js';
 import { addDays, dayOf } from '../lib/days.js';
@@ -10,12 +12,32 @@ import { formatDrift, verifyOrganization } from './verify.js';
 export async function runVerify(command: Extract<Command, { kind: 'verify' }>, config: Config, io: Io): Promise<number> {
   const clock = clockFor(config);
   const { from, to } = verifyRange(command, config, dayOf(clock()));
-  return withWriter(config, io, async (mirror, organizations, signal) => {
-    const results = await Promise.all(organizations(command.organization).map((organization) => verifyOrganization(mirror.deps, organization, from, to, signal)));
-    io.stdout(formatDrift(results));
-    const failed = results.some((result) => result.summary.status === 'failed' || result.drift.some((drift) => !drift.repaired));
-    return failed ? EXIT_FAILED : EXIT_OK;
-  });
+  const line = terminalLineFor(io);
+  return withWriter(
+    config,
+    io,
+    async (mirror, organizations, signal, { logger, clock: writerClock }) => {
+      const selected = organizations(command.organization);
+      const results = await withProgress(
+        {
+          label: 'verify',
+          modes: ['verify'],
+          organizations: selected.map((organization) => organization.name),
+          sqlite: mirror.deps.store.sqlite,
+          clock: writerClock,
+          logger,
+          line,
+          logIntervalMs: config.progressSeconds * 1000,
+        },
+        () => Promise.all(selected.map((organization) => verifyOrganization(mirror.deps, organization, from, to, signal))),
+        (verified) => verified.map((result) => result.summary),
+      );
+      io.stdout(formatDrift(results));
+      const failed = results.some((result) => result.summary.status === 'failed' || result.drift.some((drift) => !drift.repaired));
+      return failed ? EXIT_FAILED : EXIT_OK;
+    },
+    { line },
+  );
 }
 
 /** Default: the last THREAT_MIRROR_INITIAL_DAYS closed days. */

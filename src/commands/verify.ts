@@ -1,6 +1,6 @@
 // `threat-mirror verify`: re-fetch closed days, compare them with the ledger and the rows, report
 // the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
-// marks what the service no longer returns).
+// marks removed what the service, asked again, lists nowhere; see sync/removal-check.ts).
 import type { OrganizationConfig } from '../config.js';
 import { addToDayDigests, type DayDigest, digestHex, emptyDigest } from '../db/content-hash.js';
 import { addDays, daysBetween } from '../lib/days.js';
@@ -48,6 +48,10 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
           const day = threat.blockedAt.slice(0, 10);
           if (day >= from && day <= to) addToDayDigests(service, threat);
         }
+      },
+      // A window the list shifted under is walked again: only its last walk tells what the service holds.
+      onWalkStart: (windowStart, windowEnd) => {
+        for (const day of service.keys()) if (day >= windowStart && day <= windowEnd) service.delete(day);
       },
     },
     signal,

@@ -11,6 +11,9 @@ import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch } from './startup.js';
 import { syncOrganizations } from '../sync/sync-all.js';
+import { withProgress } from '../commands/progress-reporter.js';
+import { runningProgress } from '../commands/progress.js';
+import { ProgressReads } from '../db/status-reads.js';
 import { WalHealth } from './wal-health.js';
 import { longestScheduleGapSeconds } from '../lib/schedule.js';
 
@@ -29,6 +32,11 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { config, mirror, metrics, organizations, logger, clock, signal } = options;
   const staleAfterSeconds = 2 * longestScheduleGapSeconds(config.schedule);
   mirror.deps.store.recordSetting('stale_after_seconds', String(staleAfterSeconds), clock().toISOString());
+  const names = organizations.map((organization) => organization.name);
+  const lastRuns = checkReadiness(mirror.deps.store.sqlite, names, clock(), staleAfterSeconds).organizations;
+  metrics.startedWith(staleAfterSeconds, lastRuns.map((state) => ({ organization: state.organization, at: state.lastSuccessAt })));
+  const progress = new ProgressReads(mirror.deps.store.sqlite);
+  metrics.observeProgress(() => runningProgress(progress, names, clock()));
   const startup = createStartupLatch(
     mirror.deps.store.sqlite,
     organizations.map((organization) => organization.name),
@@ -53,6 +61,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           onEnforcementEvent: (event) => enforcement.event(event),
           token: config.httpToken,
           registry: metrics.registry,
+          onLookups: (batch) => metrics.lookupsAnswered(batch),
           logger,
           onFailure: (error) => {
             logger.error({ err: error }, 'the HTTP server of THREAT_MIRROR_HTTP_PORT failed: stopping the daemon (exit 1) for its supervisor to restart it');
@@ -95,7 +104,20 @@ async function scheduledRun(
   { startup, wal, refresh }: { startup: () => void; wal: WalHealth; refresh: () => Promise<void> },
   runSignal: AbortSignal,
 ): Promise<void> {
-  const summaries = await syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal);
+  // A long run (a first sync of a large account) logs its progress every THREAT_MIRROR_PROGRESS_SECONDS.
+  const summaries = await withProgress(
+    {
+      label: 'sync',
+      modes: ['incremental'],
+      organizations: organizations.map((organization) => organization.name),
+      sqlite: mirror.deps.store.sqlite,
+      clock,
+      logger,
+      logIntervalMs: config.progressSeconds * 1000,
+    },
+    () => syncOrganizations(mirror.deps, organizations, { mode: 'incremental' }, runSignal),
+    (runs) => runs,
+  );
   startup();
   if (config.checkpoints === 'auto') {
     // On the writer thread: the event loop goes on answering probes and signals meanwhile.

@@ -13,6 +13,7 @@ import { ThreatLookup } from '../commands/lookup.js';
 import { type EnforcementCommand, type EnforcementData, type EnforcementEvent, type EnforcementSide, startEnforcementSide } from './enforcement-side.js';
 import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 import { bearerMatches } from '../lib/http-token.js';
+import { type LookupBatch, LookupStats } from './lookup-stats.js';
 
 export interface HttpThreadData {
   readonly host: string;
@@ -31,6 +32,7 @@ export type FromHttpThread =
   | { readonly kind: 'failed'; readonly message: string }
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
   | { readonly kind: 'lookup-error'; readonly message: string; readonly stack?: string | undefined }
+  | ({ readonly kind: 'lookups' } & LookupBatch)
   | { readonly kind: 'closed' }
   | { readonly kind: 'enforcement'; readonly event: EnforcementEvent };
 
@@ -53,6 +55,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   // thread served them: the orchestrator's own probe timeout decides what "stuck" is.
   const waiting = new Map<number, ServerResponse>();
   let nextProbe = 1;
+  const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
   try {
     // The same read-only connection the main thread used to open for lookups (openDatabaseReadOnly),
     // without drizzle: this thread's isolate loads only what lookups need.
@@ -75,7 +78,12 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
     const api: Record<string, Handler> = { '/v1/lookup': lookup, '/v1/exports/': (request, response) => feeds.handle(request, response) };
     const server = createServer(options, (request: IncomingMessage, response: ServerResponse) => {
       const path = (request.url ?? '/').split('?')[0] ?? '/';
-      if (path.startsWith('/v1/')) return serveApi(api, tokenDigest, path, request, response);
+      if (path.startsWith('/v1/')) {
+        // Lookups' count and duration for /metrics; a feed's duration is its client's reading speed.
+        const started = performance.now();
+        if (!path.startsWith('/v1/exports/')) response.once('finish', () => lookupStats.answered(response.statusCode, (performance.now() - started) / 1000));
+        return serveApi(api, tokenDigest, path, request, response);
+      }
       const id = nextProbe++;
       waiting.set(id, response);
       response.once('close', () => waiting.delete(id));
@@ -90,6 +98,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
         return;
       }
       closing = true;
+      lookupStats.stop();
       server.close();
       server.closeAllConnections();
       void enforcement?.close().finally(() => {

@@ -7,6 +7,7 @@ import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http
 import { tokenDigest } from '../lib/http-token.js';
 import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
 import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
+import type { LookupBatch } from './lookup-stats.js';
 
 export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly host: string;
@@ -18,6 +19,8 @@ export interface HttpServerOptions extends HttpEndpointsOptions {
   /** THREAT_MIRROR_HTTP_TOKEN: /v1/* then requires it as a bearer token. */
   readonly token?: Secret | undefined;
   readonly logger: Logger;
+  /** The /v1/* requests the thread answered, about once a second. */
+  readonly onLookups?: ((batch: LookupBatch) => void) | undefined;
   /** Called once if the thread dies or fails after it started serving (not on close()). */
   readonly onFailure: (error: Error) => void;
 }
@@ -78,6 +81,9 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
           return;
         case 'probe':
           return answer(message.id, message.method, message.path);
+        case 'lookups':
+          options.onLookups?.(message);
+          return;
         case 'lookup-error':
           logger.error({ err: { message: message.message, stack: message.stack } }, 'lookup failed');
           return;

@@ -5,7 +5,9 @@ import type { ApiObserver } from '../api/retry.js';
 import type { PageCounts } from '../db/mirror-store.js';
 import { redact } from '../lib/redact.js';
 import type { ExportObserver } from '../export/daemon-exports.js';
+import type { PlanProgress } from '../commands/progress.js';
 import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
+import type { LookupBatch } from './lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
 import type { EnforcementEvent } from './enforcement-side.js';
 
@@ -17,6 +19,12 @@ export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver
   zoneSerial(serial: number, hosts: number): void;
   /** What the DNS primary on the serving thread reports. */
   dnsEvent(event: EnforcementEvent): void;
+  /** Exposes the running runs' progress, read from the file at each scrape. */
+  observeProgress(read: () => readonly PlanProgress[]): void;
+  /** The /v1/* requests the HTTP thread answered since its last batch. */
+  lookupsAnswered(batch: LookupBatch): void;
+  /** At start: what the file says of the schedule and of each organization's last success (a restart forgets nothing). */
+  startedWith(staleAfterSeconds: number, lastSuccess: ReadonlyArray<{ readonly organization: string; readonly at: string | null }>): void;
 }
 
 export function createMetrics(): MirrorMetrics {
@@ -39,12 +47,29 @@ export function createMetrics(): MirrorMetrics {
     ['endpoint'],
   );
   const lastSuccess = gauge('threat_mirror_last_success_timestamp_seconds', 'Unix time of the last successful run', ['organization']);
+  const staleAfter = gauge(
+    'threat_mirror_stale_after_seconds',
+    'Seconds without a successful run after which the mirror is stale: twice the longest gap of THREAT_MIRROR_SCHEDULE (as /readyz judges)',
+    [],
+  );
+  const failedInARow = gauge(
+    'threat_mirror_consecutive_failed_runs',
+    'Runs of the organization and stream that failed since its last success (interrupted runs do not count; reconciliation is left out)',
+    ['organization', 'stream'],
+  );
   const overdueDays = gauge('threat_mirror_reconcile_overdue', 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run', ['organization']);
   const duration = new Histogram({
     name: 'threat_mirror_run_duration_seconds',
     help: 'Duration of a run of one organization',
     labelNames: ['organization'],
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [registry],
+  });
+  const lookups = counter('threat_mirror_lookup_requests_total', 'Requests to /v1/* (lookups) answered by the HTTP thread, by HTTP status', ['code']);
+  const lookupDuration = new Histogram({
+    name: 'threat_mirror_lookup_duration_seconds',
+    help: 'Time from a /v1/* request to the last byte of its answer, on the HTTP thread',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
   const exportEntries = gauge('threat_mirror_export_entries', 'Entries (hosts, rules or threats) in each export file (THREAT_MIRROR_EXPORTS)', ['format', 'path']);
@@ -77,6 +102,15 @@ export function createMetrics(): MirrorMetrics {
     },
     exportFailed: (format: string, path: string) => exportFailures.inc({ format, path }),
     observeWal: (wal, clock) => observeWal(registry, wal, clock),
+    lookupsAnswered: (batch) => {
+      for (const [code, count] of Object.entries(batch.codes)) lookups.inc({ code }, count);
+      for (const seconds of batch.seconds) lookupDuration.observe(seconds);
+    },
+    observeProgress: (read) => observeProgress(registry, read),
+    startedWith: (staleAfterSeconds, successes) => {
+      staleAfter.set(staleAfterSeconds);
+      for (const { organization, at } of successes) if (at !== null) lastSuccess.set({ organization }, Date.parse(at) / 1000);
+    },
     requestFinished: (organization: string, outcome: string) => requests.inc({ organization, outcome }),
     retried: (organization: string, reason: RetryReason) => retries.inc({ organization, reason }),
     rateLimitWaited: (organization: string, ms: number) => rateLimitWait.inc({ organization }, ms / 1000),
@@ -91,12 +125,30 @@ export function createMetrics(): MirrorMetrics {
     reconcileChecked: (organization: string, overdue: { readonly days: number }) => overdueDays.set({ organization }, overdue.days),
     runFinished: (summary: RunSummary) => {
       runs.inc({ organization: summary.organization, stream: summary.stream, outcome: summary.status });
+      if (summary.mode === 'reconcile') return;
+      const streamOf = { organization: summary.organization, stream: summary.stream };
+      if (summary.status === 'failed') failedInARow.inc(streamOf);
+      else if (summary.status !== 'interrupted') failedInARow.set(streamOf, 0);
       // The incremental sync's health: reconciliation runs report through reconcileChecked.
-      if (summary.stream !== 'threats' || summary.mode === 'reconcile') return;
+      if (summary.stream !== 'threats') return;
       duration.observe({ organization: summary.organization }, summary.durationMs / 1000);
       if (summary.status === 'succeeded') lastSuccess.set({ organization: summary.organization }, Date.parse(summary.finishedAt) / 1000);
     },
   };
+}
+
+/** The progress of each running threats run, in [0, 1]; no series for an organization between runs. */
+function observeProgress(registry: Registry, read: () => readonly PlanProgress[]): void {
+  new Gauge({
+    name: 'threat_mirror_run_progress_ratio',
+    help: "The running run's days walked to their end over the days it covers, by organization and mode (absent between runs)",
+    labelNames: ['organization', 'mode'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const progress of read()) this.set({ organization: progress.organization, mode: progress.mode }, progress.fraction);
+    },
+  });
 }
 
 /** The WAL's gauges, each read from `wal` at scrape time. */

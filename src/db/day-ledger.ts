@@ -20,19 +20,25 @@ export const THREAT_IDS_BETWEEN_SQL = 'SELECT id FROM threats WHERE blocked_at >
 /** (organization, threat id): whether the organization's link to the threat is current (not removed). */
 export const CURRENT_LINK_SQL = 'SELECT 1 FROM organization_threats WHERE organization = ? AND threat_id = ? AND removed_at IS NULL';
 
-/** Records one day of a window walked to its end: (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash). */
+/**
+ * Records one day of a window walked to its end: (organization, day, completed_at, run_id,
+ * window_start, window_end, pages, records, content_hash). The walk's count replaces an estimate.
+ */
 export const RECORD_LEDGER_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (organization, day) DO UPDATE SET completed_at = excluded.completed_at, run_id = excluded.run_id,
          window_start = excluded.window_start, window_end = excluded.window_end, pages = excluded.pages,
-         records = excluded.records, content_hash = excluded.content_hash`;
+         records = excluded.records, content_hash = excluded.content_hash, estimated_records = NULL`;
 
 /** A mirrored day as the ledger last recorded it. */
 export interface LedgerDay {
   readonly day: string;
   /** When its window was last walked to the end. */
   readonly completedAt: string;
-  /** The organization's threats of that day after that walk (null in rows of older versions). */
+  /**
+   * The organization's threats of that day after that walk (null in rows of older versions), or
+   * more: what a reconciliation cut short by its budget saw since (sync_windows.estimated_records).
+   */
   readonly records: number | null;
 }
 
@@ -60,7 +66,7 @@ export class DayLedger {
     this.#recordedDays = sqlite.prepare('SELECT day, records, content_hash AS contentHash FROM sync_windows WHERE organization = ? AND day BETWEEN ? AND ?');
     // The primary key (organization, day) serves this: a few thousand rows per organization.
     this.#dueDays = sqlite.prepare(
-      `SELECT day, completed_at AS completedAt, records FROM sync_windows
+      `SELECT day, completed_at AS completedAt, coalesce(estimated_records, records) AS records FROM sync_windows
         WHERE organization = ? AND run_id < ? AND (? IS NULL OR completed_at < ?)
         ORDER BY completed_at, day`,
     );

@@ -5,7 +5,7 @@ import type { DayDigest } from './content-hash.js';
 import { DayLedger, type RecordedDay } from './day-ledger.js';
 import { MirrorContents } from './mirror-contents.js';
 import type { OpenedDatabase } from './open-database.js';
-import type { PageInput, PageResult } from './page-writer.js';
+import type { PageInput, PageResult, WindowConclusion } from './page-writer.js';
 import type { PageSink } from './page-writer-worker.js';
 import { type Plan, PlanStore, type PlanWindow } from './plans.js';
 import { ReconcileLedger } from './reconcile-ledger.js';
@@ -17,12 +17,15 @@ import type { LookupFields } from '../url/lookup-fields.js';
 import type { WalCheckpoint } from './wal-checkpoint.js';
 import { immediately } from './write-transaction.js';
 
-export type { PageCounts, PageResult } from './page-writer.js';
+export type { PageCounts, PageResult, RemovalCandidate } from './page-writer.js';
 export type { Plan, PlanWindow } from './plans.js';
 export type { SyncMode } from './run-state.js';
 
 /** A page as the sync hands it over: the store gives it its write stamp. */
 export type CommitPageInput = Omit<PageInput, 'stamp' | 'lookups'> & { readonly now: string };
+
+/** A window's conclusion as the sync hands it over: the store gives it its write stamp. */
+export type ConcludeWindowInput = Omit<WindowConclusion, 'stamp' | 'lookups'> & { readonly now: string };
 
 export class MirrorStore {
   readonly #opened: OpenedDatabase;
@@ -89,16 +92,21 @@ export class MirrorStore {
     this.#plans.advanceCompleteThrough(organization, day, now);
   }
 
-  /** The unfinished plan of this organization and mode (for a backfill: of exactly this range). */
-  findOpenPlan(organization: string, mode: SyncMode, range?: { start: string; end: string }): Plan | undefined {
-    return this.#plans.findOpenPlan(organization, mode, range);
+  /** The unfinished plan of this organization and mode, the oldest first. */
+  findOpenPlan(organization: string, mode: SyncMode): Plan | undefined {
+    return this.#plans.findOpenPlan(organization, mode);
+  }
+
+  /** Every unfinished plan of this organization and mode, the oldest first. */
+  openPlans(organization: string, mode: SyncMode): Plan[] {
+    return this.#plans.openPlans(organization, mode);
   }
 
   createPlan(organization: string, mode: SyncMode, rangeStart: string, rangeEnd: string, now: string): Plan {
     return this.#plans.createPlan(organization, mode, rangeStart, rangeEnd, now);
   }
 
-  /** A day has begun since the plan was made: it now reaches the new day too. */
+  /** A day has begun since the plan was made: it reaches the new day too, and its windows walked before their last day ended are walked again. */
   extendPlan(plan: Plan, rangeEnd: string): Plan {
     return this.#plans.extendPlan(plan, rangeEnd);
   }
@@ -117,7 +125,7 @@ export class MirrorStore {
    */
   openWindow(planId: number, windowStart: string, windowEnd: string): { window: PlanWindow; recorded: Promise<void> } {
     const recorded = this.#pages.addWindow({ planId, windowStart, windowEnd });
-    return { window: { planId, windowStart, windowEnd, nextPage: null, completedAt: null }, recorded };
+    return { window: { planId, windowStart, windowEnd, nextPage: null, completedAt: null, lastId: null, startedAt: null }, recorded };
   }
 
   planWindows(planId: number): PlanWindow[] {
@@ -147,13 +155,31 @@ export class MirrorStore {
     const { now, ...page } = input;
     const stamp = this.strictlyLaterStamp(now);
     // Pages handed over while it loads wait for it in the order they came; later ones do not wait.
-    const derive = this.#derive ?? (this.#derive = (await (this.#deriving ??= import('../url/lookup-fields.js'))).deriveLookupFields);
+    const derive = this.#derive ?? (await this.#loadDerive());
     // The lookup columns are derived here, on the main thread, which waits on the network, rather
     // than by the writer thread, the bottleneck when the service answers fast: a 1,000,000-threat
     // backfill at no latency, median ~20.1 s against ~21.0 s over four alternating pairs
     // (measured; docs/performance.md).
     const lookups = page.threats.map((threat) => derive(threat.type, threat.content));
     return this.#pages.write({ ...page, stamp, lookups });
+  }
+
+  /**
+   * What the sync found out about a window's removal candidates (its last page's result listed
+   * them): confirmed removals marked, threats still listed written, the window completed or sent
+   * back to its first page, in one transaction.
+   */
+  async concludeWindow(input: ConcludeWindowInput): Promise<PageResult> {
+    const { now, ...conclusion } = input;
+    const stamp = this.strictlyLaterStamp(now);
+    const derive = this.#derive ?? (await this.#loadDerive());
+    const lookups = conclusion.found.map((threat) => derive(threat.type, threat.content));
+    return this.#pages.conclude({ ...conclusion, stamp, lookups });
+  }
+
+  async #loadDerive(): Promise<(type: string, content: string) => LookupFields> {
+    this.#derive = (await (this.#deriving ??= import('../url/lookup-fields.js'))).deriveLookupFields;
+    return this.#derive;
   }
 
   /**

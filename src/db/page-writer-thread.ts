@@ -2,7 +2,7 @@
 // and parsing while SQLite works (each threat costs several B-tree writes; see PageWriter).
 import { parentPort, workerData } from 'node:worker_threads';
 import { Database } from './sqlite.js';
-import { type PageInput, PageWriter } from './page-writer.js';
+import { type PageInput, PageWriter, type WindowConclusion } from './page-writer.js';
 import { checkpointWithoutWaiting, foldWalWithoutWaiting } from './wal-checkpoint.js';
 import { applyWriterPragmas } from './writer-pragmas.js';
 import { CommitQueue, epochMs } from './commit-queue.js';
@@ -11,6 +11,7 @@ import { buildDeferredIndexes, deferLookupIndexes } from './deferred-indexes.js'
 export type WriterRequest =
   | { readonly id: number; readonly input: PageInput; readonly sentAt: number }
   | { readonly id: number; readonly window: WindowToRecord }
+  | { readonly id: number; readonly conclusion: WindowConclusion }
   | { readonly id: number; readonly checkpoint: true }
   | { readonly id: number; readonly close: true };
 
@@ -138,6 +139,17 @@ if (port) {
       // After the pages sent before it, on this thread: the main thread never waits for it.
       flush();
       port.postMessage({ id: request.id, result: checkpointWithoutWaiting(sqlite) } satisfies WriterResponse);
+      return;
+    }
+    if ('conclusion' in request) {
+      // At once, like a new window: its window's last page has committed (the sync waited for
+      // it), and the pages queued meanwhile belong to other windows.
+      try {
+        port.postMessage({ id: request.id, result: writer.conclude(request.conclusion) } satisfies WriterResponse);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        port.postMessage({ id: request.id, error: { message: (error as Error).message, ...(typeof code === 'string' ? { code } : {}) } } satisfies WriterResponse);
+      }
       return;
     }
     if ('window' in request) {

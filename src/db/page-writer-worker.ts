@@ -1,6 +1,6 @@
 // The main thread's handle on the page-writer thread: write() resolves when the page is committed.
 import { Worker } from 'node:worker_threads';
-import type { PageInput, PageResult } from './page-writer.js';
+import type { PageInput, PageResult, WindowConclusion } from './page-writer.js';
 import type { WindowToRecord, WriterRequest, WriterResponse, WriterStart, WriterThreadData } from './page-writer-thread.js';
 import type { WalCheckpoint } from './wal-checkpoint.js';
 import { epochMs } from './commit-queue.js';
@@ -9,6 +9,8 @@ export interface PageSink {
   write(input: PageInput): Promise<PageResult>;
   /** Records a new window on the writer's connection, before the pages sent after it. */
   addWindow(window: WindowToRecord): Promise<void>;
+  /** A window's removal candidates settled: marks, writes and completes (or restarts) it in one transaction. */
+  conclude(conclusion: WindowConclusion): Promise<PageResult>;
   /** Folds the WAL into the file on the writer's connection, after the pages sent before; never waits for a reader. */
   checkpoint(): Promise<WalCheckpoint>;
   close(): Promise<void>;
@@ -65,6 +67,10 @@ export class PageWriterWorker implements PageSink {
 
   addWindow(window: WindowToRecord): Promise<void> {
     return this.#send({ id: this.#nextId++, window }) as Promise<void>;
+  }
+
+  conclude(conclusion: WindowConclusion): Promise<PageResult> {
+    return this.#send({ id: this.#nextId++, conclusion }) as Promise<PageResult>;
   }
 
   checkpoint(): Promise<WalCheckpoint> {

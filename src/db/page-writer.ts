@@ -7,12 +7,14 @@
 // threats). Rows whose ids are all new go in without ON CONFLICT and RETURNING (see #noneStored).
 import type Database from 'better-sqlite3';
 import type { RejectedRecord, Threat } from '../records.js';
-import { addDays, daysBetween } from '../lib/days.js';
 import { deriveLookupFields, type LookupFields } from '../url/lookup-fields.js';
-import { addToDayDigests, type DayDigest, type DigestedThreat, digestHex, emptyDigest } from './content-hash.js';
-import { CURRENT_LINK_SQL, RECORD_LEDGER_DAY_SQL, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from './day-ledger.js';
+import type { DayDigest } from './content-hash.js';
 import { INSERT_REJECTED_RECORD_SQL } from './rejected-records.js';
-import { COUNT_THREAT_PAGE_SQL } from './run-state.js';
+import { COUNT_THREAT_PAGE_SQL, COUNT_WINDOW_CONCLUSION_SQL } from './run-state.js';
+import { chunks, insertSql, linkSql, uniqueById, upsertSql } from './threat-rows-sql.js';
+import { type RemovalCandidate, type WindowConclusion, WindowEnds } from './window-end.js';
+
+export type { RemovalCandidate, WindowConclusion } from './window-end.js';
 
 export interface PageCounts {
   readonly inserted: number;
@@ -31,11 +33,20 @@ export interface PageInput {
   /** This page's write stamp; strictly later than the previous page's. */
   readonly stamp: string;
   /**
-   * On a window's last page: every id the walk returned, when it was walked from its first page in
-   * one go. Threats of the window's days not among them are marked removed. Null for a window
-   * resumed mid-way: its earlier pages' ids are gone, so nothing may be concluded from absence.
+   * The cursor this page was asked for with: null for a walk's first page, which starts the
+   * window's counts afresh (a window walked again after a shift starts over). Absent: counted on.
+   */
+  readonly requestedPage?: string | null | undefined;
+  /** On a walk's first page: when the walk began, before its first request (sync_cursors.started_at). */
+  readonly walkStartedAt?: string | null | undefined;
+  /**
+   * On a window's last page: every id the walk returned. Threats of the window's days not among
+   * them are removal candidates: handed back in the result, never marked here (see window-end.ts).
+   * Null when the caller does not track them. For a walk resumed from a cursor, only the ids above
+   * `windowSeenAbove` (the last id an earlier process committed): nothing is concluded below it.
    */
   readonly windowSeenIds: ReadonlySet<number> | null;
+  readonly windowSeenAbove?: number | null | undefined;
   /**
    * On a window's last page, with windowSeenIds: each day's digest of the records as the walk
    * received them. Null when the walk cannot vouch for them (an id came twice, or a record lay
@@ -49,8 +60,13 @@ export interface PageInput {
 }
 
 export interface PageResult extends PageCounts {
-  /** Threats marked removed for this organization when the window completed. */
+  /** Threats marked removed for this organization (by a window's conclusion). */
   readonly removed: number;
+  /**
+   * On a window's last page: the stored threats of its days the walk did not return. The window
+   * stays open until the sync sends their conclusion; empty (or absent) when it completed at once.
+   */
+  readonly candidates?: readonly RemovalCandidate[];
 }
 
 /** What a batch gives each of its pages: what writing it changed, or why it was not written. */
@@ -80,14 +96,12 @@ export class PageWriter {
   readonly #insertRejected: Statement;
   readonly #advanceCursor: Statement;
   readonly #addWindow: Statement;
-  readonly #completeDay: Statement;
   readonly #countRunPage: Statement;
-  readonly #windowThreats: Statement;
-  readonly #threatIdsBetween: Statement;
-  readonly #currentLink: Statement;
-  readonly #markRemoved: Statement;
+  readonly #countConclusion: Statement;
   readonly #bumpChangeSeq: Statement;
+  readonly #windowEnds: WindowEnds;
   readonly #write: Database.Transaction<(input: PageInput) => PageResult>;
+  readonly #conclude: Database.Transaction<(conclusion: WindowConclusion) => PageResult>;
   readonly #writeMany: Database.Transaction<(inputs: readonly PageInput[]) => PageResult[]>;
   /** Windows of a run with a page that failed to write, and why (see writeBatch). */
   readonly #failedWindows = new Map<string, { message: string; code: string | undefined }>();
@@ -106,26 +120,39 @@ export class PageWriter {
     // writing connection: a page's statements are small, a migration's index build is not.
     sqlite.pragma('temp_store = MEMORY');
     this.#insertRejected = sqlite.prepare(INSERT_REJECTED_RECORD_SQL);
+    // A walk's first page starts the window's counts, and its start time, afresh.
     this.#advanceCursor = sqlite.prepare(
-      'UPDATE sync_cursors SET next_page = ?, pages = pages + 1, records = records + ?, completed_at = ? WHERE plan_id = ? AND window_start = ?',
+      `UPDATE sync_cursors SET next_page = :next, completed_at = NULL, pages = CASE WHEN :first THEN 1 ELSE pages + 1 END,
+              records = CASE WHEN :first THEN :records ELSE records + :records END,
+              last_id = CASE WHEN :last IS NOT NULL THEN :last WHEN :first THEN NULL ELSE last_id END,
+              started_at = CASE WHEN :first THEN :started ELSE started_at END
+        WHERE plan_id = :plan AND window_start = :window`,
     );
     this.#addWindow = sqlite.prepare('INSERT INTO sync_cursors (plan_id, window_start, window_end) VALUES (?, ?, ?)');
-    this.#completeDay = sqlite.prepare(RECORD_LEDGER_DAY_SQL);
-    this.#windowThreats = sqlite.prepare(WINDOW_THREATS_SQL);
-    this.#threatIdsBetween = sqlite.prepare(THREAT_IDS_BETWEEN_SQL).pluck();
-    this.#currentLink = sqlite.prepare(CURRENT_LINK_SQL).pluck();
-    this.#markRemoved = sqlite.prepare('UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ?');
     this.#bumpChangeSeq = sqlite.prepare('UPDATE threats SET change_seq = ? WHERE id = ?');
     this.#anyStoredBetween = sqlite.prepare('SELECT 1 FROM threats WHERE id BETWEEN ? AND ?');
     this.#changeSeq = sqlite.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
     this.#countRunPage = sqlite.prepare(COUNT_THREAT_PAGE_SQL);
+    this.#countConclusion = sqlite.prepare(COUNT_WINDOW_CONCLUSION_SQL);
+    this.#windowEnds = new WindowEnds(sqlite, () => ++this.#changeSeq);
     this.#write = sqlite.transaction((input: PageInput) => this.#writePage(input));
+    this.#conclude = sqlite.transaction((conclusion: WindowConclusion) => this.#writeConclusion(conclusion));
     this.#writeMany = sqlite.transaction((inputs: readonly PageInput[]) => inputs.map((input) => this.#writePage(input)));
   }
 
   /** BEGIN IMMEDIATE: the main thread's connection writes too; wait for the lock, never fail on it. */
   write(input: PageInput): PageResult {
     return this.#write.immediate(input);
+  }
+
+  /**
+   * What the sync found out about a window's removal candidates: the confirmed removals marked,
+   * the threats still listed written, and the window completed or sent back to its first page,
+   * in one transaction. The window's last page committed before (its result carried the
+   * candidates); a kill between the two walks the window again.
+   */
+  conclude(conclusion: WindowConclusion): PageResult {
+    return this.#conclude.immediate(conclusion);
   }
 
   /**
@@ -194,11 +221,39 @@ export class PageWriter {
   }
 
   #writePage(input: PageInput): PageResult {
-    const { stamp } = input;
+    const { inserted, updated } = this.#writeThreats(input.organization, input.threats, input.lookups, input.stamp);
+    for (const record of input.rejected) {
+      this.#insertRejected.run(input.organization, input.runId, record.raw, record.reason, input.stamp);
+    }
+    const first = input.requestedPage === null;
+    this.#advanceCursor.run({
+      next: input.nextPage,
+      first: first ? 1 : 0,
+      records: input.threats.length,
+      last: input.threats.at(-1)?.id ?? null,
+      started: input.walkStartedAt ?? null,
+      plan: input.window.planId,
+      window: input.window.windowStart,
+    });
+    const candidates = input.nextPage === null ? this.#windowEnds.lastPage(input) : [];
+    const counts = { inserted, updated, rejected: input.rejected.length };
+    this.#countRunPage.run(input.retries, inserted, updated, counts.rejected, 0, input.runId);
+    return candidates.length > 0 ? { ...counts, removed: 0, candidates } : { ...counts, removed: 0 };
+  }
+
+  #writeConclusion(conclusion: WindowConclusion): PageResult {
+    const { inserted, updated } = this.#writeThreats(conclusion.organization, conclusion.found, conclusion.lookups, conclusion.stamp);
+    const removed = this.#windowEnds.conclude(conclusion);
+    this.#countConclusion.run(inserted, updated, removed, conclusion.runId);
+    return { inserted, updated, rejected: 0, removed };
+  }
+
+  /** Writes what changed of these threats and links them to the organization; counts the rows inserted and updated. */
+  #writeThreats(organization: string, all: readonly Threat[], given: readonly LookupFields[] | undefined, stamp: string): { inserted: number; updated: number } {
     // One statement may not upsert the same row twice; a page that repeats an id keeps the last.
-    const threats = uniqueById(input.threats);
-    // Given in the order of input.threats: used only while the threats are that list itself.
-    const lookups = threats === input.threats ? input.lookups : undefined;
+    const threats = uniqueById(all);
+    // Given in the order of the threats: used only while the threats are that list itself.
+    const lookups = threats === all ? given : undefined;
     let inserted = 0;
     let updated = 0;
     let offset = 0;
@@ -217,7 +272,7 @@ export class PageWriter {
         );
       }
       const links: unknown[] = [];
-      for (const threat of chunk) links.push(input.organization, threat.id, stamp);
+      for (const threat of chunk) links.push(organization, threat.id, stamp);
       if (this.#noneStored(chunk)) {
         // All new (a first backfill's pages, as a rule): inserted without RETURNING, whose rows
         // cost ~1 µs each (measured), and every link needs no feed move: its threat has just
@@ -241,69 +296,7 @@ export class PageWriter {
         if (!writtenIds.has(id)) this.#bumpChangeSeq.run(++this.#changeSeq, id);
       }
     }
-    for (const record of input.rejected) {
-      this.#insertRejected.run(input.organization, input.runId, record.raw, record.reason, stamp);
-    }
-    const windowDone = input.nextPage === null;
-    this.#advanceCursor.run(input.nextPage, input.threats.length, windowDone ? stamp : null, input.window.planId, input.window.windowStart);
-    const removed = windowDone ? this.#completeWindow(input) : 0;
-    const counts = { inserted, updated, rejected: input.rejected.length };
-    this.#countRunPage.run(input.retries, inserted, updated, counts.rejected, removed, input.runId);
-    return { ...counts, removed };
-  }
-
-  /** Marks what the service no longer returns, and records each day of the window in the ledger. */
-  #completeWindow(input: PageInput): number {
-    const { organization, window, stamp } = input;
-    const until = addDays(window.windowEnd, 1);
-    const { digests, removedIds } = this.#digestsFromWalk(input, until) ?? this.#digestsFromRows(input, until);
-    for (const id of removedIds) {
-      this.#markRemoved.run(stamp, organization, id);
-      this.#bumpChangeSeq.run(++this.#changeSeq, id);
-    }
-    const days = daysBetween(window.windowStart, window.windowEnd);
-    for (let offset = 0; offset < days; offset += 1) {
-      const day = addDays(window.windowStart, offset);
-      const digest = digests.get(day) ?? emptyDigest();
-      this.#completeDay.run(organization, day, stamp, input.runId, window.windowStart, window.windowEnd, input.windowPages, digest.records, digestHex(digest));
-    }
-    return removedIds.length;
-  }
-
-  /**
-   * The walk's own digests, when they are what the rows hold: every id it saw is still stored
-   * under these days, and whatever else is there was not returned, so it is removed if it is the
-   * organization's. Read from the blocked_at index alone: no row is read or hashed, and a link is
-   * looked up only for a threat the walk did not see (joining every row to its link cost ~1.3 µs
-   * a row, 1.3 s of a 1,000,000-threat backfill; measured).
-   */
-  #digestsFromWalk(input: PageInput, until: string): WindowDigests | undefined {
-    const { windowSeenIds, windowDigests, organization } = input;
-    if (windowSeenIds === null || windowDigests === null) return undefined;
-    const removedIds: number[] = [];
-    let kept = 0;
-    for (const id of this.#threatIdsBetween.iterate(input.window.windowStart, until) as Iterable<number>) {
-      if (windowSeenIds.has(id)) kept += 1;
-      else if (this.#currentLink.get(organization, id) !== undefined) removedIds.push(id);
-    }
-    // A record seen but stored under another day since (a later window wrote it again): read back.
-    if (kept !== windowSeenIds.size) return undefined;
-    return { digests: windowDigests, removedIds };
-  }
-
-  /** Reads the window's rows back and hashes them; what a walk from the first page did not see is removed. */
-  #digestsFromRows(input: PageInput, until: string): WindowDigests {
-    const { windowSeenIds } = input;
-    const digests = new Map<string, DayDigest>();
-    const removedIds: number[] = [];
-    for (const row of this.#windowThreats.iterate(input.organization, input.window.windowStart, until) as Iterable<DigestedThreat>) {
-      if (windowSeenIds !== null && !windowSeenIds.has(row.id)) {
-        removedIds.push(row.id);
-        continue;
-      }
-      addToDayDigests(digests, row);
-    }
-    return { digests, removedIds };
+    return { inserted, updated };
   }
 
   /** True when no stored threat has an id within the chunk's: one seek of the primary key. */
@@ -327,68 +320,7 @@ export class PageWriter {
   }
 }
 
-const THREAT_COLUMNS = `id, content, type, blocked_at, first_seen_at, updated_at, change_seq,
-  host, registrable_domain, address_namespace, address_chain, address, email, email_domain, url_expression`;
-
-function insertSql(rows: number): string {
-  return `INSERT INTO threats (${THREAT_COLUMNS}) VALUES ${placeholders(rows, 15)}`;
-}
-
-/** Writes only what changed, and returns what it wrote. */
-function upsertSql(rows: number): string {
-  return `INSERT INTO threats (${THREAT_COLUMNS})
-         VALUES ${placeholders(rows, 15)}
-         ON CONFLICT (id) DO UPDATE SET content = excluded.content, type = excluded.type, blocked_at = excluded.blocked_at,
-           updated_at = excluded.updated_at, change_seq = excluded.change_seq, host = excluded.host,
-           registrable_domain = excluded.registrable_domain, address_namespace = excluded.address_namespace,
-           address_chain = excluded.address_chain, address = excluded.address, email = excluded.email, email_domain = excluded.email_domain,
-           url_expression = excluded.url_expression
-         WHERE threats.content IS NOT excluded.content OR threats.type IS NOT excluded.type OR threats.blocked_at IS NOT excluded.blocked_at
-         RETURNING id, first_seen_at`;
-}
-
-/** New links, and removed ones restored; `returning`: which of them (the others were current already). */
-function linkSql(rows: number, returning: boolean): string {
-  return `INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES ${placeholders(rows, 3)}
-         ON CONFLICT DO UPDATE SET removed_at = NULL WHERE removed_at IS NOT NULL${returning ? ' RETURNING threat_id' : ''}`;
-}
-
-const CHUNK_SIZES = [100, 10, 1] as const;
-
-/** Splits rows into runs of 100, 10 and 1, the sizes the statements are prepared for. */
-function* chunks<T>(rows: readonly T[]): Generator<readonly T[]> {
-  let offset = 0;
-  for (const size of CHUNK_SIZES) {
-    while (rows.length - offset >= size) {
-      yield rows.slice(offset, offset + size);
-      offset += size;
-    }
-  }
-}
-
-function placeholders(rows: number, columns: number): string {
-  const row = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
-  return Array.from({ length: rows }, () => row).join(', ');
-}
-
-/** A completed window's digest per day, and the threats of its days the walk did not see. */
-interface WindowDigests {
-  readonly digests: ReadonlyMap<string, DayDigest>;
-  readonly removedIds: readonly number[];
-}
-
 /** A window as walked by one run: a later run resumes it afresh. */
 function windowKey(input: PageInput): string {
   return `${input.runId}/${input.window.planId}/${input.window.windowStart}`;
-}
-
-function uniqueById(threats: readonly Threat[]): readonly Threat[] {
-  const ids = new Set<number>();
-  let duplicate = false;
-  for (const threat of threats) {
-    if (ids.has(threat.id)) duplicate = true;
-    ids.add(threat.id);
-  }
-  if (!duplicate) return threats;
-  return [...new Map(threats.map((threat) => [threat.id, threat])).values()];
 }

@@ -12,6 +12,10 @@ export interface PlanWindow {
   readonly windowEnd: string;
   readonly nextPage: string | null;
   readonly completedAt: string | null;
+  /** The last id of the last page committed: where a resumed walk checks the list has not shifted. */
+  readonly lastId: number | null;
+  /** When the walk of the window's committed pages began; null before its first page. */
+  readonly startedAt: string | null;
 }
 
 export interface Plan {
@@ -59,32 +63,49 @@ export class PlanStore {
     );
   }
 
-  /** The unfinished plan of this organization and mode (for a backfill: of exactly this range). */
-  findOpenPlan(organization: string, mode: SyncMode, range?: { start: string; end: string }): Plan | undefined {
-    const conditions = [eq(syncPlans.organization, organization), eq(syncPlans.mode, mode)];
-    if (range) conditions.push(eq(syncPlans.rangeStart, range.start), eq(syncPlans.rangeEnd, range.end));
+  /** The unfinished plan of this organization and mode, the oldest first. */
+  findOpenPlan(organization: string, mode: SyncMode): Plan | undefined {
+    return this.openPlans(organization, mode)[0];
+  }
+
+  /** Every unfinished plan of this organization and mode, the oldest first. */
+  openPlans(organization: string, mode: SyncMode): Plan[] {
     return this.#opened.db
       .select(PLAN_COLUMNS)
       .from(syncPlans)
-      .where(and(...conditions))
+      .where(and(eq(syncPlans.organization, organization), eq(syncPlans.mode, mode)))
       .orderBy(asc(syncPlans.id))
-      .get();
+      .all();
   }
 
   createPlan(organization: string, mode: SyncMode, rangeStart: string, rangeEnd: string, now: string): Plan {
     return this.#immediately(() => this.#opened.db.insert(syncPlans).values({ organization, mode, rangeStart, rangeEnd, createdAt: now }).returning(PLAN_COLUMNS).get());
   }
 
-  /** A day has begun since the plan was made: it now reaches the new day too. */
+  /**
+   * A day has begun since the plan was made: it now reaches the new day too, and its windows whose
+   * walk began before their last day ended are walked again (a threat blocked late that day may
+   * be missing from them), in the same transaction.
+   */
   extendPlan(plan: Plan, rangeEnd: string): Plan {
-    this.#immediately(() => this.#opened.db.update(syncPlans).set({ rangeEnd }).where(eq(syncPlans.id, plan.id)).run());
+    this.#immediately(() => {
+      this.#opened.db.update(syncPlans).set({ rangeEnd }).where(eq(syncPlans.id, plan.id)).run();
+      for (const window of this.planWindows(plan.id)) {
+        if (walkedAfterDayEnded(window.windowEnd, window.startedAt)) continue;
+        this.#opened.db
+          .update(syncCursors)
+          .set({ nextPage: null, completedAt: null, pages: 0, records: 0, lastId: null, startedAt: null })
+          .where(and(eq(syncCursors.planId, plan.id), eq(syncCursors.windowStart, window.windowStart)))
+          .run();
+      }
+    });
     return { ...plan, rangeEnd };
   }
 
   /** Records a window before its first request, so a restart resumes it rather than re-planning. */
   addWindow(planId: number, windowStart: string, windowEnd: string): PlanWindow {
     this.#immediately(() => this.#opened.db.insert(syncCursors).values({ planId, windowStart, windowEnd }).run());
-    return { planId, windowStart, windowEnd, nextPage: null, completedAt: null };
+    return { planId, windowStart, windowEnd, nextPage: null, completedAt: null, lastId: null, startedAt: null };
   }
 
   planWindows(planId: number): PlanWindow[] {
@@ -95,6 +116,8 @@ export class PlanStore {
         windowEnd: syncCursors.windowEnd,
         nextPage: syncCursors.nextPage,
         completedAt: syncCursors.completedAt,
+        lastId: syncCursors.lastId,
+        startedAt: syncCursors.startedAt,
       })
       .from(syncCursors)
       .where(eq(syncCursors.planId, planId))
@@ -122,4 +145,9 @@ export class PlanStore {
       this.#opened.db.delete(syncPlans).where(eq(syncPlans.id, planId)).run();
     });
   }
+}
+
+/** True when a walk that began at `startedAt` began after `day` ended (UTC): it can have missed nothing blocked that day. */
+export function walkedAfterDayEnded(day: string, startedAt: string | null): boolean {
+  return startedAt !== null && startedAt.slice(0, 10) > day;
 }

@@ -10,6 +10,10 @@ export type RunStream = 'threats' | 'reports';
 export const COUNT_THREAT_PAGE_SQL = `UPDATE sync_runs SET pages = pages + 1, retries = retries + ?, threats_inserted = threats_inserted + ?,
               threats_updated = threats_updated + ?, threats_rejected = threats_rejected + ?, threats_removed = threats_removed + ? WHERE id = ?`;
 
+/** A window's conclusion: the threats still listed it wrote, and the removals it marked (no page). */
+export const COUNT_WINDOW_CONCLUSION_SQL = `UPDATE sync_runs SET threats_inserted = threats_inserted + ?, threats_updated = threats_updated + ?,
+              threats_removed = threats_removed + ? WHERE id = ?`;
+
 /** A page of reports: counts of their own, so the threats_* columns only ever count threats. */
 export const COUNT_REPORT_PAGE_SQL = `UPDATE sync_runs SET pages = pages + 1, retries = retries + ?, reports_inserted = reports_inserted + ?,
               reports_updated = reports_updated + ?, reports_rejected = reports_rejected + ? WHERE id = ?`;

@@ -103,6 +103,13 @@ export const syncCursors = sqliteTable(
     pages: integer('pages').notNull().default(0),
     records: integer('records').notNull().default(0),
     completedAt: text('completed_at'),
+    /**
+     * The id of the last record of the last page committed: a resumed walk re-reads the page
+     * before its cursor and goes on only if that page still ends here (docs/reconciliation.md).
+     */
+    lastId: integer('last_id'),
+    /** When the walk these pages belong to began, before its first request: a day counts as complete only if this is after it ended. */
+    startedAt: text('started_at'),
   },
   (table) => [primaryKey({ columns: [table.planId, table.windowStart] })],
 );
@@ -126,6 +133,12 @@ export const dayLedger = sqliteTable(
     pages: integer('pages'),
     records: integer('records'),
     contentHash: text('content_hash'),
+    /**
+     * Set when a reconciliation could not finish the day's window within its request budget: the
+     * threats the day holds now at least, by the records the cut walk saw. The planner sizes the
+     * next windows by it; a complete walk clears it.
+     */
+    estimatedRecords: integer('estimated_records'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.day] })],
 );

@@ -44,9 +44,9 @@ export interface ReconciliationRow {
 
 /** Per organization, its last finished threats run (incremental sync only) and last success: what /readyz judges. */
 export const LAST_THREAT_RUNS_SQL = `SELECT r.organization,
-                (SELECT status FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_run_status,
-                (SELECT MAX(finished_at) FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status = 'succeeded') AS last_success_at,
-                (SELECT error FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode <> 'reconcile' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_error
+                (SELECT status FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_run_status,
+                (SELECT MAX(finished_at) FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status = 'succeeded') AS last_success_at,
+                (SELECT error FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_error
            FROM (SELECT DISTINCT organization FROM sync_runs) r`;
 
 /** The whole mirror's freshness from sync_status, as a lookup answer reports it. */
@@ -122,6 +122,89 @@ export class StatusReads {
 
   recentRuns(organization: string): RecentRun[] {
     return this.#recentRuns.all(organization) as RecentRun[];
+  }
+}
+
+/** A threats run as progress reads it: the run that walks an open plan. */
+export interface PlanRunRow {
+  id: number;
+  mode: string;
+  status: string;
+  rangeStart: string;
+  rangeEnd: string;
+  startedAt: string;
+  /** Pages committed and retries spent so far: the run's requests (failed attempts included). */
+  pages: number;
+  retries: number;
+}
+
+/** How far an open plan's windows are walked. Days are inclusive counts of UTC days. */
+export interface PlanWindowsRow {
+  windows: number;
+  windowsCompleted: number;
+  /** Days of the windows the plan has cut so far (a reconciliation cuts all of them at its start). */
+  daysPlanned: number;
+  daysDone: number;
+  /** Days of windows completed at or after the given instant (the run's start). */
+  daysDoneSince: number;
+  /** Records the service sent for the plan's windows, valid or not, over every run that walked them. */
+  records: number;
+}
+
+const WINDOW_DAYS = 'julianday(window_end) - julianday(window_start) + 1';
+
+/**
+ * The reads behind progress (status, the progress line and log, the /metrics gauge): small
+ * statements on indexed columns, cheap enough to run a few times a second beside a backfill.
+ */
+export class ProgressReads {
+  readonly #latestRun: Statement;
+  readonly #run: Statement;
+  readonly #planRun: Statement;
+  readonly #plan: Statement;
+  readonly #windows: Statement;
+
+  constructor(sqlite: Database) {
+    const runColumns = 'id, mode, status, range_start AS rangeStart, range_end AS rangeEnd, started_at AS startedAt, pages, retries';
+    this.#latestRun = sqlite.prepare(`SELECT ${runColumns} FROM sync_runs WHERE organization = ? AND stream = 'threats' ORDER BY id DESC LIMIT 1`);
+    this.#run = sqlite.prepare(`SELECT ${runColumns} FROM sync_runs WHERE id = ?`);
+    this.#planRun = sqlite.prepare(
+      `SELECT ${runColumns} FROM sync_runs WHERE organization = ? AND stream = 'threats' AND mode = ? AND range_start = ? AND range_end = ? ORDER BY id DESC LIMIT 1`,
+    );
+    this.#plan = sqlite.prepare(
+      'SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd FROM sync_plans WHERE organization = ? AND mode = ? AND range_start = ? AND range_end = ? ORDER BY id DESC LIMIT 1',
+    );
+    this.#windows = sqlite.prepare(
+      `SELECT count(*) AS windows, count(completed_at) AS windowsCompleted,
+              coalesce(sum(${WINDOW_DAYS}), 0) AS daysPlanned,
+              coalesce(sum(CASE WHEN completed_at IS NOT NULL THEN ${WINDOW_DAYS} END), 0) AS daysDone,
+              coalesce(sum(CASE WHEN completed_at >= ? THEN ${WINDOW_DAYS} END), 0) AS daysDoneSince,
+              coalesce(sum(records), 0) AS records
+         FROM sync_cursors WHERE plan_id = ?`,
+    );
+  }
+
+  /** The organization's latest threats run (incremental, backfill, verify or reconcile). */
+  latestRun(organization: string): PlanRunRow | undefined {
+    return this.#latestRun.get(organization) as PlanRunRow | undefined;
+  }
+
+  run(id: number): PlanRunRow | undefined {
+    return this.#run.get(id) as PlanRunRow | undefined;
+  }
+
+  /** The latest run of a plan: same organization, mode and range (a run records its plan's range at its start). */
+  runOfPlan(organization: string, plan: Omit<OpenPlanRow, 'id'>): PlanRunRow | undefined {
+    return this.#planRun.get(organization, plan.mode, plan.rangeStart, plan.rangeEnd) as PlanRunRow | undefined;
+  }
+
+  /** The open plan a run walks; undefined once the run has finished it (finished plans are deleted). */
+  planOfRun(organization: string, run: PlanRunRow): OpenPlanRow | undefined {
+    return this.#plan.get(organization, run.mode, run.rangeStart, run.rangeEnd) as OpenPlanRow | undefined;
+  }
+
+  windows(planId: number, since: string): PlanWindowsRow {
+    return this.#windows.get(since, planId) as PlanWindowsRow;
   }
 }
 

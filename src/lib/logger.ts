@@ -8,8 +8,17 @@ export interface MirrorLogger {
   flush(): void;
 }
 
-export function createLogger(level: LevelWithSilent): MirrorLogger {
-  const destination = pino.destination({ dest: 1, sync: false });
+export interface LoggerOptions {
+  /**
+   * Called before each line is written; with it, lines are written at once rather than buffered,
+   * so that a progress line on the same terminal can be erased before each (cli/terminal-line.ts).
+   */
+  readonly beforeWrite?: (() => void) | undefined;
+}
+
+export function createLogger(level: LevelWithSilent, options: LoggerOptions = {}): MirrorLogger {
+  const { beforeWrite } = options;
+  const destination = pino.destination({ dest: 1, sync: beforeWrite !== undefined });
   const logger = pino(
     {
       level,
@@ -19,7 +28,12 @@ export function createLogger(level: LevelWithSilent): MirrorLogger {
       redact: { paths: ['apiKey', '*.apiKey', 'headers["x-api-key"]', '*.headers["x-api-key"]'], censor: '[redacted]' },
       // And every finished line passes the one redaction point: a key echoed in an error body or a
       // record, or a URL with credentials, is removed whatever field it sits in.
-      hooks: { streamWrite: redact },
+      hooks: {
+        streamWrite: (line) => {
+          beforeWrite?.();
+          return redact(line);
+        },
+      },
     },
     destination,
   );

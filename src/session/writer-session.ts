@@ -105,6 +105,7 @@ function syncDepsFor(config: Config, store: MirrorStore, { logger, clock, apiObs
 const noPages: PageSink = {
   write: () => Promise.reject(new Error('no page writer yet')),
   addWindow: () => Promise.reject(new Error('no page writer yet')),
+  conclude: () => Promise.reject(new Error('no page writer yet')),
   checkpoint: () => Promise.reject(new Error('no page writer yet')),
   close: () => Promise.resolve(),
 };

@@ -1,6 +1,7 @@
 // The state every part of the stand-in's server shares: one object, built once by startStandin.
 import type { ServerResponse } from 'node:http';
 import { FaultController } from './faults.js';
+import { ListEvents } from './list-events.js';
 import { RequestLog } from './request-log.js';
 import type { ReportsVariant, StandinReport } from './reports.js';
 import { ThreatStore } from './threat-store.js';
@@ -11,6 +12,8 @@ export interface StandinContext {
   /** "today" for the default date window. */
   readonly now: () => Date;
   readonly faults: FaultController;
+  /** Changes and faults timed against the requests of a walk (list-events.ts). */
+  readonly listEvents: ListEvents;
   readonly threats: ThreatStore;
   readonly log: RequestLog;
   /** Responses a `hang` fault holds open; close() destroys them. */
@@ -30,6 +33,7 @@ export function createStandinContext(options: StandinOptions): StandinContext {
     keys: options.keys,
     now: options.now ?? (() => new Date()),
     faults: new FaultController(options.seed ?? 1),
+    listEvents: new ListEvents(),
     threats: new ThreatStore(options.keys, options.threats ?? []),
     log: new RequestLog(),
     hanging: new Set(),

@@ -4,6 +4,7 @@ import type { StandinContext } from './context.js';
 import type { StandinThreat } from './data.js';
 import type { Fault } from './faults.js';
 import { sendJson } from './http.js';
+import { listEventControl } from './list-events.js';
 import { isOffset } from './timestamps.js';
 
 export const CONTROL_PREFIX = '/__standin/';
@@ -24,6 +25,8 @@ export function answerControl(context: StandinContext, path: string, method: str
   } catch {
     return sendJson(response, 400, { message: 'body is not valid JSON' });
   }
+  const answered = listEventControl(path, body, threats, context.listEvents);
+  if (answered) return sendJson(response, answered.status, answered.payload);
   if (path === '/__standin/threats') {
     if (!Array.isArray(body)) return sendJson(response, 400, { message: 'send an array of threats' });
     threats.add(body as StandinThreat[]);

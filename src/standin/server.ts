@@ -50,6 +50,7 @@ function standinHandle(url: string, context: StandinContext, close: () => Promis
     addThreats: (added) => threats.add(added),
     removeThreats: (ids) => threats.remove(ids),
     updateThreat: (id, patch) => threats.update(id, patch),
+    onListRequest: (event) => context.listEvents.add(event),
     threatsVisibleTo: (key) => threats.visibleTo(key),
     setLatency: (ms) => {
       context.latencyMs = ms;

@@ -1,10 +1,13 @@
 // The stand-in's threats, indexed by organization and day, and who may see them.
 import { addDays, daysBetween } from '../lib/days.js';
+import { ContentIndex } from './content-index.js';
 import type { StandinThreat } from './data.js';
 import { compareBy, matches, type ThreatQuery, utcDayOf } from './threat-query.js';
 import type { StandinKeys } from './types.js';
 
 const CACHE_ENTRIES = 64;
+/** Below this many threats a query scans them (well under a millisecond) rather than keep an index up. */
+const INDEXED_FROM = 10_000;
 
 export class ThreatStore {
   readonly #keys: StandinKeys;
@@ -15,6 +18,8 @@ export class ThreatStore {
   #version = 0;
   /** Sorted lists by query, least recently used first: a sync asks for the same list page after page. */
   readonly #cache = new Map<string, { version: number; list: StandinThreat[] }>();
+  /** For the `query` filter (content-index.ts). */
+  readonly #contents = new ContentIndex();
 
   constructor(keys: StandinKeys, threats: readonly StandinThreat[]) {
     this.#keys = keys;
@@ -75,19 +80,43 @@ export class ThreatStore {
       this.#cache.set(cacheKey, hit);
       return hit.list;
     }
+    const indexed = query.query !== undefined && this.#byId.size >= INDEXED_FROM;
+    const byContent = indexed ? this.#contents.matching(query.query as string, () => this.#byId.values(), this.#version) : undefined;
+    const list = byContent ? this.#selectFrom(byContent, organizations, query) : this.#selectByDay(organizations, query);
+    list.sort(compareBy(query.sorting));
+    this.#cache.set(cacheKey, { version: this.#version, list });
+    if (this.#cache.size > CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
+    return list;
+  }
+
+  /** The threats of the organizations and days the query selects, day by day. */
+  #selectByDay(organizations: string[], query: ThreatQuery): StandinThreat[] {
     const list: StandinThreat[] = [];
     const days = daysBetween(query.startDate, query.endDate);
     for (const organization of organizations) {
       const perDay = this.#byDay.get(organization);
       if (!perDay) continue;
+      if (days > perDay.size) {
+        // A range longer than the days held: by the days held.
+        for (const [day, threats] of perDay) {
+          if (day >= query.startDate && day <= query.endDate) for (const threat of threats) if (matches(threat, query)) list.push(threat);
+        }
+        continue;
+      }
       for (let offset = 0; offset < days; offset += 1) {
         for (const threat of perDay.get(addDays(query.startDate, offset)) ?? []) if (matches(threat, query)) list.push(threat);
       }
     }
-    list.sort(compareBy(query.sorting));
-    this.#cache.set(cacheKey, { version: this.#version, list });
-    if (this.#cache.size > CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
     return list;
+  }
+
+  /** Those of `threats` (the content index's answer to the query's text) that the rest of the query selects. */
+  #selectFrom(threats: readonly StandinThreat[], organizations: string[], query: ThreatQuery): StandinThreat[] {
+    const visible = new Set(organizations);
+    return threats.filter((threat) => {
+      const day = threat.blockedAt.slice(0, 10);
+      return visible.has(threat.organization) && day >= query.startDate && day <= query.endDate && (!query.assetType || query.assetType.includes(threat.type));
+    });
   }
 
   #index(threat: StandinThreat): void {

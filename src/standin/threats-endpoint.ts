@@ -33,7 +33,7 @@ export async function answerThreatsList(context: StandinContext, request: Incomi
     return finish(400, { message: 'body is not valid JSON' });
   }
   if (context.latencyMs > 0) await delay(context.latencyMs);
-  const fault = context.faults.take(exchange.key, THREATS_PATH);
+  const fault = context.listEvents.faultFor(exchange.key, exchange.body) ?? context.faults.take(exchange.key, THREATS_PATH);
   if (fault && (await answeredByFault(context, fault, reply))) return;
   const organizations = context.threats.visibleOrganizations(exchange.key);
   if (!organizations) return finish(401, UNAUTHORIZED);
@@ -51,6 +51,8 @@ export async function answerThreatsList(context: StandinContext, request: Incomi
     .slice(offset, offset + query.perPage)
     .map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt: shown === undefined ? blockedAt : atOffset(blockedAt, shown) }));
   const nextPage = offset + query.perPage < list.length ? String(query.page + 1) : null;
+  // The page is read: a change timed after it is what the walk's next request sees.
+  context.listEvents.served(exchange.key, exchange.body, context.threats);
   answerPage(reply, { page, nextPage, query }, deferIfNoRoom(context, fault, page.length, query.perPage));
 }
 

@@ -7,12 +7,14 @@
 // allowance spent) is never resumed: only a walk that saw every page may conclude removals, so its
 // days stay due and the next run walks them again from the first page.
 import type { OrganizationConfig } from '../config.js';
+import type { Logger } from 'pino';
+import type { PlanWindow } from '../db/mirror-store.js';
 import type { DueRule, LedgerDay } from '../db/reconcile-ledger.js';
 import { errorMessage } from '../lib/errors.js';
 import { planReconciliation } from './reconcile-planner.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
 import { emptyTotals, finishRunSummary, type Outcome, outcomeOf, type RunSummary, type SyncDeps } from './run-contract.js';
-import { walkWindows } from './window-walk.js';
+import { walkWindows } from './walk-windows.js';
 
 const DAY_MS = 86_400_000;
 
@@ -56,7 +58,10 @@ export async function reconcileOrganization(
   const allowance = new RequestAllowance(settings.reconcileMaxRequests);
   const walkDeps: SyncDeps = { ...deps, api: { ...deps.api, budgets: allowance.budgets(deps.api.budgets) } };
   const totals = emptyTotals();
-  const outcome = await outcomeOf(() => walkWindows({ deps: walkDeps, organization, runId, totals, log }, plan, signal), signal, {
+  const onWindowStopped = (window: PlanWindow, records: number, error: unknown): void => {
+    if (error instanceof RequestAllowanceSpent) recordObservedSize(deps, log, name, window, records);
+  };
+  const outcome = await outcomeOf(() => walkWindows({ deps: walkDeps, organization, runId, totals, log, onWindowStopped }, plan, signal), signal, {
     interrupted: 'stopped by a signal; the days not walked to the end stay due',
     classify: (caught): Outcome => {
       if (!(caught instanceof RequestAllowanceSpent)) return { status: 'failed', error: `reconciliation: ${errorMessage(caught)}` };
@@ -79,6 +84,22 @@ export async function reconcileOrganization(
     message: `reconciliation of organization "${name}"`,
   });
   return finish(deps, name, store.reconcile.dueDays(name, rule), summary);
+}
+
+/**
+ * A window the budget cut short holds more than its days' ledger counts promised (a late arrival):
+ * planned from those counts again, it would take the whole budget every run and never finish. Its
+ * days are estimated at what the walk saw (and one more: a next page was due), so the planner cuts
+ * them into windows that fit.
+ */
+function recordObservedSize(deps: SyncDeps, log: Logger, organization: string, window: PlanWindow, records: number): void {
+  const days = `${window.windowStart}..${window.windowEnd}`;
+  const { before, after } = deps.store.reconcile.recordObservedSize(organization, window.windowStart, window.windowEnd, records + 1);
+  if (after === before) return;
+  log.warn(
+    { days, atLeast: records + 1, atLastWalk: before, maxRequests: deps.settings.reconcileMaxRequests },
+    `days ${days} hold at least ${records + 1} threats now (${before} at their last walk), more than THREAT_MIRROR_RECONCILE_MAX_REQUESTS let this run re-walk in one window; the next runs walk them in smaller windows`,
+  );
 }
 
 /** Due: walked before the incremental run, and longer ago than THREAT_MIRROR_RECONCILE_DAYS. */

@@ -20,8 +20,17 @@ export type RunOutcome = Exclude<RunStatus, 'running'>;
 export type SyncRequest =
   | { readonly mode: 'incremental' }
   | { readonly mode: 'backfill'; readonly from: string; readonly to: string }
-  /** A fresh walk of closed days that shows each page's records to `onPage` before writing it. */
-  | { readonly mode: 'verify'; readonly from: string; readonly to: string; readonly onPage: (threats: readonly Threat[]) => void };
+  /**
+   * A fresh walk of closed days that shows each page's records to `onPage` before writing it;
+   * `onWalkStart` says a window is walked (again) from its first page: what it showed before is void.
+   */
+  | {
+      readonly mode: 'verify';
+      readonly from: string;
+      readonly to: string;
+      readonly onPage: (threats: readonly Threat[]) => void;
+      readonly onWalkStart: (windowStart: string, windowEnd: string) => void;
+    };
 
 export interface SyncSettings {
   readonly initialDays: number;
@@ -54,7 +63,7 @@ export interface SyncDeps {
   readonly observer?: SyncObserver | undefined;
 }
 
-export interface RunSummary extends Readonly<Omit<RunTotals, 'records'>> {
+export interface RunSummary extends Readonly<RunTotals> {
   readonly organization: string;
   /** threats, or reports (whose counts are of reports). */
   readonly stream: 'threats' | 'reports';
@@ -104,6 +113,13 @@ export function addPage(totals: RunTotals, counts: PageCounts & { readonly remov
   totals.removed += counts.removed ?? 0;
   totals.retries += page.retries;
   totals.records += page.records;
+}
+
+/** Counts a window's conclusion: the threats it found still listed, and those it marked removed (no page). */
+export function addConclusion(totals: RunTotals, counts: PageCounts & { readonly removed: number }): void {
+  totals.inserted += counts.inserted;
+  totals.updated += counts.updated;
+  totals.removed += counts.removed;
 }
 
 export interface Outcome {
@@ -184,6 +200,7 @@ export function finishRunSummary(deps: SyncDeps, log: Logger, run: FinishedRun):
     rejected: totals.rejected,
     removed: totals.removed,
     retries: totals.retries,
+    records: totals.records,
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
     ...(error === undefined ? {} : { error }),

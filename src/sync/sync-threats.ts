@@ -1,10 +1,10 @@
 // One organization's threats run: choose the range, resume or make its plan, walk its windows
-// (window-walk.ts), record the outcome.
+// (walk-windows.ts), record the outcome.
 import type { OrganizationConfig } from '../config.js';
-import type { Plan } from '../db/mirror-store.js';
+import type { Plan, PlanWindow } from '../db/mirror-store.js';
 import { addDays, dayOf, minDay } from '../lib/days.js';
 import { emptyTotals, finishRunSummary, outcomeOf, type RunSummary, type SyncDeps, type SyncRequest } from './run-contract.js';
-import { walkWindows } from './window-walk.js';
+import { walkWindows } from './walk-windows.js';
 
 export async function syncThreats(deps: SyncDeps, organization: OrganizationConfig, request: SyncRequest, signal: AbortSignal): Promise<RunSummary> {
   const { store, clock, logger } = deps;
@@ -14,8 +14,10 @@ export async function syncThreats(deps: SyncDeps, organization: OrganizationConf
   const runId = store.startRun(organization.name, plan.mode, plan.rangeStart, plan.rangeEnd, started.toISOString());
   const totals = emptyTotals();
   const outcome = await outcomeOf(async () => {
-    const onPage = request.mode === 'verify' ? request.onPage : undefined;
-    await walkWindows({ deps, organization, runId, totals, log, onPage }, plan, signal);
+    const verify = request.mode === 'verify' ? request : undefined;
+    const onPage = verify?.onPage;
+    const onWalkStart = verify ? (window: PlanWindow): void => verify.onWalkStart(window.windowStart, window.windowEnd) : undefined;
+    await walkWindows({ deps, organization, runId, totals, log, onPage, onWalkStart }, plan, signal);
     finishPlan(deps, plan);
     if (totals.records === 0 && store.hasNoThreats(organization.name)) {
       log.warn(
@@ -47,9 +49,7 @@ function openPlan(deps: SyncDeps, organization: string, request: SyncRequest, to
     store.deleteOpenPlans(organization, 'verify');
     return store.createPlan(organization, 'verify', request.from, request.to, now);
   }
-  if (request.mode === 'backfill') {
-    return store.findOpenPlan(organization, 'backfill', { start: request.from, end: request.to }) ?? store.createPlan(organization, 'backfill', request.from, request.to, now);
-  }
+  if (request.mode === 'backfill') return openBackfillPlan(deps, organization, request.from, request.to, now);
   const open = store.findOpenPlan(organization, 'incremental');
   if (open) return open.rangeEnd >= today ? open : store.extendPlan(open, today);
   const completeThrough = store.completeThrough(organization);
@@ -58,20 +58,51 @@ function openPlan(deps: SyncDeps, organization: string, request: SyncRequest, to
   return store.createPlan(organization, 'incremental', from, today, now);
 }
 
-/** Every window walked: the plan is done, and the checkpoint moves over the closed days it covered. */
+/**
+ * A backfill resumes the unfinished one from the same day, extended when the request reaches
+ * further (a rerun of `--from X` after midnight asks for one day more); every other unfinished
+ * backfill inside the requested range is dropped, so none is left behind that no rerun resumes.
+ * What they committed stays.
+ */
+function openBackfillPlan(deps: SyncDeps, organization: string, from: string, to: string, now: string): Plan {
+  const { store } = deps;
+  const open = store.openPlans(organization, 'backfill');
+  const resumable = open.find((plan) => plan.rangeStart === from && plan.rangeEnd <= to);
+  for (const plan of open) if (plan !== resumable && plan.rangeStart >= from && plan.rangeEnd <= to) store.deletePlan(plan.id);
+  if (!resumable) return store.createPlan(organization, 'backfill', from, to, now);
+  return resumable.rangeEnd === to ? resumable : store.extendPlan(resumable, to);
+}
+
+/**
+ * Every window walked: the plan is done, and the checkpoint moves over the days it covered whose
+ * windows were walked after the day ended (by when the walk began, not the clock now: a window
+ * walked at 23:59 may miss what was blocked at 23:59:30, however late the run ends).
+ */
 function finishPlan(deps: SyncDeps, plan: Plan): void {
   const { store } = deps;
-  const now = deps.clock();
+  const now = deps.clock().toISOString();
   if (plan.mode === 'verify') {
-    store.finishPlan(plan.id, null, now.toISOString());
+    store.finishPlan(plan.id, null, now);
     return;
   }
-  const yesterday = addDays(dayOf(now), -1);
-  // The plan's last day was "today" when planned, so only the days before it were closed.
-  const closedEnd = minDay(plan.mode === 'incremental' ? addDays(plan.rangeEnd, -1) : plan.rangeEnd, yesterday);
+  const closedEnd = closedThrough(plan, store.planWindows(plan.id));
   const completeThrough = store.completeThrough(plan.organization);
   const reachesCheckpoint =
-    plan.mode === 'incremental' ||
-    (completeThrough === null ? plan.rangeEnd >= yesterday : plan.rangeStart <= addDays(completeThrough, 1));
-  store.finishPlan(plan.id, reachesCheckpoint && closedEnd >= plan.rangeStart ? { organization: plan.organization, day: closedEnd } : null, now.toISOString());
+    plan.mode === 'incremental' || (completeThrough === null ? plan.rangeEnd >= addDays(dayOf(new Date(now)), -1) : plan.rangeStart <= addDays(completeThrough, 1));
+  store.finishPlan(plan.id, reachesCheckpoint && closedEnd !== null ? { organization: plan.organization, day: closedEnd } : null, now);
+}
+
+/** The last day of the plan's range up to which every day's window was walked after that day ended; null when not even the first. */
+export function closedThrough(plan: Pick<Plan, 'rangeStart'>, windows: readonly PlanWindow[]): string | null {
+  let through: string | null = null;
+  let expected = plan.rangeStart;
+  for (const window of [...windows].sort((a, b) => (a.windowStart < b.windowStart ? -1 : 1))) {
+    if (window.windowStart !== expected || window.startedAt === null) break;
+    const closedEnd = minDay(window.windowEnd, addDays(window.startedAt.slice(0, 10), -1));
+    if (closedEnd < window.windowStart) break;
+    through = closedEnd;
+    if (closedEnd < window.windowEnd) break;
+    expected = addDays(window.windowEnd, 1);
+  }
+  return through;
 }

@@ -1,22 +1,27 @@
-// The threats walk's windows: a pool of workers, each following one window's cursors to the end
-// while the pages it fetched commit behind it.
+// One window of the threats walk (WindowWalk): its cursors followed to the end while the pages it
+// fetched commit behind it, a resume checked, a walk the list shifted under started over, and what
+// it did not see settled before removals (the pool of workers: walk-windows.ts).
 import type { Logger } from 'pino';
 import { PermanentApiError, ProtocolError } from '../api/errors.js';
 import { fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
 import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
-import type { Plan, PlanWindow } from '../db/mirror-store.js';
-import { addDays } from '../lib/days.js';
+import type { PlanWindow, RemovalCandidate } from '../db/mirror-store.js';
+import { dayOf } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Threat } from '../records.js';
 import { CommitPipeline } from './commit-pipeline.js';
-import { addPage, CursorGuard, type RunContext } from './run-contract.js';
-import { WindowPlanner } from './window-planner.js';
+import { settleCandidates } from './removal-check.js';
+import { addConclusion, addPage, CursorGuard, type RunContext } from './run-contract.js';
 import { WindowSeen } from './window-seen.js';
 
 /** What every window of one run shares. */
 export interface WalkContext extends RunContext {
   /** verify: shown each page's records before they are written. */
   readonly onPage?: ((threats: readonly Threat[]) => void) | undefined;
+  /** verify: a walk of this window begins at its first page; what earlier walks showed of it is void. */
+  readonly onWalkStart?: ((window: PlanWindow) => void) | undefined;
+  /** reconciliation: a window's walk stopped before its end, after `records` records. */
+  readonly onWindowStopped?: ((window: PlanWindow, records: number, error: unknown) => void) | undefined;
 }
 
 /** After this many empty pages in a row that still carry a cursor, the service is looping. */
@@ -30,62 +35,39 @@ const MAX_EMPTY_PAGES_IN_A_ROW = 3;
 const MAX_REPORTED_UNKNOWN_TYPES = 100;
 const reportedUnknownTypes = new Set<string>();
 
-/**
- * A pool of workers: windows a killed run left open come first, then new windows as the planner
- * cuts them. The first failure stops the others at their next page.
- */
-export async function walkWindows(context: WalkContext, plan: Plan, outerSignal: AbortSignal): Promise<void> {
-  const { store } = context.deps;
-  const windows = store.planWindows(plan.id);
-  const resumed = windows.filter((window) => window.completedAt === null);
-  const covered = windows.reduce((last, window) => (window.windowEnd > last ? window.windowEnd : last), addDays(plan.rangeStart, -1));
-  const workers = context.deps.settings.concurrency;
-  const planner = new WindowPlanner(plan.rangeStart, plan.rangeEnd, addDays(covered, 1), workers);
-  const stop = new AbortController();
-  const signal = AbortSignal.any([outerSignal, stop.signal]);
-  let failure: { error: unknown } | undefined;
-  const nextWindow = (): { window: PlanWindow; recorded?: Promise<void> } | undefined => {
-    const open = resumed.shift();
-    if (open) return { window: open };
-    const range = planner.next();
-    return range ? store.openWindow(plan.id, range[0], range[1]) : undefined;
-  };
-  const worker = async (): Promise<void> => {
-    while (!signal.aborted) {
-      const next = nextWindow();
-      if (!next) return;
-      const { window, recorded } = next;
-      try {
-        const records = await new WindowWalk(context, window, signal, recorded).run();
-        // Only a window walked from its first page tells how dense its days are.
-        if (window.nextPage === null) planner.windowDone(window.windowStart, window.windowEnd, records);
-      } catch (error) {
-        failure ??= { error };
-        stop.abort(error);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: workers }, worker));
-  outerSignal.throwIfAborted();
-  if (failure) throw failure.error;
+/** Walks of one window in a run at most: a walk the list shifted under starts over, up to this many times. */
+export const MAX_WALKS_PER_WINDOW = 3;
+
+/** How a window's walk ended. */
+export interface WindowWalked {
+  /** Records the service sent in the walk that ended it. */
+  readonly records: number;
+  /** That walk began at the window's first page (not resumed from a stored cursor). */
+  readonly fromFirstPage: boolean;
 }
 
 /**
  * Follows one window's cursors to the end: page n+1 is requested as soon as page n arrives, and
- * the pages already fetched commit meanwhile, in order (see CommitPipeline). Used once.
+ * the pages already fetched commit meanwhile, in order (see CommitPipeline). At the end, the
+ * stored threats the walk did not return are settled with the service before any is marked
+ * removed (removal-check.ts). A walk the list shifted under starts over. Used once.
  */
-class WindowWalk {
+export class WindowWalk {
   readonly #context: WalkContext;
   readonly #window: PlanWindow;
   readonly #signal: AbortSignal;
   readonly #commits = new CommitPipeline();
-  readonly #cursors: CursorGuard;
+  #cursors: CursorGuard;
   /** The cursor of the page being taken in; null for the window's first page. */
   #cursor: string | null;
-  /** Removals can only be concluded from a walk that saw every page of the window. */
-  #seen: WindowSeen | null;
+  /** What this walk saw: its ids (removals), its pages' bounds, each day's digest. */
+  #seen: WindowSeen;
+  /** When this walk began, before its first request; null for a walk resumed from a stored cursor. */
+  #startedAt: string | null = null;
   /** The page requested next, fetched while the current one is taken in. */
   #next: Promise<ThreatPage> | undefined;
+  /** The stored threats of the window's days the walk did not return, as its last page's commit reported them. */
+  #candidates: readonly RemovalCandidate[] = [];
   #pages = 0;
   #records = 0;
   #emptyPagesInARow = 0;
@@ -97,27 +79,31 @@ class WindowWalk {
     this.#signal = signal;
     if (recorded) this.#commits.add(recorded, 0);
     this.#cursor = window.nextPage;
-    this.#seen = window.nextPage === null ? new WindowSeen(window.windowStart, window.windowEnd) : null;
-    this.#cursors = new CursorGuard(
-      (cursor) =>
-        `organization "${context.organization.name}": the service returned next_page "${cursor}" again for ${this.#range}; stopped to avoid a loop`,
-    );
+    this.#seen = new WindowSeen(window.windowStart, window.windowEnd);
+    this.#cursors = this.#newCursorGuard();
   }
 
-  /** Walks to the window's last page; returns the records the service sent. */
-  async run(): Promise<number> {
-    const stored = this.#cursor;
-    this.#next = stored === null ? this.#fetch(null) : this.#fetch(stored).catch((error: unknown) => this.#restartIfRefused(error));
+  /** Records the service sent in the current walk (a stopped walk's progress). */
+  get records(): number {
+    return this.#records;
+  }
+
+  /** Walks to the window's last page and settles what it did not see. */
+  async run(): Promise<WindowWalked> {
     try {
-      for (;;) {
-        const { nextPage, chars, empty } = this.#handOver(await this.#next);
-        if (nextPage === null) {
-          await this.#commits.drain();
-          return this.#records;
+      let resumed = this.#window.nextPage !== null && (await this.#resumable());
+      for (let walk = 1; ; walk += 1) {
+        if (!resumed) this.#startOver();
+        const fromFirstPage = !resumed;
+        resumed = false;
+        if ((await this.#walk()) && (await this.#settle())) return { records: this.#records, fromFirstPage };
+        if (walk >= MAX_WALKS_PER_WINDOW) {
+          throw new Error(
+            `organization "${this.#context.organization.name}": the service's list of ${this.#range} changed under each of ${walk} walks of it ` +
+              '(threats among the pages already read were unblocked, or moved in or out); its days are not recorded complete, and the next run walks them again',
+          );
         }
-        await this.#commits.makeRoom(chars);
-        this.#assertNotLooping(empty);
-        this.#cursor = nextPage;
+        this.#context.log.info({ window: this.#range, walk }, 'the list shifted under the walk: walking this window again from its first page');
       }
     } finally {
       // Stopping (an error, a signal) still lets the pages already fetched commit, and counts them.
@@ -127,6 +113,113 @@ class WindowWalk {
 
   get #range(): string {
     return `${this.#window.windowStart}..${this.#window.windowEnd}`;
+  }
+
+  #newCursorGuard(): CursorGuard {
+    return new CursorGuard(
+      (cursor) => `organization "${this.#context.organization.name}": the service returned next_page "${cursor}" again for ${this.#range}; stopped to avoid a loop`,
+    );
+  }
+
+  /** A walk from the window's first page: what an earlier walk saw is forgotten. */
+  #startOver(): void {
+    this.#cursor = null;
+    this.#cursors = this.#newCursorGuard();
+    this.#seen = new WindowSeen(this.#window.windowStart, this.#window.windowEnd);
+    this.#startedAt = this.#context.deps.clock().toISOString();
+    this.#pages = 0;
+    this.#records = 0;
+    this.#emptyPagesInARow = 0;
+    this.#context.onWalkStart?.(this.#window);
+  }
+
+  /**
+   * A stored cursor is followed only if the list did not shift since it was stored: the page
+   * before it, read again, must still end with the last id committed from it. Otherwise (or if
+   * the service refuses the cursor: it expired, or an older version stored a bad one) the window
+   * starts over from its first page.
+   */
+  async #resumable(): Promise<boolean> {
+    const { nextPage, lastId } = this.#window;
+    const page = Number(nextPage);
+    if (lastId === null || !Number.isSafeInteger(page) || page < 2) {
+      this.#context.log.warn(
+        { window: this.#range, cursor: nextPage },
+        'the stored cursor cannot be checked (not a page number, or stored before cursors recorded their last id): restarting this window from its first page',
+      );
+      return false;
+    }
+    let before: ThreatPage;
+    try {
+      before = await this.#fetch(page === 2 ? null : String(page - 1));
+    } catch (error) {
+      if (!(error instanceof PermanentApiError && error.status === 400) || this.#signal.aborted) throw error;
+      this.#context.log.warn({ window: this.#range, cursor: nextPage, error: errorMessage(error) }, 'the service refused the stored cursor (HTTP 400): restarting this window from its first page');
+      return false;
+    }
+    const ids = before.threats.map((threat) => threat.id);
+    if (ids.at(-1) !== lastId || before.nextPage !== nextPage) {
+      this.#context.log.info({ window: this.#range, cursor: nextPage }, 'the list shifted since the stored cursor: restarting this window from its first page');
+      return false;
+    }
+    this.#seen = new WindowSeen(this.#window.windowStart, this.#window.windowEnd, { page: page - 1, first: Math.min(...ids), last: lastId });
+    return true;
+  }
+
+  /** Follows the cursors to the last page; false when the list shifted under the walk. */
+  async #walk(): Promise<boolean> {
+    this.#next = this.#fetch(this.#cursor);
+    for (;;) {
+      let page: ThreatPage;
+      try {
+        page = await this.#next;
+      } catch (error) {
+        if (this.#refusedCursor(error)) return false;
+        throw error;
+      }
+      const taken = this.#handOver(page);
+      if (taken === undefined) return false;
+      if (taken.nextPage === null) {
+        await this.#commits.drain();
+        return true;
+      }
+      await this.#commits.makeRoom(taken.chars);
+      this.#assertNotLooping(taken.empty);
+      this.#cursor = taken.nextPage;
+    }
+  }
+
+  /**
+   * Settles the candidates the last page's commit reported (none: the window completed with it).
+   * True when the window is complete; false when the walk missed a threat the list held.
+   */
+  async #settle(): Promise<boolean> {
+    const candidates = this.#candidates;
+    this.#candidates = [];
+    if (candidates.length === 0) return true;
+    const { deps, organization, runId, totals, log } = this.#context;
+    const settled = await settleCandidates(this.#context, this.#window, candidates, this.#seen.pages, dayOf(deps.clock()), this.#signal);
+    const complete = settled.complete && settled.failure === undefined;
+    const window = { planId: this.#window.planId, windowStart: this.#window.windowStart, windowEnd: this.#window.windowEnd };
+    const conclusion = { organization: organization.name, runId, window, removedIds: settled.removedIds, found: settled.found, complete };
+    const counts = await deps.store.concludeWindow({ ...conclusion, windowPages: this.#pages, now: deps.clock().toISOString() });
+    addConclusion(totals, counts);
+    log.info(
+      { window: this.#range, candidates: candidates.length, removed: counts.removed, stillListed: settled.found.length, unsettled: settled.unsettled, complete },
+      'removal candidates checked with the service',
+    );
+    if (settled.failure) throw settled.failure.error;
+    return complete;
+  }
+
+  /**
+   * A stored cursor the service refuses (400: it expired, or an older version stored a bad one)
+   * would fail every later run: the window starts over from its first page instead.
+   */
+  #refusedCursor(error: unknown): boolean {
+    if (!(error instanceof PermanentApiError && error.status === 400) || this.#signal.aborted || this.#pages > 0 || this.#cursor === null) return false;
+    this.#context.log.warn({ window: this.#range, cursor: this.#cursor, error: errorMessage(error) }, 'the service refused the stored cursor (HTTP 400): restarting this window from its first page');
+    return true;
   }
 
   #fetch(nextPage: string | null): Promise<ThreatPage> {
@@ -139,33 +232,19 @@ class WindowWalk {
   }
 
   /**
-   * A stored cursor the service refuses (400: it expired, or an older version stored a bad one)
-   * would fail every later run: the window starts over from its first page instead, once.
+   * Takes a page in: checks it, prefetches the next one, and hands it to the writer; undefined
+   * when the page overlaps the ones before it (the list gained a record behind the walk). Only
+   * what the loop needs comes back, so the loop holds no page while it waits for commits: a page
+   * of large records (4 MB) held across those waits by each of four windows, beside the
+   * prefetched ones, ran the CLI's 48 MB heap out (45 MB live after a full GC, measured).
    */
-  #restartIfRefused(error: unknown): Promise<ThreatPage> {
-    if (!(error instanceof PermanentApiError && error.status === 400) || this.#signal.aborted) throw error;
-    this.#context.log.warn(
-      { window: this.#range, cursor: this.#window.nextPage, error: errorMessage(error) },
-      'the service refused the stored cursor (HTTP 400): restarting this window from its first page',
-    );
-    this.#cursor = null;
-    this.#seen = new WindowSeen(this.#window.windowStart, this.#window.windowEnd);
-    return this.#fetch(null);
-  }
-
-  /**
-   * Takes a page in: prefetches the next one, checks it, and hands it to the writer. Only what the
-   * loop needs comes back, so the loop holds no page while it waits for commits: a page of large
-   * records (4 MB) held across those waits by each of four windows, beside the prefetched ones, ran
-   * the CLI's 48 MB heap out (45 MB live after a full GC, measured).
-   */
-  #handOver(page: ThreatPage): { nextPage: string | null; chars: number; empty: boolean } {
+  #handOver(page: ThreatPage): { nextPage: string | null; chars: number; empty: boolean } | undefined {
     this.#commits.throwIfFailed();
     this.#cursors.accept(page.nextPage, this.#cursor);
+    if (!this.#seen.add(page.threats, this.#cursor === null ? 1 : Number(this.#cursor), page.nextPage === null)) return undefined;
     if (page.nextPage !== null) this.#next = this.#fetch(page.nextPage);
     reportUnknownTypes(page, this.#context.log);
     this.#context.onPage?.(page.threats);
-    this.#seen?.add(page.threats);
     this.#pages += 1;
     const sent = page.threats.length + page.rejected.length + page.rejectedNotKept;
     this.#records += sent;
@@ -182,6 +261,7 @@ class WindowWalk {
     const cursor = this.#cursor;
     const records = page.threats.length;
     const rejectedReasons = page.rejected.map((record) => record.reason);
+    const last = nextPage === null;
     const { rejectedNotKept } = page;
     const committed = deps.store.commitPage({
       organization: organization.name,
@@ -192,14 +272,18 @@ class WindowWalk {
       nextPage,
       retries,
       now: deps.clock().toISOString(),
-      windowSeenIds: nextPage === null ? (this.#seen?.ids ?? null) : null,
-      windowDigests: nextPage === null ? (this.#seen?.digests ?? null) : null,
+      requestedPage: cursor,
+      walkStartedAt: cursor === null ? this.#startedAt : null,
+      windowSeenIds: last ? this.#seen.ids : null,
+      windowSeenAbove: this.#seen.above,
+      windowDigests: last ? this.#seen.digests : null,
       windowPages: this.#pages,
     });
     return committed.then((counts) => {
+      if (last) this.#candidates = counts.candidates ?? [];
       addPage(totals, { ...counts, rejected: counts.rejected + rejectedNotKept }, { retries, records });
       deps.observer?.pageCommitted?.(organization.name, counts);
-      log.debug({ window: this.#range, cursor, records, ...counts, nextPage }, 'page committed');
+      log.debug({ window: this.#range, cursor, records, ...counts, candidates: counts.candidates?.length, nextPage }, 'page committed');
       for (const reason of rejectedReasons) log.warn({ reason }, 'record rejected and kept in rejected_records');
       if (rejectedNotKept > 0) log.warn({ window: this.#range, cursor, rejectedNotKept }, `${rejectedNotKept} more records of this page rejected: counted, not kept`);
     });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Database } from '../../src/db/sqlite.js';
 import { addDays } from '../../src/lib/days.js';
-import { generateThreats, type Standin, startStandin } from '../../src/standin/index.js';
+import { generateThreats, type RequestRecord, seededRandom, type Standin, startStandin } from '../../src/standin/index.js';
 import { type Measured, measure } from './measure.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -190,6 +190,33 @@ const scenarios: Record<string, () => Promise<void>> = {
       }
     });
   },
+  async reconcile() {
+    await withStandin(1_000_000, 365, 0, async (standin, from) => {
+      const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
+      try {
+        const { dbPath } = await runMirror(standin, dir, from);
+        const unblocked = unblockAtRandom(standin, 1_000);
+        // The stand-in builds its content index at the first query: before the measured run, as a
+        // service has its index ready (built during the pass, it took the stand-in 10-25 s here).
+        await fetch(`${standin.url}/threats/list`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ startDate: '1970-01-01', endDate: TODAY, query: 'https://warm.up/' }) });
+        const before = standin.stats.requests.length;
+        // Every mirrored day due at once, without a budget: one full reconciliation pass.
+        const everyDay = { THREAT_MIRROR_RECONCILE_DAYS: '0', THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '1000000' };
+        const measured = await measure(CLI, ['--once'], cliEnv(standin, dbPath, everyDay));
+        if (measured.code !== 0) throw new Error(`threat-mirror exited ${measured.code}: ${measured.stderr}`);
+        const pass = reconcilePassRequests(standin.stats.requests.slice(before), unblocked);
+        const removed = removedIds(dbPath);
+        const exact = removed.length === unblocked.size && removed.every((id) => unblocked.has(id));
+        const row = record('reconcile 1M / 365 days, 1,000 unblocked (0.1%)', 'threat-mirror', 1_000_000 - unblocked.size, measured, pass.total, '');
+        row.note = `${pass.walk} pages, ${pass.confirmations} content look-ups, ${pass.across} reads across a page boundary; absence twice would cost ${pass.walk + pass.rewalk}, a re-read before every page ${2 * pass.walk}`;
+        verdict('reconcile pass: exactly the 1,000 unblocked marked removed', exact, `${removed.length} marked, ${exact ? 'all' : 'NOT all'} of them unblocked`);
+        // Beyond the walk: a look-up per candidate (more pages for a content many threats share) and a few reads across a boundary.
+        verdict('reconcile pass: requests beyond the walk follow the candidates (≤ 1.5 × 1,000)', pass.total - pass.walk <= 1_500, `${pass.total - pass.walk} beyond ${pass.walk} pages`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  },
   async ratelimit() {
     await withStandin(5_000, 60, 5, async (standin, from) => {
       const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
@@ -207,6 +234,61 @@ const scenarios: Record<string, () => Promise<void>> = {
     });
   },
 };
+
+/** Unblocks `count` threats picked at random (seeded) across the whole history; returns their ids and days. */
+function unblockAtRandom(standin: Standin, count: number): Map<number, string> {
+  const all = standin.threatsVisibleTo(KEY);
+  const random = seededRandom(33);
+  const unblocked = new Map<number, string>();
+  while (unblocked.size < count) {
+    const threat = all[Math.floor(random() * all.length)] as (typeof all)[number];
+    unblocked.set(threat.id, threat.blockedAt.slice(0, 10));
+  }
+  standin.removeThreats([...unblocked.keys()]);
+  return unblocked;
+}
+
+function removedIds(dbPath: string): number[] {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return db.prepare('SELECT threat_id FROM organization_threats WHERE removed_at IS NOT NULL').pluck().all() as number[];
+  } finally {
+    db.close();
+  }
+}
+
+interface PassRequests {
+  readonly total: number;
+  /** The windows' own pages (the incremental re-scan's and the reconciliation's). */
+  readonly walk: number;
+  /** Removal confirmations by content. */
+  readonly confirmations: number;
+  /** Pages read across a boundary of a walk (a candidate between two pages). */
+  readonly across: number;
+  /** The pages of every window that held an unblocked threat: what walking those again would cost. */
+  readonly rewalk: number;
+}
+
+function reconcilePassRequests(requests: readonly RequestRecord[], unblocked: ReadonlyMap<number, string>): PassRequests {
+  const days = new Set(unblocked.values());
+  const heldUnblocked = (range: string): boolean => {
+    const [start = '', end = ''] = range.split('..');
+    for (let day = start; day <= end; day = addDays(day, 1)) if (days.has(day)) return true;
+    return false;
+  };
+  type Body = { startDate: string; endDate: string; per_page?: number; query?: string };
+  const bodies = requests.map((request) => request.body as Body);
+  const walkPages = bodies.filter((body) => body.query === undefined && (body.per_page ?? 100) === 100);
+  const pagesPerWindow = new Map<string, number>();
+  for (const body of walkPages) pagesPerWindow.set(`${body.startDate}..${body.endDate}`, (pagesPerWindow.get(`${body.startDate}..${body.endDate}`) ?? 0) + 1);
+  return {
+    total: bodies.length,
+    walk: walkPages.length,
+    confirmations: bodies.filter((body) => body.query !== undefined).length,
+    across: bodies.filter((body) => body.query === undefined && (body.per_page ?? 100) !== 100).length,
+    rewalk: [...pagesPerWindow].filter(([range]) => heldUnblocked(range)).reduce((sum, [, pages]) => sum + pages, 0),
+  };
+}
 
 const { values } = parseArgs({ options: { scenario: { type: 'string', multiple: true }, runs: { type: 'string', default: '3' } }, strict: true });
 /** Times each compared client runs; the table shows its median run (this machine is noisy). */

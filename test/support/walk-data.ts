@@ -1,0 +1,38 @@
+// Threats laid out by day with known ids, and what the mirror holds of them, for the tests of
+// walks the service's list changes under.
+import type { Standin, StandinThreat } from '../../src/standin/index.js';
+import { withDb } from './mirror-db.js';
+
+type Listed = Pick<StandinThreat, 'id' | 'content' | 'type' | 'blockedAt'>;
+
+/** `count` threats of one day with ids from `firstId` up, one a minute. */
+export function threatsOfDay(day: string, firstId: number, count: number, organization = 'acme'): StandinThreat[] {
+  return Array.from({ length: count }, (_, index) => ({
+    id: firstId + index,
+    content: `https://t${firstId + index}.example/login`,
+    type: 'URL',
+    blockedAt: new Date(Date.parse(`${day}T00:00:00.000Z`) + index * 60_000).toISOString(),
+    organization,
+  }));
+}
+
+export function removedIds(dbPath: string): number[] {
+  return withDb(dbPath, (db) => db.prepare("SELECT threat_id FROM organization_threats WHERE organization = 'acme' AND removed_at IS NOT NULL ORDER BY 1").pluck().all() as number[]);
+}
+
+/** The mirror's current threats (not removed) as the service lists them: id, content, type, blockedAt. */
+export function currentThreats(dbPath: string): Array<Pick<StandinThreat, 'id' | 'content' | 'type' | 'blockedAt'>> {
+  return withDb(
+    dbPath,
+    (db) =>
+      db
+        .prepare("SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt FROM current_threats c JOIN threats t ON t.id = c.id WHERE c.organization = 'acme' ORDER BY t.id")
+        .all() as Array<Pick<StandinThreat, 'id' | 'content' | 'type' | 'blockedAt'>>,
+  );
+}
+
+/** What the service lists for `key`, as the mirror should hold it. */
+export function listed(service: Standin, key: string): Listed[] {
+  return service.threatsVisibleTo(key).map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt }));
+}
+
