@@ -18,7 +18,7 @@ import { HOST_KIND, INDEX_SCHEMA, IndexView, OTHER_TYPE_KIND } from './index-vie
 import { MAX_HOST, nextRpzSerial } from './rpz.js';
 import { withSmallPageCache } from './page-cache.js';
 
-/** Rows between two pauses, so probes and signals are answered while a large mirror is read. */
+/** Rows between two turns of the event loop: the refresh job's thread has little else to do, but any thread running this stays responsive. */
 const ROWS_PER_PAUSE = 5_000;
 /** Changed threats above which the index is rebuilt whole rather than row by row (~4x cheaper a row). */
 const REBUILD_ABOVE = 100_000;
