@@ -3,7 +3,7 @@
 // their derived columns, anything else by exact content. Every match is an index search, and only
 // threats currently blocked (not removed) for some organization count.
 import type Database from 'better-sqlite3';
-import { MIRROR_FRESHNESS_SQL } from '../db/status-reads.js';
+import { MIRROR_FRESHNESS_SQL } from '../db/read/status-reads.js';
 import { parseAddress, parseEmail } from '../url/lookup-fields.js';
 import { canonicalizeWebUrl } from '../url/canonical-url.js';
 import { coveringExpressions } from '../url/expressions.js';

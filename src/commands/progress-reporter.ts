@@ -3,7 +3,7 @@
 // numbers are read from the file (commands/progress.ts), as `status` reads them.
 import type { Logger } from 'pino';
 import { formatDuration, type PlanProgress, percentOf, runningProgress } from './progress.js';
-import { ProgressReads } from '../db/status-reads.js';
+import { ProgressReads } from '../db/read/status-reads.js';
 import type { Database } from '../db/sqlite.js';
 import type { Clock } from '../lib/days.js';
 import { daysBetween } from '../lib/days.js';

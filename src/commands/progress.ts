@@ -1,7 +1,7 @@
 // How far a run has come, read from the file alone (sync_runs, sync_plans, sync_cursors): what
 // `status`, the progress line on a terminal, the `progress` log records and the /metrics gauge
 // all show, so they never disagree. Days count once their window is walked to its last page.
-import type { OpenPlanRow, PlanRunRow, PlanWindowsRow, ProgressReads } from '../db/status-reads.js';
+import type { OpenPlanRow, PlanRunRow, PlanWindowsRow, ProgressReads } from '../db/read/status-reads.js';
 import { daysBetween } from '../lib/days.js';
 
 export interface PlanProgress {

@@ -38,7 +38,7 @@ export async function runSync(command: Extract<Command, { kind: 'once' | 'backfi
           label: command.kind === 'backfill' ? 'backfill' : 'sync',
           modes: [request.mode],
           organizations: selected.map((organization) => organization.name),
-          sqlite: mirror.deps.store.sqlite,
+          sqlite: mirror.reader,
           clock,
           logger,
           line,

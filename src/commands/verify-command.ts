@@ -23,7 +23,7 @@ export async function runVerify(command: Extract<Command, { kind: 'verify' }>, c
           label: 'verify',
           modes: ['verify'],
           organizations: selected.map((organization) => organization.name),
-          sqlite: mirror.deps.store.sqlite,
+          sqlite: mirror.reader,
           clock: writerClock,
           logger,
           line,

@@ -14,7 +14,8 @@ import { createStartupLatch } from './startup.js';
 import { syncOrganizations } from '../sync/sync-all.js';
 import { withProgress } from '../commands/progress-reporter.js';
 import { runningProgress } from '../commands/progress.js';
-import { ProgressReads } from '../db/status-reads.js';
+import { ProgressReads } from '../db/read/status-reads.js';
+import { STALE_AFTER_SECONDS_KEY } from '../db/setting-keys.js';
 import { WalHealth } from './wal-health.js';
 
 export interface DaemonOptions {
@@ -31,14 +32,14 @@ export interface DaemonOptions {
 export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { config, mirror, metrics, organizations, logger, clock, signal } = options;
   const staleAfterSeconds = 2 * longestScheduleGapSeconds(config.schedule);
-  mirror.deps.store.recordSetting('stale_after_seconds', String(staleAfterSeconds), clock().toISOString());
+  await mirror.deps.writer.call('recordSetting', { key: STALE_AFTER_SECONDS_KEY, value: String(staleAfterSeconds), now: clock().toISOString() });
   const names = organizations.map((organization) => organization.name);
-  const lastRuns = checkReadiness(mirror.deps.store.sqlite, names, clock(), staleAfterSeconds).organizations;
+  const lastRuns = checkReadiness(mirror.reader, names, clock(), staleAfterSeconds).organizations;
   metrics.startedWith(staleAfterSeconds, lastRuns.map((state) => ({ organization: state.organization, at: state.lastSuccessAt })));
-  const progress = new ProgressReads(mirror.deps.store.sqlite);
+  const progress = new ProgressReads(mirror.reader);
   metrics.observeProgress(() => runningProgress(progress, names, clock()));
   const startup = createStartupLatch(
-    mirror.deps.store.sqlite,
+    mirror.reader,
     organizations.map((organization) => organization.name),
     () => logger.info('every organization has synced once: /startupz (the container health) answers 200 from now on'),
   );
@@ -67,7 +68,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           readiness: () =>
             withWalHealth(
               checkReadiness(
-                mirror.deps.store.sqlite,
+                mirror.reader,
                 organizations.map((organization) => organization.name),
                 clock(),
                 staleAfterSeconds,
@@ -106,7 +107,7 @@ async function scheduledRun(
       label: 'sync',
       modes: ['incremental'],
       organizations: organizations.map((organization) => organization.name),
-      sqlite: mirror.deps.store.sqlite,
+      sqlite: mirror.reader,
       clock,
       logger,
       logIntervalMs: config.progressSeconds * 1000,
@@ -117,7 +118,7 @@ async function scheduledRun(
   startup();
   if (config.checkpoints === 'auto') {
     // On the writer thread: the event loop goes on answering probes and signals meanwhile.
-    const outcome = await mirror.deps.store.checkpointWal();
+    const outcome = await mirror.deps.writer.call('checkpoint', {});
     wal.record(outcome, clock());
     if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
   }

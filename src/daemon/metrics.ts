@@ -2,7 +2,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { RetryReason } from '../api/errors.js';
 import type { ApiObserver } from '../api/retry.js';
-import type { PageCounts } from '../db/mirror-store.js';
+import type { PageCounts } from '../db/writer/page-writer.js';
 import { redact } from '../lib/redact.js';
 import type { ExportObserver } from '../export/daemon-exports.js';
 import type { PlanProgress } from '../commands/progress.js';

@@ -74,6 +74,7 @@ export const syncCheckpoints = sqliteTable('sync_checkpoints', {
 
 /** reconcile: a re-walk of days whose last walk is older than THREAT_MIRROR_RECONCILE_DAYS. */
 export const SYNC_MODES = ['incremental', 'backfill', 'verify', 'reconcile'] as const;
+export type SyncMode = (typeof SYNC_MODES)[number];
 
 /** Unfinished work: the range a run set out to cover. Deleted when every window of it is done. */
 export const syncPlans = sqliteTable(

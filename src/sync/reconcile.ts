@@ -8,8 +8,8 @@
 // days stay due and the next run walks them again from the first page.
 import type { OrganizationConfig } from '../config.js';
 import type { Logger } from 'pino';
-import type { PlanWindow } from '../db/mirror-store.js';
-import type { DueRule, LedgerDay } from '../db/reconcile-ledger.js';
+import type { DueRule, LedgerDay } from '../db/read/ledger-reads.js';
+import type { PlanWindow } from '../db/read/plan-reads.js';
 import { errorMessage } from '../lib/errors.js';
 import { planReconciliation } from './reconcile-planner.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
@@ -28,17 +28,17 @@ export async function reconcileOrganization(
   incremental: RunSummary,
   signal: AbortSignal,
 ): Promise<RunSummary | undefined> {
-  const { store, settings } = deps;
+  const { writer, reads, settings } = deps;
   const name = organization.name;
   const log = deps.logger.child({ organization: name, phase: 'reconcile' });
   const rule = dueRule(incremental, settings.reconcileDays);
-  const due = store.reconcile.dueDays(name, rule);
+  const due = reads.ledger.dueDays(name, rule);
   if (settings.reconcileMaxRequests === 0) {
     reportOverdue(deps, name, due);
     return undefined;
   }
   // A reconciliation a killed process left half-walked is started over, never resumed.
-  store.deleteOpenPlans(name, 'reconcile');
+  await writer.call('deletePlans', { organization: name, mode: 'reconcile' });
   const { windows, tooLarge } = planReconciliation(due, settings.reconcileMaxRequests);
   for (const day of tooLarge) {
     log.warn(
@@ -51,15 +51,18 @@ export async function reconcileOrganization(
   const started = deps.clock();
   const rangeStart = windows[0]?.start as string;
   const rangeEnd = windows.reduce((last, window) => (window.end > last ? window.end : last), rangeStart);
-  const plan = store.createPlan(name, 'reconcile', rangeStart, rangeEnd, started.toISOString());
-  for (const window of windows) store.addWindow(plan.id, window.start, window.end);
-  const runId = store.startRun(name, 'reconcile', rangeStart, rangeEnd, started.toISOString());
+  const plan = await writer.call('createPlan', { organization: name, mode: 'reconcile', rangeStart, rangeEnd, createdAt: started.toISOString() });
+  await writer.call('addWindows', { windows: windows.map((window) => ({ planId: plan.id, windowStart: window.start, windowEnd: window.end })) });
+  const runId = await writer.call('startRun', { organization: name, stream: 'threats', mode: 'reconcile', rangeStart, rangeEnd, startedAt: started.toISOString() });
   log.info({ runId, windows: windows.length, dueDays: due.length, estimatedRequests: windows.reduce((sum, window) => sum + window.estimatedRequests, 0) }, 'reconciliation started');
   const allowance = new RequestAllowance(settings.reconcileMaxRequests);
   const walkDeps: SyncDeps = { ...deps, api: { ...deps.api, budgets: allowance.budgets(deps.api.budgets) } };
   const totals = emptyTotals();
+  const observed: Array<Promise<void>> = [];
   const onWindowStopped = (window: PlanWindow, records: number, error: unknown): void => {
-    if (error instanceof RequestAllowanceSpent) recordObservedSize(deps, log, name, window, records);
+    if (!(error instanceof RequestAllowanceSpent)) return;
+    // A size not recorded only leaves the next run to plan the same window again: logged, not fatal.
+    observed.push(recordObservedSize(deps, log, name, window, records).catch((caught: unknown) => log.warn({ error: errorMessage(caught) }, 'could not record what the cut walk saw')));
   };
   const outcome = await outcomeOf(() => walkWindows({ deps: walkDeps, organization, runId, totals, log, onWindowStopped }, plan, signal), signal, {
     interrupted: 'stopped by a signal; the days not walked to the end stay due',
@@ -70,8 +73,9 @@ export async function reconcileOrganization(
       return { status: 'succeeded', error: undefined };
     },
   });
-  if (outcome.status !== 'interrupted') store.deletePlan(plan.id);
-  const summary = finishRunSummary(deps, log, {
+  await Promise.all(observed);
+  if (outcome.status !== 'interrupted') await writer.call('deletePlans', { planIds: [plan.id] });
+  const summary = await finishRunSummary(deps, log, {
     organization: name,
     stream: 'threats',
     mode: 'reconcile',
@@ -83,7 +87,7 @@ export async function reconcileOrganization(
     totals,
     message: `reconciliation of organization "${name}"`,
   });
-  return finish(deps, name, store.reconcile.dueDays(name, rule), summary);
+  return finish(deps, name, reads.ledger.dueDays(name, rule), summary);
 }
 
 /**
@@ -92,9 +96,9 @@ export async function reconcileOrganization(
  * days are estimated at what the walk saw (and one more: a next page was due), so the planner cuts
  * them into windows that fit.
  */
-function recordObservedSize(deps: SyncDeps, log: Logger, organization: string, window: PlanWindow, records: number): void {
+async function recordObservedSize(deps: SyncDeps, log: Logger, organization: string, window: PlanWindow, records: number): Promise<void> {
   const days = `${window.windowStart}..${window.windowEnd}`;
-  const { before, after } = deps.store.reconcile.recordObservedSize(organization, window.windowStart, window.windowEnd, records + 1);
+  const { before, after } = await deps.writer.call('recordObservedSize', { organization, from: window.windowStart, to: window.windowEnd, atLeast: records + 1 });
   if (after === before) return;
   log.warn(
     { days, atLeast: records + 1, atLastWalk: before, maxRequests: deps.settings.reconcileMaxRequests },
@@ -112,9 +116,9 @@ function dueRule(incremental: RunSummary, reconcileDays: number): DueRule {
 }
 
 /** Records a completed cycle when nothing is due any more, and reports what is. */
-function finish(deps: SyncDeps, organization: string, stillDue: readonly LedgerDay[], summary: RunSummary | undefined): RunSummary | undefined {
+async function finish(deps: SyncDeps, organization: string, stillDue: readonly LedgerDay[], summary: RunSummary | undefined): Promise<RunSummary | undefined> {
   if (stillDue.length === 0 && (summary === undefined || summary.status === 'succeeded')) {
-    deps.store.reconcile.recordCycleCompleted(organization, deps.clock().toISOString());
+    await deps.writer.call('recordReconcileCycle', { organization, at: deps.clock().toISOString() });
   }
   reportOverdue(deps, organization, stillDue);
   return summary;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { openDatabase } from '../../src/db/open-database.js';
+import { openWritableMirror } from '../support/writable-mirror.js';
 import { EXPORT_FORMATS } from '../../src/export/export-formats.js';
 import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 import { measure } from './measure.js';
@@ -28,7 +28,7 @@ function contentOf(index: number): [string, string] {
 }
 
 const started = performance.now();
-const opened = openDatabase(dbPath);
+const opened = await openWritableMirror(dbPath);
 const stamp = new Date('2026-11-01T00:00:00.000Z').toISOString();
 const insertThreat = opened.sqlite.prepare(
   `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain,

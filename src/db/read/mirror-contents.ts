@@ -1,5 +1,5 @@
 // What the file holds of an organization, as the sync asks before it trusts an empty answer.
-import type { Database, Statement } from './sqlite.js';
+import type { Database, Statement } from '../sqlite.js';
 
 export class MirrorContents {
   readonly #anyThreat: Statement;

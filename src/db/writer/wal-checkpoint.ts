@@ -1,5 +1,5 @@
-// A WAL checkpoint that never waits for a lock: run on the page-writer thread between runs.
-import type Database from 'better-sqlite3';
+// WAL checkpoints that never wait for a lock, on the writer's connection: between runs, and while pages wait for their commit.
+import type { Database } from '../sqlite.js';
 
 /** What one checkpoint did; `complete` means the WAL was folded into the file and truncated. */
 export interface WalCheckpoint {
@@ -16,7 +16,7 @@ export interface WalCheckpoint {
  * when one does, SQLite gives up at once (busy) instead of waiting busy_timeout for the reader,
  * which is what froze the daemon behind Litestream and long report queries before (issue 13).
  */
-export function checkpointWithoutWaiting(sqlite: Database.Database): WalCheckpoint {
+export function checkpointWithoutWaiting(sqlite: Database): WalCheckpoint {
   const busyTimeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
   sqlite.pragma('busy_timeout = 0');
   try {
@@ -36,7 +36,7 @@ export function checkpointWithoutWaiting(sqlite: Database.Database): WalCheckpoi
  * lock: done while the writer would idle, it leaves less for the fold at the close, which the run
  * waits for (~145 ms of a 20,000-threat backfill, measured). Returns false when it could not run.
  */
-export function foldWalWithoutWaiting(sqlite: Database.Database): boolean {
+export function foldWalWithoutWaiting(sqlite: Database): boolean {
   const busyTimeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
   sqlite.pragma('busy_timeout = 0');
   try {

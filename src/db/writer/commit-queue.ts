@@ -13,7 +13,7 @@
 // time. So does a full batch, and everything before a checkpoint or the close.
 //
 // While pages wait for the interval the writer has nothing else to do: `whileWaiting` gives that
-// time to other work (the thread folds the WAL into the file then, see page-writer-thread.ts).
+// time to other work (the thread folds the WAL into the file then, see mirror-writer.ts).
 import type { PageInput } from './page-writer.js';
 
 /** How long a page may wait for others before its commit: the crash bound in time. */

@@ -1,30 +1,27 @@
-// The end of a window's walk, on the page writer's connection: which threats of its days the walk
-// did not return (candidates for removal, handed back to the sync to confirm), and, once nothing
-// is left to confirm, the window's completion: its days enter the ledger (docs/reconciliation.md).
+// The end of a window's walk, on the writer's connection: which threats of its days the walk did
+// not return (candidates for removal, handed back to the sync to confirm), and, once nothing is
+// left to confirm, the window's completion: its days enter the ledger (docs/reconciliation.md).
 //
 // Nothing is marked removed here from a walk alone: absence from a walk during which the list may
 // have shifted is no proof. The sync confirms each candidate with the service first and sends the
 // outcome back (WindowConclusion); only then does a threat get its removed_at.
-import { addDays, daysBetween } from '../lib/days.js';
-import type { Threat } from '../records.js';
-import type { LookupFields } from '../url/lookup-fields.js';
-import { addToDayDigests, type DayDigest, type DigestedThreat, digestHex, emptyDigest } from './content-hash.js';
-import { CURRENT_LINK_SQL, RECORD_LEDGER_DAY_SQL, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from './day-ledger.js';
-import type { Database, Statement } from './sqlite.js';
+import { addDays } from '../../lib/days.js';
+import type { Threat } from '../../records.js';
+import type { LookupFields } from '../../url/lookup-fields.js';
+import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
+import { CURRENT_LINK_SQL, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from '../read/ledger-reads.js';
+import type { DayLedgerRows } from '../sql/day-ledger.js';
+import type { ThreatRows } from '../sql/threat-rows.js';
+import type { WindowCursors, WindowRef } from '../sql/window-cursors.js';
+import type { Database, Statement } from '../sqlite.js';
 
-/** A window of a plan, as the writer's inputs name it. */
-export interface WindowRef {
-  readonly planId: number;
-  readonly windowStart: string;
-  readonly windowEnd: string;
-}
+export type { WindowRef } from '../sql/window-cursors.js';
 
 /** What the writer needs of a window's last page to end the walk. */
 export interface LastPage {
   readonly organization: string;
   readonly runId: number;
   readonly window: WindowRef;
-  readonly stamp: string;
   /**
    * Every id the walk returned, or null when it cannot say (a caller that does not track them):
    * then no candidate is looked for. With `windowSeenAbove`, only the ids above it: an earlier
@@ -58,35 +55,30 @@ export interface WindowConclusion {
    */
   readonly complete: boolean;
   readonly windowPages: number;
-  readonly stamp: string;
+  /** The sender's clock: the write's stamp is this, or just after the previous write's. */
+  readonly now: string;
+}
+
+/** The statements of this connection the window's end writes with. */
+export interface WindowEndWrites {
+  readonly threats: ThreatRows;
+  readonly cursors: WindowCursors;
+  readonly ledger: DayLedgerRows;
 }
 
 export class WindowEnds {
+  readonly #writes: WindowEndWrites;
   readonly #threatIdsBetween: Statement;
   readonly #currentLink: Statement;
   readonly #windowThreats: Statement;
   readonly #threatById: Statement;
-  readonly #recordDay: Statement;
-  readonly #complete: Statement;
-  readonly #restart: Statement;
-  readonly #markRemoved: Statement;
-  readonly #bumpChangeSeq: Statement;
-  /** The writer's change_seq counter: the next number of the feed. */
-  readonly #nextChangeSeq: () => number;
 
-  constructor(sqlite: Database, nextChangeSeq: () => number) {
-    this.#nextChangeSeq = nextChangeSeq;
+  constructor(sqlite: Database, writes: WindowEndWrites) {
+    this.#writes = writes;
     this.#threatIdsBetween = sqlite.prepare(THREAT_IDS_BETWEEN_SQL).pluck();
     this.#currentLink = sqlite.prepare(CURRENT_LINK_SQL).pluck();
     this.#windowThreats = sqlite.prepare(WINDOW_THREATS_SQL);
     this.#threatById = sqlite.prepare('SELECT id, content, type, blocked_at AS blockedAt FROM threats WHERE id = ?');
-    this.#recordDay = sqlite.prepare(RECORD_LEDGER_DAY_SQL);
-    this.#complete = sqlite.prepare('UPDATE sync_cursors SET completed_at = ? WHERE plan_id = ? AND window_start = ?');
-    this.#restart = sqlite.prepare(
-      'UPDATE sync_cursors SET next_page = NULL, completed_at = NULL, pages = 0, records = 0, last_id = NULL, started_at = NULL WHERE plan_id = ? AND window_start = ?',
-    );
-    this.#markRemoved = sqlite.prepare('UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ? AND removed_at IS NULL');
-    this.#bumpChangeSeq = sqlite.prepare('UPDATE threats SET change_seq = ? WHERE id = ?');
   }
 
   /**
@@ -97,7 +89,7 @@ export class WindowEnds {
    * With candidates it stays open (cursor back at the first page, so a kill walks it again) and
    * they go back to the sync.
    */
-  lastPage(input: LastPage): readonly RemovalCandidate[] {
+  lastPage(input: LastPage, stamp: string): readonly RemovalCandidate[] {
     const { windowSeenIds: seen, organization, window } = input;
     const above = input.windowSeenAbove ?? null;
     const candidateIds: number[] = [];
@@ -112,33 +104,26 @@ export class WindowEnds {
     // The walk's digests are the rows' only when it saw the window whole and every id it saw is
     // still stored under these days (a later window may have written one again under another).
     const exact = seen !== null && above === null && input.windowDigests !== null && kept === seen.size;
-    this.#completeWindow(input, exact ? (input.windowDigests as ReadonlyMap<string, DayDigest>) : this.#digestsFromRows(organization, window));
+    this.#complete(input, stamp, exact ? (input.windowDigests as ReadonlyMap<string, DayDigest>) : this.#digestsFromRows(organization, window));
     return [];
   }
 
   /** Marks the confirmed removals, and completes the window or sends it back to its first page. Returns the threats marked. */
-  conclude(conclusion: WindowConclusion): number {
-    const { organization, window, stamp } = conclusion;
+  conclude(conclusion: WindowConclusion, stamp: string): number {
+    const { organization, window } = conclusion;
     let removed = 0;
     for (const id of conclusion.removedIds) {
-      if (this.#markRemoved.run(stamp, organization, id).changes === 0) continue;
-      this.#bumpChangeSeq.run(this.#nextChangeSeq(), id);
-      removed += 1;
+      if (this.#writes.threats.markRemoved(organization, id, stamp)) removed += 1;
     }
-    if (conclusion.complete) this.#completeWindow(conclusion, this.#digestsFromRows(organization, window));
-    else this.#restart.run(window.planId, window.windowStart);
+    if (conclusion.complete) this.#complete(conclusion, stamp, this.#digestsFromRows(organization, window));
+    else this.#writes.cursors.restart(window);
     return removed;
   }
 
-  #completeWindow(input: Pick<LastPage, 'organization' | 'runId' | 'window' | 'stamp' | 'windowPages'>, digests: ReadonlyMap<string, DayDigest>): void {
-    const { organization, window, stamp } = input;
-    this.#complete.run(stamp, window.planId, window.windowStart);
-    const days = daysBetween(window.windowStart, window.windowEnd);
-    for (let offset = 0; offset < days; offset += 1) {
-      const day = addDays(window.windowStart, offset);
-      const digest = digests.get(day) ?? emptyDigest();
-      this.#recordDay.run(organization, day, stamp, input.runId, window.windowStart, window.windowEnd, input.windowPages, digest.records, digestHex(digest));
-    }
+  #complete(input: Pick<LastPage, 'organization' | 'runId' | 'window' | 'windowPages'>, stamp: string, digests: ReadonlyMap<string, DayDigest>): void {
+    const { organization, runId, window, windowPages } = input;
+    this.#writes.cursors.complete(window, stamp);
+    this.#writes.ledger.recordWindow({ organization, runId, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, completedAt: stamp }, digests);
   }
 
   /** The organization's current threats of the window's days, read back and hashed. */

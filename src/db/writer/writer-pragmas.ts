@@ -1,5 +1,5 @@
-// The pragmas every writing connection sets (the main thread's and the page-writer thread's).
-import type Database from 'better-sqlite3';
+// The pragmas of the mirror's one writable connection (writer-connection.ts).
+import type { Database } from '../sqlite.js';
 
 export interface WriterPragmaOptions {
   /**
@@ -9,8 +9,9 @@ export interface WriterPragmaOptions {
   readonly autoCheckpoint?: boolean;
 }
 
-export function applyWriterPragmas(sqlite: Database.Database, { autoCheckpoint = true }: WriterPragmaOptions = {}): void {
-  // First: every later statement, these pragmas included, may meet the other connection's lock.
+export function applyWriterPragmas(sqlite: Database, { autoCheckpoint = true }: WriterPragmaOptions = {}): void {
+  // First: any later statement, these pragmas included, may meet another process's lock (a
+  // replicator's write, a reader recovering the WAL index).
   sqlite.pragma('busy_timeout = 5000');
   // WAL lets readers in other processes read while a page commits, never seeing it half-written.
   // The writer's last close leaves the file in DELETE mode (see open-database.ts): this sets it back.

@@ -1,8 +1,9 @@
-// The per-day ledger (table sync_windows) and the digests it records: which days were walked to
-// their end, when and by which run, and the organization's threats of each day after that walk.
-import { addDays } from '../lib/days.js';
-import { addToDayDigests, type DayDigest, type DigestedThreat } from './content-hash.js';
-import type { Database, Statement } from './sqlite.js';
+// The per-day ledger as the sync and `verify` read it (table sync_windows, written by
+// sql/day-ledger.ts): which days were walked to their end, when and by which run, and the
+// organization's threats of each day after that walk; and the digests of the rows now.
+import { addDays } from '../../lib/days.js';
+import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
+import type { Database, Statement } from '../sqlite.js';
 
 /**
  * The organization's current (not removed) threats of a span of days: (organization, first day,
@@ -19,16 +20,6 @@ export const THREAT_IDS_BETWEEN_SQL = 'SELECT id FROM threats WHERE blocked_at >
 
 /** (organization, threat id): whether the organization's link to the threat is current (not removed). */
 export const CURRENT_LINK_SQL = 'SELECT 1 FROM organization_threats WHERE organization = ? AND threat_id = ? AND removed_at IS NULL';
-
-/**
- * Records one day of a window walked to its end: (organization, day, completed_at, run_id,
- * window_start, window_end, pages, records, content_hash). The walk's count replaces an estimate.
- */
-export const RECORD_LEDGER_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (organization, day) DO UPDATE SET completed_at = excluded.completed_at, run_id = excluded.run_id,
-         window_start = excluded.window_start, window_end = excluded.window_end, pages = excluded.pages,
-         records = excluded.records, content_hash = excluded.content_hash, estimated_records = NULL`;
 
 /** A mirrored day as the ledger last recorded it. */
 export interface LedgerDay {
@@ -56,7 +47,7 @@ export interface DueRule {
   readonly walkedBefore: string | null;
 }
 
-export class DayLedger {
+export class LedgerReads {
   readonly #windowThreats: Statement;
   readonly #recordedDays: Statement;
   readonly #dueDays: Statement;

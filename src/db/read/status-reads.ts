@@ -1,7 +1,8 @@
 // The reads behind `status`, /readyz and lookup's freshness line: the SQL of what the mirror says
 // about itself, on any connection (read-only included). Each statement is prepared once per call
 // site; none writes.
-import type { Database, Statement } from './sqlite.js';
+import { keyRangeOf } from '../setting-keys.js';
+import type { Database, Statement } from '../sqlite.js';
 
 /** A run as `status` lists it; a report run's counts are its reports_* columns. */
 export interface RecentRun {
@@ -210,9 +211,12 @@ export class ProgressReads {
 
 /** mirror_settings rows whose key starts with `prefix` (not empty), by key: a range on the primary key. */
 export function readSettingsWithPrefix(sqlite: Database, prefix: string): Array<{ key: string; value: string; updatedAt: string }> {
-  return sqlite
-    .prepare('SELECT key, value, updated_at AS updatedAt FROM mirror_settings WHERE key >= ? AND key < ? ORDER BY key')
-    .all(prefix, `${prefix.slice(0, -1)}${String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)}`) as Array<{ key: string; value: string; updatedAt: string }>;
+  const { from, below } = keyRangeOf(prefix);
+  return sqlite.prepare('SELECT key, value, updated_at AS updatedAt FROM mirror_settings WHERE key >= ? AND key < ? ORDER BY key').all(from, below) as Array<{
+    key: string;
+    value: string;
+    updatedAt: string;
+  }>;
 }
 
 /** A file the writer of this version has not migrated yet lacks the newer columns: show none. */
