@@ -3,12 +3,13 @@ import type { Logger } from 'pino';
 import { EXIT_FAILED, type Io } from '../commands/io.js';
 import type { Config, OrganizationConfig } from '../config.js';
 import { WriterLockError } from '../db/writer-lock.js';
-import type { Clock } from '../lib/days.js';
+import { type Clock, clockStartingAt } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { UnwritablePathError } from '../lib/writable-path.js';
 import type { MirrorMetrics } from '../daemon/metrics.js';
-import { clockFor, openWriterSession, type WriterSession } from '../session/writer-session.js';
+import { openWriterSession, type WriterSession } from '../session/writer-session.js';
+import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
 import { installSignalHandlers } from './signals.js';
 import type { TerminalLine } from '../commands/terminal-line.js';
 
@@ -32,10 +33,11 @@ export interface WriterOptions {
 }
 
 /**
- * Runs `work` as the database's one writer: logger, signal handling, writer lock, store; closes
- * them in reverse order whatever happens. Exit 1 when another process holds the database.
+ * Runs `work` as the database's one writer: logger, signal handling, the writer `start` began
+ * (lock and thread), the session; closes them in reverse order whatever happens. Exit 1 when
+ * another process holds the database or the file cannot be opened.
  */
-export async function withWriter(config: Config, io: Io, work: WriterWork, { metrics, line }: WriterOptions = {}): Promise<number> {
+export async function withWriter(config: Config, io: Io, start: StartedWriter | FailedWriterStart, work: WriterWork, { metrics, line }: WriterOptions = {}): Promise<number> {
   const { logger, flush } = createLogger(config.logLevel, { beforeWrite: line && (() => line.clear()) });
   if (config.insecureHttp) {
     logger.warn({ apiUrl: config.apiUrl }, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP=1: the API key travels unencrypted over plain HTTP to a host that is not loopback');
@@ -46,12 +48,13 @@ export async function withWriter(config: Config, io: Io, work: WriterWork, { met
       `organizations ${names.join(', ')} use the same API key: the service answers each the same, so each holds every threat the key can see, and --org, per-organization exports and lookups do not tell them apart (README: "Organization keys and user keys")`,
     );
   }
-  const clock = clockFor(config);
+  const clock = clockStartingAt(config.fixedNow);
   const shutdown = new AbortController();
   const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
   let mirror: WriterSession;
   try {
-    mirror = await openWriterSession({ config, logger, clock, apiObserver: metrics, syncObserver: metrics });
+    if ('error' in start) throw start.error;
+    mirror = await openWriterSession(start, { config, logger, clock, apiObserver: metrics, syncObserver: metrics });
   } catch (error) {
     removeSignalHandlers();
     const message = error instanceof WriterLockError || error instanceof UnwritablePathError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;

@@ -1,8 +1,6 @@
-// What a writing command opens, in order, and closes in reverse: the writer lock, the writer
-// thread (which opens and migrates the file: the only writable connection), the main thread's
-// read-only connection, and the API client's options.
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+// What a writing command opens, in order, and closes in reverse: the writer lock and the writer
+// thread (which opens and migrates the file: the only writable connection; writer-start.ts), the
+// main thread's read-only connection, and the API client's options.
 import type { Logger } from 'pino';
 import { RequestBudgets } from '../api/request-budget.js';
 import type { ApiObserver } from '../api/retry.js';
@@ -11,13 +9,12 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { MirrorReads } from '../db/read/mirror-reads.js';
 import { LOOKBACK_DAYS_KEY, RECONCILE_DAYS_KEY } from '../db/setting-keys.js';
 import type { Database } from '../db/sqlite.js';
-import { WriterClient } from '../db/writer/writer-client.js';
-import { acquireWriterLock } from '../db/writer-lock.js';
-import { type Clock, systemClock } from '../lib/days.js';
-import { type Releaser, releaseAll } from '../lib/release-all.js';
-import { assertWritable, unwritableFolderError } from '../lib/writable-path.js';
+import type { WriterClient } from '../db/writer/writer-client.js';
+import type { Clock } from '../lib/days.js';
+import { releaseAll } from '../lib/release-all.js';
 import type { SyncDeps, SyncObserver } from '../sync/run-contract.js';
 import { ServiceNotices } from './service-notices.js';
+import type { StartedWriter } from './writer-start.js';
 
 export interface WriterSession {
   readonly deps: SyncDeps;
@@ -35,26 +32,11 @@ export interface WriterSessionOptions {
   readonly syncObserver?: SyncObserver | undefined;
 }
 
-/** Takes the writer lock before touching the file, so a second writer never migrates or writes. */
-export async function openWriterSession(options: WriterSessionOptions): Promise<WriterSession> {
+/** Waits for the writer thread started by startWriter, then opens what the sync reads with. */
+export async function openWriterSession({ writer, releasers }: StartedWriter, options: WriterSessionOptions): Promise<WriterSession> {
   const { config, logger, clock } = options;
-  try {
-    mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
-  } catch (error) {
-    throw unwritableFolderError(config.dbPath, error) ?? error;
-  }
-  assertWritable(config.dbPath);
-  const lock = acquireWriterLock(config.dbPath);
   // Released in reverse order of acquisition, also when a later step fails, each whatever the others do.
-  const releasers: Releaser[] = [() => lock.release()];
   try {
-    const writer = new WriterClient({
-      dbPath: config.dbPath,
-      maxPageBytes: config.maxResponseBytes,
-      autoCheckpoint: config.checkpoints === 'auto',
-      now: clock().toISOString(),
-    });
-    releasers.push(() => writer.close());
     const started = await writer.ready;
     if (started.abandonedRuns > 0) logger.warn({ runs: started.abandonedRuns }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
     if (started.backfilled > 0) logger.info({ threats: started.backfilled }, 'derived lookup columns and change_seq for threats written by an earlier version');
@@ -104,12 +86,4 @@ function syncDepsFor(writer: WriterClient, reads: MirrorReads, { config, logger,
       notices: new ServiceNotices({ writer, logger, clock, observer: apiObserver }),
     },
   };
-}
-
-/** The clock the config asks for: THREAT_MIRROR_NOW fixes where time starts, and it still moves. */
-export function clockFor(config: Pick<Config, 'fixedNow'>): Clock {
-  if (config.fixedNow === undefined) return systemClock;
-  const startMs = config.fixedNow.getTime();
-  const origin = performance.now();
-  return () => new Date(startMs + (performance.now() - origin));
 }

@@ -1,13 +1,14 @@
 // The main thread's handle on the writer thread: starts it, and turns each kind of write
 // (protocol.ts) into a message whose answer resolves a promise. Every write of a process goes
 // through one of these.
+import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { LookupFields } from '../../url/lookup-fields.js';
 import { epochMs } from './commit-queue.js';
 import type { PageInput, PageResult } from './page-writer.js';
 import { type CallInput, type CallResult, START_ID, type WriterCallKind, type WriterRequest, type WriterResponse, type WriterStart, type WriterThreadData } from './protocol.js';
 import type { WindowConclusion } from './window-end.js';
-import { placeTemporaryFilesBeside } from './writer-connection.js';
+import { placeTemporaryFilesBeside } from './temporary-files.js';
 
 export interface WriterClientOptions {
   readonly dbPath: string;
@@ -51,7 +52,7 @@ export class WriterClient {
   constructor(options: WriterClientOptions) {
     this.ready = new Promise((resolve, reject) => this.#pending.set(START_ID, { resolve: (start) => resolve(start as WriterStart), reject }));
     this.ready.catch(() => undefined);
-    placeTemporaryFilesBeside(options.dbPath);
+    placeTemporaryFilesBeside(dirname(resolve(options.dbPath)));
     this.#worker = new Worker(new URL('./writer-thread.js', import.meta.url), {
       workerData: { dbPath: options.dbPath, autoCheckpoint: options.autoCheckpoint, now: options.now } satisfies WriterThreadData,
       // The thread holds at most a few pages: keep its heap small (16 MB holds pages of 4 MiB,

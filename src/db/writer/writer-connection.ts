@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { packageRoot } from '../../lib/package-root.js';
 import { buildDeferredIndexes } from '../sql/deferred-indexes.js';
 import { Database } from '../sqlite.js';
+import { placeTemporaryFilesBeside } from './temporary-files.js';
 import { applyWriterPragmas, type WriterPragmaOptions } from './writer-pragmas.js';
 
 export function migrationsFolder(): string {
@@ -14,7 +15,7 @@ export function migrationsFolder(): string {
 
 /** Creates the file if need be, sets WAL, builds deferred indexes, migrates. */
 export async function openWriterConnection(path: string, options: WriterPragmaOptions = {}): Promise<Database> {
-  placeTemporaryFilesBeside(path);
+  placeTemporaryFilesBeside(dirname(resolve(path)));
   const sqlite = new Database(path);
   try {
     applyWriterPragmas(sqlite, options);
@@ -68,16 +69,4 @@ export function closeWriterConnection(sqlite: Database): void {
     // another connection is open: the WAL stays, and the next writer folds it in
   }
   sqlite.close();
-}
-
-/**
- * SQLite's temporary files (the sort of a deferred index build spills to one) go in the database's
- * own folder unless SQLITE_TMPDIR says otherwise: a hardened container (`docker run --read-only`)
- * has no writable /tmp, and there the build failed with "disk I/O error" (found by the container
- * check). SQLite reads the variable once per process, at its first temporary file. Only the main
- * thread's process.env is the process's environment (a worker thread's is a copy), so the client
- * calls this before it starts the writer thread.
- */
-export function placeTemporaryFilesBeside(path: string): void {
-  process.env.SQLITE_TMPDIR ??= dirname(resolve(path));
 }
