@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import type { ServiceNotice } from '../db/read/service-notices.js';
 import type { Database } from '../db/sqlite.js';
 import { type OpenPlanRow, type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads } from '../db/read/status-reads.js';
-import { describeProgress, openPlanProgress, type PlanProgress } from './progress.js';
+import { describeProgress, openPlanProgress, type PlanProgress } from '../progress/plan-progress.js';
 
 export interface OrganizationStatus {
   readonly organization: string;

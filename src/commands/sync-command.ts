@@ -1,8 +1,8 @@
 // `--once`, `--backfill` and the daemon: sync the configured organizations as the one writer.
 import type { Command } from '../cli/args.js';
-import { withProgress } from './progress-reporter.js';
-import { terminalLineFor } from './terminal-line.js';
-import { withWriter } from '../cli/with-writer.js';
+import { withProgress } from '../progress/progress-reporter.js';
+import { terminalLineFor } from './io.js';
+import { withWriter } from './with-writer.js';
 import type { Config } from '../config.js';
 import { dayOf } from '../lib/days.js';
 import type { RunSummary, SyncRequest } from '../sync/run-contract.js';

@@ -1,8 +1,8 @@
 // `threat-mirror verify`: re-fetch closed days, report the drift and repair it, as the one writer.
 import type { Command } from '../cli/args.js';
-import { withProgress } from './progress-reporter.js';
-import { terminalLineFor } from './terminal-line.js';
-import { withWriter } from '../cli/with-writer.js';
+import { withProgress } from '../progress/progress-reporter.js';
+import { terminalLineFor } from './io.js';
+import { withWriter } from './with-writer.js';
 import type { Config } from '../config.js';
 import { clockStartingAt, dayOf } from '../lib/days.js';
 import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';

@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Database } from '../db/sqlite.js';
 import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
-import { ThreatLookup } from '../commands/lookup.js';
+import { ThreatLookup } from '../lookup/threat-lookup.js';
 import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 import { bearerMatches } from '../lib/http-token.js';
 import { type LookupBatch, LookupStats } from './lookup-stats.js';

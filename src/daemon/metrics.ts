@@ -5,7 +5,7 @@ import type { ApiObserver } from '../api/retry.js';
 import type { PageCounts } from '../db/writer/page-writer.js';
 import { redact } from '../lib/redact.js';
 import type { ExportObserver } from '../export/daemon-exports.js';
-import type { PlanProgress } from '../commands/progress.js';
+import type { PlanProgress } from '../progress/plan-progress.js';
 import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { WalHealth } from './wal-health.js';

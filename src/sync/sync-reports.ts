@@ -7,8 +7,8 @@ import type { Logger } from 'pino';
 import { PermanentApiError } from '../api/errors.js';
 import { fetchReportPage, type ReportPageRequest } from '../api/report-client.js';
 import type { OrganizationConfig } from '../config.js';
-import type { ReportState } from '../db/read/report-state.js';
-import type { ReportCoverage, ReportWalk } from '../db/sql/reports.js';
+import type { ReportState, ReportWalk } from '../db/read/report-state.js';
+import type { ReportCoverage } from '../db/writer/protocol.js';
 import { addDays, dayOf } from '../lib/days.js';
 import {
   addPage,

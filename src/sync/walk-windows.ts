@@ -2,7 +2,7 @@
 // while the pages it fetched commit behind it.
 import type { Plan, PlanWindow } from '../db/read/plan-reads.js';
 import { addDays } from '../lib/days.js';
-import type { WindowRef } from '../db/sql/window-cursors.js';
+import type { WindowRef } from '../db/writer/protocol.js';
 import type { SyncDeps } from './run-contract.js';
 import { WindowPlanner } from './window-planner.js';
 import { type WalkContext, WindowWalk } from './window-walk.js';

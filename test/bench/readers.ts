@@ -10,7 +10,7 @@ import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 import { openWritableMirror, type WritableMirror } from '../support/writable-mirror.js';
 import { generateThreats, type StandinThreat } from '../../src/standin/index.js';
 import type { LookupFields } from '../../src/url/lookup-fields.js';
-import { ThreatLookup } from '../../src/commands/lookup.js';
+import { ThreatLookup } from '../../src/lookup/threat-lookup.js';
 import { loadWhileBackfilling, type LoadResult } from './lookup-under-load.js';
 
 const COUNT = Number(process.env.BENCH_THREATS ?? 1_000_000);

@@ -1,7 +1,14 @@
 // Where the reports stream stands for an organization (report_sync_state, written by
 // sql/reports.ts): the walk in progress, and whether the stream is disabled for now.
-import type { ReportWalk } from '../sql/reports.js';
 import type { Database, Statement } from '../sqlite.js';
+
+/** Where a walk of the reports list resumes, as report_sync_state records it. */
+export interface ReportWalk {
+  readonly mode: 'incremental' | 'backfill';
+  readonly rangeStart: string | null;
+  readonly rangeEnd: string | null;
+  readonly nextCursor: string | null;
+}
 
 export interface ReportState extends Partial<ReportWalk> {
   readonly disabledReason: string | null;

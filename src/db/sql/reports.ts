@@ -1,15 +1,10 @@
 // Every write of the tables reports, report_proposals and report_sync_state: the reports stream's
 // rows, and where its walk resumes.
 import type { ReportRecord } from '../../records.js';
+import type { ReportWalk } from '../read/report-state.js';
 import type { Database, Statement } from '../sqlite.js';
 
-/** Where a walk of the reports list resumes, as report_sync_state records it. */
-export interface ReportWalk {
-  readonly mode: 'incremental' | 'backfill';
-  readonly rangeStart: string | null;
-  readonly rangeEnd: string | null;
-  readonly nextCursor: string | null;
-}
+export type { ReportWalk } from '../read/report-state.js';
 
 /**
  * Which reports a finished walk has vouched for: all of the organization's (an undated walk read

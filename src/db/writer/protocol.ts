@@ -11,6 +11,10 @@ import type { FinishedReportWalk, ReportPageInput, ReportPageResult, ReportsDisa
 import type { WalCheckpoint } from './wal-checkpoint.js';
 import type { WindowConclusion } from './window-end.js';
 
+// The shapes of the calls' inputs, for the callers: they need not know the SQL modules.
+export type { ReportCoverage } from '../sql/reports.js';
+export type { WindowRef } from '../sql/window-cursors.js';
+
 /** The sender's clock: a write's stamp is this, or just after the previous write's (write-stamps.ts). */
 export interface Sent {
   readonly now: string;

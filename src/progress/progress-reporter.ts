@@ -2,7 +2,7 @@
 // `progress` log record every THREAT_MIRROR_PROGRESS_SECONDS, and a summary when they end. The
 // numbers are read from the file (commands/progress.ts), as `status` reads them.
 import type { Logger } from 'pino';
-import { formatDuration, type PlanProgress, percentOf, runningProgress } from './progress.js';
+import { formatDuration, type PlanProgress, percentOf, runningProgress } from './plan-progress.js';
 import { ProgressReads } from '../db/read/status-reads.js';
 import type { Database } from '../db/sqlite.js';
 import type { Clock } from '../lib/days.js';

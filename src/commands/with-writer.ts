@@ -1,6 +1,6 @@
 // The process as the database's one writer: what `--once`, `--backfill`, the daemon and `verify` share.
 import type { Logger } from 'pino';
-import { EXIT_FAILED, type Io } from '../commands/io.js';
+import { EXIT_FAILED, type Io } from './io.js';
 import type { Config, OrganizationConfig } from '../config.js';
 import { WriterLockError } from '../db/writer-lock.js';
 import { type Clock, clockStartingAt } from '../lib/days.js';
@@ -10,8 +10,8 @@ import { UnwritablePathError } from '../lib/writable-path.js';
 import type { MirrorMetrics } from '../daemon/metrics.js';
 import { openWriterSession, type WriterSession } from '../session/writer-session.js';
 import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
-import { installSignalHandlers } from './signals.js';
-import type { TerminalLine } from '../commands/terminal-line.js';
+import { installSignalHandlers } from '../cli/signals.js';
+import type { TerminalLine } from '../progress/terminal-line.js';
 
 /** Names configured with the same key, in groups of two or more. */
 function organizationsSharingAKey(organizations: readonly OrganizationConfig[]): string[][] {

@@ -283,22 +283,3 @@ export function checkLookupValues(values: unknown): string | null {
   if (bad >= 0) return `value ${bad + 1} must be a non-empty string`;
   return null;
 }
-
-export function formatLookup(document: LookupDocument): string {
-  const lines: string[] = [];
-  for (const result of document.results) {
-    if (!result.blocked) {
-      lines.push(`${result.value}: not blocked`);
-      continue;
-    }
-    const count = `${result.matches.length} ${result.matches.length === 1 ? 'match' : 'matches'}`;
-    lines.push(`${result.value}: blocked (${result.matches_truncated ? `${count} listed; the mirror holds more` : count})`);
-    for (const match of result.matches) {
-      const how = match.match.by === 'expression' ? `expression ${match.match.expression}` : match.match.by;
-      lines.push(`  #${match.id} ${match.type} ${JSON.stringify(match.content)} for ${match.organizations.join(', ')} (by ${how})`);
-    }
-  }
-  const { complete_through: through, stale } = document.mirror;
-  lines.push(`(mirror complete through ${through ?? 'no complete run yet'}${stale ? '; stale' : ''})`);
-  return `${lines.join('\n')}\n`;
-}

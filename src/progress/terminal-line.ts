@@ -1,5 +1,4 @@
 // One line on a terminal that redraws in place (the progress line), and the choice of drawing it.
-import type { Io } from './io.js';
 import type { Environment } from '../config.js';
 import { escapeControls } from '../lib/terminal-text.js';
 
@@ -46,9 +45,4 @@ export class TerminalLine {
     this.clear();
     this.#write(`${escapeControls(text)}\n`);
   }
-}
-
-/** The progress line, where the terminal may show one (Io.terminal). */
-export function terminalLineFor(io: Io): TerminalLine | undefined {
-  return io.terminal === undefined ? undefined : new TerminalLine(io.terminal.write, io.terminal.columns);
 }
