@@ -3,7 +3,7 @@
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import { PermanentApiError, RetryableApiError, type RetryReason } from './errors.js';
-import type { RequestBudget } from './request-budget.js';
+import type { KeyBudget } from './request-budget.js';
 
 export interface RetryPolicy {
   readonly maxRetries: number;
@@ -40,7 +40,7 @@ export interface ApiReporting {
 
 export interface AttemptContext extends ApiReporting {
   readonly organization: string;
-  readonly budget: RequestBudget;
+  readonly budget: KeyBudget;
   readonly policy: RetryPolicy;
   readonly signal?: AbortSignal | undefined;
 }
