@@ -1,5 +1,5 @@
 // The page writer on a real SQLite file: a page that fails to write never lets a later page of
-// its window move the checkpoint past it, and does not take other windows down with it.
+// its window move the window's cursor past it, and does not take other windows down with it.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -104,7 +104,7 @@ describe('PageWriter.writeBatch', () => {
     expect(cursor(DAY)).toBe('a2');
     expect(cursor('2026-03-02')).toBe('b3');
 
-    // The fault gone, the next run resumes the window from its checkpoint.
+    // The fault gone, the next run resumes the window from its cursor.
     sqlite.exec('DROP TRIGGER inject_fault');
     const resumed = writer.writeBatch([page(planId, runId(2), DAY, [13, 14], 'a3'), page(planId, runId(2), DAY, [15, 16], 'a4')]);
     expect(resumed.map((outcome) => outcome.error?.message ?? 'written')).toEqual(['written', 'written']);

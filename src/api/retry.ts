@@ -64,7 +64,7 @@ export async function withRetry<T>(context: AttemptContext, attempt: () => Promi
         observer?.requestFinished?.(organization, 'ok');
         return result;
       } catch (error) {
-        observer?.requestFinished?.(organization, outcomeOf(error));
+        observer?.requestFinished?.(organization, failureLabel(error));
         if (error instanceof RetryableApiError && error.retryAfterMs !== undefined && error.retryAfterMs > policy.maxRetryAfterMs) {
           throw retryAfterTooLong(error, error.retryAfterMs, policy.maxRetryAfterMs);
         }
@@ -123,7 +123,8 @@ function formatSeconds(ms: number): string {
   return `${Math.ceil(ms / 1000)} s`;
 }
 
-function outcomeOf(error: unknown): string {
+/** A failed request's label in the requests metric: its retry reason, status_NNN, or error. */
+function failureLabel(error: unknown): string {
   if (error instanceof RetryableApiError) return error.reason;
   if (error && typeof error === 'object' && 'status' in error) return `status_${String((error as { status: unknown }).status)}`;
   return 'error';

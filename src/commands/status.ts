@@ -1,4 +1,4 @@
-// `threat-mirror status`: per organization, the checkpoint, unfinished plans, recent runs and row counts.
+// `threat-mirror status`: per organization, complete_through, unfinished plans, recent runs and row counts.
 // Opens the file read-only: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
 import type { ServiceNotice } from '../db/read/service-notices.js';

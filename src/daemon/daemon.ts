@@ -118,7 +118,7 @@ async function scheduledRun(
   startup();
   if (config.checkpoints === 'auto') {
     // On the writer thread: the event loop goes on answering probes and signals meanwhile.
-    const outcome = await mirror.deps.writer.call('checkpoint', {});
+    const outcome = await mirror.deps.writer.call('checkpointWal', {});
     wal.record(outcome, clock());
     if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
   }

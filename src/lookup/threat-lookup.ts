@@ -34,7 +34,7 @@ export interface LookupResult {
 }
 
 export interface MirrorFreshness {
-  /** The earliest organization's checkpoint: every answer is complete through this day; null before a first complete run. */
+  /** The earliest organization's complete_through: every answer is complete through this day; null before a first complete run. */
   readonly complete_through: string | null;
   /** True when any organization's last success is older than its stale threshold (or there is none). */
   readonly stale: boolean;

@@ -64,7 +64,7 @@ function recentRunsSql(limit: number, count: (column: string) => string): string
 /** What `status` shows of each organization. */
 export class StatusReads {
   readonly #organizations: Statement;
-  readonly #checkpoint: Statement;
+  readonly #completeThrough: Statement;
   readonly #threats: Statement;
   readonly #rejected: Statement;
   readonly #reconciliation: Statement | undefined;
@@ -76,7 +76,7 @@ export class StatusReads {
     this.#organizations = sqlite
       .prepare('SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints UNION SELECT organization FROM organization_threats ORDER BY 1')
       .pluck();
-    this.#checkpoint = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
+    this.#completeThrough = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
     this.#threats = sqlite.prepare('SELECT count(*) FROM organization_threats WHERE organization = ?').pluck();
     this.#rejected = sqlite.prepare('SELECT count(*) FROM rejected_records WHERE organization = ?').pluck();
     this.#reconciliation = prepareIfMigrated(
@@ -97,7 +97,7 @@ export class StatusReads {
   }
 
   completeThrough(organization: string): string | null {
-    return (this.#checkpoint.get(organization) as string | undefined) ?? null;
+    return (this.#completeThrough.get(organization) as string | undefined) ?? null;
   }
 
   threatCount(organization: string): number {

@@ -18,7 +18,7 @@ export interface CompletedWindow {
 
 /** The walk's count replaces an estimate. */
 const RECORD_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       VALUES (:organization, :day, :completedAt, :runId, :windowStart, :windowEnd, :pages, :records, :contentHash)
        ON CONFLICT (organization, day) DO UPDATE SET completed_at = excluded.completed_at, run_id = excluded.run_id,
          window_start = excluded.window_start, window_end = excluded.window_end, pages = excluded.pages,
          records = excluded.records, content_hash = excluded.content_hash, estimated_records = NULL`;
@@ -42,9 +42,8 @@ export class DayLedgerRows {
     for (let offset = 0; offset < days; offset += 1) {
       const day = addDays(window.windowStart, offset);
       const digest = digests.get(day) ?? emptyDigest();
-      this.#recordDay.run(
-        window.organization, day, window.completedAt, window.runId, window.windowStart, window.windowEnd, window.windowPages, digest.records, digestHex(digest),
-      );
+      const { organization, completedAt, runId, windowStart, windowEnd, windowPages: pages } = window;
+      this.#recordDay.run({ organization, day, completedAt, runId, windowStart, windowEnd, pages, records: digest.records, contentHash: digestHex(digest) });
     }
   }
 

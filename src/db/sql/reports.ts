@@ -21,12 +21,13 @@ const UPSERT_REPORT_SQL = `INSERT INTO reports (organization, id, created_at, st
        RETURNING first_seen_at`;
 
 const INSERT_PROPOSAL_SQL = `INSERT INTO report_proposals (organization, report_id, id, review_status, asset_id, asset_type, asset_content, asset_status, threat_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM threats WHERE content = ? LIMIT 1))
+       VALUES (:organization, :reportId, :id, :reviewStatus, :assetId, :assetType, :assetContent, :assetStatus,
+               (SELECT id FROM threats WHERE content = :assetContent LIMIT 1))
        ON CONFLICT DO NOTHING`;
 
 /** The walk number is kept when a walk ends or the stream is disabled: the next walk counts on from it. */
 const SAVE_STATE_SQL = `INSERT INTO report_sync_state (organization, mode, range_start, range_end, next_cursor, disabled_reason, disabled_until, updated_at, walk)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       VALUES (:organization, :mode, :rangeStart, :rangeEnd, :nextCursor, :disabledReason, :disabledUntil, :updatedAt, :walk)
        ON CONFLICT (organization) DO UPDATE SET mode = excluded.mode, range_start = excluded.range_start, range_end = excluded.range_end,
          next_cursor = excluded.next_cursor, disabled_reason = excluded.disabled_reason, disabled_until = excluded.disabled_until,
          updated_at = excluded.updated_at, walk = coalesce(excluded.walk, report_sync_state.walk)`;
@@ -88,21 +89,23 @@ export class ReportRows {
     this.#markListed.run(walkNumber, organization, report.id);
     if (!written) return 'unchanged';
     this.#deleteProposals.run(organization, report.id);
-    for (const proposal of report.proposals) {
-      this.#insertProposal.run(
-        organization, report.id, proposal.id, proposal.reviewStatus, proposal.assetId, proposal.assetType, proposal.assetContent, proposal.assetStatus,
-        proposal.assetContent,
-      );
-    }
+    for (const proposal of report.proposals) this.#insertProposal.run({ organization, reportId: report.id, ...proposal });
     return written.first_seen_at === stamp ? 'inserted' : 'updated';
   }
 
   saveState(state: SavedReportState): void {
     const { walk, disabled } = state;
-    this.#saveState.run(
-      state.organization, walk?.mode ?? null, walk?.rangeStart ?? null, walk?.rangeEnd ?? null, walk?.nextCursor ?? null, disabled?.reason ?? null,
-      disabled?.until ?? null, state.updatedAt, state.walkNumber,
-    );
+    this.#saveState.run({
+      organization: state.organization,
+      mode: walk?.mode ?? null,
+      rangeStart: walk?.rangeStart ?? null,
+      rangeEnd: walk?.rangeEnd ?? null,
+      nextCursor: walk?.nextCursor ?? null,
+      disabledReason: disabled?.reason ?? null,
+      disabledUntil: disabled?.until ?? null,
+      updatedAt: state.updatedAt,
+      walk: state.walkNumber,
+    });
   }
 
   /** Notes the miss of every report the walk covered and did not list; returns how many it marked removed. */

@@ -49,8 +49,9 @@ const MARK_REMOVED_SQL = 'UPDATE organization_threats SET removed_at = ? WHERE o
 
 const MOVE_IN_FEED_SQL = 'UPDATE threats SET change_seq = ? WHERE id = ?';
 
-const BACKFILL_LOOKUPS_SQL = `UPDATE threats SET change_seq = ?, host = ?, registrable_domain = ?, address_namespace = ?, address_chain = ?,
-              address = ?, email = ?, email_domain = ?, url_expression = ? WHERE id = ?`;
+const BACKFILL_LOOKUPS_SQL = `UPDATE threats SET change_seq = :changeSeq, host = :host, registrable_domain = :registrableDomain,
+              address_namespace = :addressNamespace, address_chain = :addressChain, address = :address, email = :email,
+              email_domain = :emailDomain, url_expression = :urlExpression WHERE id = :id`;
 
 const CHUNK_SIZES = [100, 10, 1] as const;
 
@@ -145,8 +146,7 @@ export class ThreatRows {
     const batch = this.#sqlite.transaction(() => {
       const rows = pending.all() as Array<{ id: number; type: string; content: string }>;
       for (const row of rows) {
-        const fields = fieldsOf(row.type, row.content);
-        update.run(++this.#changeSeq, fields.host, fields.registrableDomain, fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, fields.urlExpression, row.id);
+        update.run({ ...fieldsOf(row.type, row.content), changeSeq: ++this.#changeSeq, id: row.id });
       }
       return rows.length;
     });

@@ -10,7 +10,7 @@
 //
 // A window's last page commits at once, with whatever waits beside it: its walk waits for that
 // commit before it takes the next window, and on a slow network an interval there would be idle
-// time. So does a full batch, and everything before a checkpoint or the close.
+// time. So does a full batch, and everything before a WAL checkpoint or the close.
 //
 // While pages wait for the interval the writer has nothing else to do: `whileWaiting` gives that
 // time to other work (the thread folds the WAL into the file then, see mirror-writer.ts).
@@ -83,7 +83,7 @@ export class CommitQueue<Outcome = void> {
     else this.#commitWithin(this.#intervalMs - (this.#now() - this.#oldestAt));
   }
 
-  /** Commits everything queued now (before a checkpoint, a close). */
+  /** Commits everything queued now (before a WAL checkpoint, a close). */
   flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;

@@ -15,7 +15,7 @@ import { closeWriterConnection } from './writer-connection.js';
 import { WriteStamps } from './write-stamps.js';
 
 /** Every call answered at once, each in a transaction of its own. */
-type Handlers = { readonly [K in Exclude<WriterCallKind, 'page' | 'checkpoint'>]: (input: CallInput<K>) => CallResult<K> };
+type Handlers = { readonly [K in Exclude<WriterCallKind, 'page' | 'checkpointWal'>]: (input: CallInput<K>) => CallResult<K> };
 
 /** How a call ends: its answer, or the error the caller gets. */
 export type Answer = (id: number, outcome: { readonly result: unknown } | { readonly error: Error }) => void;
@@ -87,7 +87,7 @@ export class MirrorWriter {
     if (request.kind === 'page') return this.#queue.add({ id: request.id, input: request.input, sentAt: request.sentAt });
     try {
       if (request.kind === 'close') return this.#answer(request.id, { result: this.close() });
-      if (request.kind === 'checkpoint') return this.#answer(request.id, { result: this.checkpoint() });
+      if (request.kind === 'checkpointWal') return this.#answer(request.id, { result: this.checkpointWal() });
       const handler = this.#handlers[request.kind] as (input: unknown) => unknown;
       this.#answer(request.id, { result: this.#inTransaction(() => handler(request.input)) });
     } catch (error) {
@@ -96,7 +96,7 @@ export class MirrorWriter {
   }
 
   /** After the pages sent before it, on this thread: the main thread never waits for it. */
-  checkpoint(): WalCheckpoint {
+  checkpointWal(): WalCheckpoint {
     this.#flush();
     return checkpointWithoutWaiting(this.#sqlite);
   }
@@ -157,7 +157,7 @@ export class MirrorWriter {
     foldWalWithoutWaiting(this.#sqlite);
   }
 
-  /** The pages sent before commit, and a first backfill's lookup indexes are built: a checkpoint comes between runs, the close at the end. */
+  /** The pages sent before commit, and a first backfill's lookup indexes are built: a WAL checkpoint comes between runs, the close at the end. */
   #flush(): void {
     this.#queue.flush();
     if (this.#deferred > 0) this.#buildDeferred();

@@ -61,7 +61,7 @@ export interface WriterCalls {
   readonly recordObservedSize: { readonly input: ObservedSize; readonly result: { readonly before: number; readonly after: number } };
   readonly recordReconcileCycle: { readonly input: { readonly organization: string; readonly at: string }; readonly result: void };
   /** Folds the WAL into the file after the pages sent before it; never waits for a reader. */
-  readonly checkpoint: { readonly input: Record<string, never>; readonly result: WalCheckpoint };
+  readonly checkpointWal: { readonly input: Record<string, never>; readonly result: WalCheckpoint };
 }
 
 export type WriterCallKind = keyof WriterCalls;
