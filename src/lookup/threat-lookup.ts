@@ -186,12 +186,16 @@ export class ThreatLookup {
       ...(more || found.length > listAtMost ? { matches_truncated: true as const } : {}),
     };
     if (!options.sameHost) return result;
-    const hostRows = url === null ? [] : firstRows(this.#byHost, { host: url.host, organization }, limit);
-    const sameHost = hostRows.filter((row) => !matches.has(row.id)).slice(0, listAtMost);
+    return { ...result, ...(url === null ? { same_host: [] } : this.#sameHost(url.host, { organization, matched: matches, listAtMost })) };
+  }
+
+  /** Threats of the URL's host that did not match it (context for --json), and whether there are more. */
+  #sameHost(host: string, { organization, matched, listAtMost }: { organization: string | null; matched: ReadonlyMap<number, LookupMatch>; listAtMost: number }): Pick<LookupResult, 'same_host' | 'same_host_truncated'> {
+    const hostRows = firstRows(this.#byHost, { host, organization }, listAtMost + 1);
+    const sameHost = hostRows.filter((row) => !matched.has(row.id)).slice(0, listAtMost);
     return {
-      ...result,
       same_host: sameHost.map((row) => ({ id: row.id, content: row.content, type: row.type, organizations: organizationsOf(row) })),
-      ...(hostRows.length >= limit ? { same_host_truncated: true as const } : {}),
+      ...(hostRows.length > listAtMost ? { same_host_truncated: true as const } : {}),
     };
   }
 
