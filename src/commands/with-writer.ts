@@ -38,7 +38,7 @@ export interface WriterOptions {
  * another process holds the database or the file cannot be opened.
  */
 export async function withWriter(config: Config, io: Io, start: StartedWriter | FailedWriterStart, work: WriterWork, { metrics, line }: WriterOptions = {}): Promise<number> {
-  const { logger, flush } = createLogger(config.logLevel, { beforeWrite: line && (() => line.clear()) });
+  const { logger, flush, drain } = createLogger(config.logLevel, { beforeWrite: line && (() => line.clear()) });
   if (config.insecureHttp) {
     logger.warn({ apiUrl: config.apiUrl }, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP=1: the API key travels unencrypted over plain HTTP to a host that is not loopback');
   }
@@ -59,7 +59,7 @@ export async function withWriter(config: Config, io: Io, start: StartedWriter | 
     removeSignalHandlers();
     const message = error instanceof WriterLockError || error instanceof UnwritablePathError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;
     logger.error(message);
-    flush();
+    await drain();
     io.stderr(`threat-mirror: ${message}\n`);
     return EXIT_FAILED;
   }
@@ -71,6 +71,6 @@ export async function withWriter(config: Config, io: Io, start: StartedWriter | 
     await mirror.close();
     removeSignalHandlers();
     logger.info('stopped');
-    flush();
+    await drain();
   }
 }

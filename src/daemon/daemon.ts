@@ -46,10 +46,15 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   startup(); // a file that already holds a mirror counts at once
   const wal = new WalHealth(config.dbPath, config.walStarvedSeconds);
   metrics.observeWal(wal, clock);
-  // The HTTP server runs on a thread of its own (lookups never wait behind the sync). If that thread
-  // dies, the daemon stops and exits 1: its probes and lookups are gone, and the supervisor's
-  // restart (counted, alerted on) is the honest answer; the sync's state survives any stop.
-  const httpFailure = new AbortController();
+  // The HTTP server and the writer run on threads of their own (lookups never wait behind the
+  // sync; writes never hold up the main thread). If either dies, the daemon stops and exits 1: its
+  // probes and lookups, or every write, are gone, and the supervisor's restart (counted, alerted
+  // on) is the honest answer; the sync's state survives any stop.
+  const partFailed = new AbortController();
+  void mirror.deps.writer.failed.then((error) => {
+    logger.error({ err: error }, 'the writer thread failed: stopping the daemon (exit 1) for its supervisor to restart it');
+    if (!partFailed.signal.aborted) partFailed.abort(error);
+  });
   const endpoints =
     config.httpPort === undefined
       ? undefined
@@ -63,7 +68,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           logger,
           onFailure: (error) => {
             logger.error({ err: error }, 'the HTTP server of THREAT_MIRROR_HTTP_PORT failed: stopping the daemon (exit 1) for its supervisor to restart it');
-            httpFailure.abort(error);
+            if (!partFailed.signal.aborted) partFailed.abort(error);
           },
           readiness: () =>
             withWalHealth(
@@ -85,14 +90,14 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
       logger,
-      signal: AbortSignal.any([signal, httpFailure.signal]),
+      signal: AbortSignal.any([signal, partFailed.signal]),
       run: (runSignal) => scheduledRun(options, { startup, wal, exports }, runSignal),
     });
     await scheduler.stopped;
   } finally {
     await endpoints?.close();
   }
-  if (httpFailure.signal.aborted) throw httpFailure.signal.reason;
+  if (partFailed.signal.aborted) throw partFailed.signal.reason;
 }
 
 /** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */

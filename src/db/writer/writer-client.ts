@@ -48,10 +48,14 @@ export class WriterClient {
    * could not start.
    */
   readonly ready: Promise<WriterStart>;
+  /** Resolves with why, if the thread fails or ends before close(): no write can be made after that. */
+  readonly failed: Promise<Error>;
+  #reportFailure: ((error: Error) => void) | undefined;
 
   constructor(options: WriterClientOptions) {
     this.ready = new Promise((resolve, reject) => this.#pending.set(START_ID, { resolve: (start) => resolve(start as WriterStart), reject }));
     this.ready.catch(() => undefined);
+    this.failed = new Promise((resolve) => (this.#reportFailure = resolve));
     placeTemporaryFilesBeside(dirname(resolve(options.dbPath)));
     this.#worker = new Worker(new URL('./writer-thread.js', import.meta.url), {
       workerData: { dbPath: options.dbPath, autoCheckpoint: options.autoCheckpoint, now: options.now } satisfies WriterThreadData,
@@ -70,6 +74,7 @@ export class WriterClient {
       this.#failure ??= error;
       for (const pending of this.#pending.values()) pending.reject(error);
       this.#pending.clear();
+      if (!this.#closed) this.#reportFailure?.(error);
     };
     this.#worker.on('error', fail);
     this.#worker.on('exit', (code) => fail(new Error(`the writer thread exited (code ${code})`)));
