@@ -1,5 +1,5 @@
 // The --help text: every command, flag and environment variable.
-import { ENVIRONMENT_VARIABLES } from '../config.js';
+import { ENVIRONMENT_VARIABLES } from '../config/variables.js';
 
 export function helpText(version: string): string {
   const width = Math.max(...ENVIRONMENT_VARIABLES.map((variable) => variable.name.length));

@@ -13,7 +13,7 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { errorMessage } from '../lib/errors.js';
 import { buildExport } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
-import { type ExportFormat, isHostFormat } from './export-formats.js';
+import { type ExportFormat, isHostFormat } from '../config/export-formats.js';
 import { type HostSelection, selectHosts } from './host-selection.js';
 import { writeExportFile } from './write-export.js';
 

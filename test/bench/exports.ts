@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openWritableMirror } from '../support/writable-mirror.js';
-import { EXPORT_FORMATS } from '../../src/export/export-formats.js';
+import { EXPORT_FORMATS } from '../../src/config/export-formats.js';
 import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 import { measure } from './measure.js';
 

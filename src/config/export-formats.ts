@@ -1,4 +1,4 @@
-// The export formats by name: a leaf module, so config (THREAT_MIRROR_EXPORTS) and the CLI can
+// The export formats by name: a leaf beside the config, so THREAT_MIRROR_EXPORTS and the CLI can
 // check a name without loading the writers.
 
 /** Formats whose entries are host names: only threats that block a whole host become entries. */
