@@ -3,7 +3,7 @@
 // organization's threats of each day after that walk; and the digests of the rows now.
 import { addDays } from '../../lib/days.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
-import type { Database, Statement } from '../sqlite.js';
+import { type Database, prepareAll, type Statements } from '../sqlite.js';
 
 /**
  * The organization's current (not removed) threats of a span of days: (organization, first day,
@@ -47,37 +47,37 @@ export interface DueRule {
   readonly walkedBefore: string | null;
 }
 
-export class LedgerReads {
-  readonly #windowThreats: Statement;
-  readonly #recordedDays: Statement;
-  readonly #dueDays: Statement;
-
-  constructor(sqlite: Database) {
-    this.#windowThreats = sqlite.prepare(WINDOW_THREATS_SQL);
-    this.#recordedDays = sqlite.prepare('SELECT day, records, content_hash AS contentHash FROM sync_windows WHERE organization = ? AND day BETWEEN ? AND ?');
-    // The primary key (organization, day) serves this: a few thousand rows per organization.
-    this.#dueDays = sqlite.prepare(
-      `SELECT day, completed_at AS completedAt, coalesce(estimated_records, records) AS records FROM sync_windows
+const LEDGER_SQL = {
+  windowThreats: WINDOW_THREATS_SQL,
+  recordedDays: 'SELECT day, records, content_hash AS contentHash FROM sync_windows WHERE organization = ? AND day BETWEEN ? AND ?',
+  // The primary key (organization, day) serves this: a few thousand rows per organization.
+  dueDays: `SELECT day, completed_at AS completedAt, coalesce(estimated_records, records) AS records FROM sync_windows
         WHERE organization = ? AND run_id < ? AND (? IS NULL OR completed_at < ?)
         ORDER BY completed_at, day`,
-    );
+};
+
+export class LedgerReads {
+  readonly #sql: Statements<keyof typeof LEDGER_SQL>;
+
+  constructor(sqlite: Database) {
+    this.#sql = prepareAll(sqlite, LEDGER_SQL);
   }
 
   /** The ledger's days between two days: records and content hash recorded when each was walked. */
   recordedDays(organization: string, from: string, to: string): Map<string, RecordedDay> {
-    const rows = this.#recordedDays.all(organization, from, to) as Array<RecordedDay & { day: string }>;
+    const rows = this.#sql.recordedDays.all(organization, from, to) as Array<RecordedDay & { day: string }>;
     return new Map(rows.map((row) => [row.day, { records: row.records, contentHash: row.contentHash }]));
   }
 
   /** Per day, the digest of the organization's current threats (not removed) between two days. */
   currentDigests(organization: string, from: string, to: string): Map<string, DayDigest> {
     const digests = new Map<string, DayDigest>();
-    for (const threat of this.#windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<DigestedThreat>) addToDayDigests(digests, threat);
+    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<DigestedThreat>) addToDayDigests(digests, threat);
     return digests;
   }
 
   /** The organization's days due for a re-walk, the longest-unwalked first. */
   dueDays(organization: string, rule: DueRule): LedgerDay[] {
-    return this.#dueDays.all(organization, rule.runId, rule.walkedBefore, rule.walkedBefore) as LedgerDay[];
+    return this.#sql.dueDays.all(organization, rule.runId, rule.walkedBefore, rule.walkedBefore) as LedgerDay[];
   }
 }

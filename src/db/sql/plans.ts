@@ -4,7 +4,7 @@
 import type { SyncMode } from '../schema.js';
 import type { Plan, PlanWindow } from '../read/plan-reads.js';
 import { PLAN_WINDOWS_SQL } from '../read/plan-reads.js';
-import type { Database, Statement } from '../sqlite.js';
+import { type Database, prepareAll, type Statements } from '../sqlite.js';
 import type { WindowCursors, WindowRef } from './window-cursors.js';
 
 export interface NewPlan {
@@ -26,27 +26,27 @@ const ADVANCE_COMPLETE_THROUGH_SQL = `INSERT INTO sync_checkpoints (organization
        ON CONFLICT (organization) DO UPDATE SET complete_through = excluded.complete_through, updated_at = excluded.updated_at
        WHERE sync_checkpoints.complete_through IS NULL OR sync_checkpoints.complete_through < excluded.complete_through`;
 
+const PLAN_SQL = {
+  create: CREATE_SQL,
+  setRangeEnd: 'UPDATE sync_plans SET range_end = ? WHERE id = ?',
+  delete: 'DELETE FROM sync_plans WHERE id = ?',
+  idsOf: 'SELECT id FROM sync_plans WHERE organization = ? AND mode = ?',
+  windows: PLAN_WINDOWS_SQL,
+  advanceCompleteThrough: ADVANCE_COMPLETE_THROUGH_SQL,
+};
+
 export class PlanRows {
+  readonly #sql: Statements<keyof typeof PLAN_SQL>;
+  /** A plan's windows go with it. */
   readonly #cursors: WindowCursors;
-  readonly #create: Statement;
-  readonly #setRangeEnd: Statement;
-  readonly #delete: Statement;
-  readonly #idsOf: Statement;
-  readonly #windows: Statement;
-  readonly #advanceCompleteThrough: Statement;
 
   constructor(sqlite: Database, cursors: WindowCursors) {
+    this.#sql = prepareAll(sqlite, PLAN_SQL);
     this.#cursors = cursors;
-    this.#create = sqlite.prepare(CREATE_SQL);
-    this.#setRangeEnd = sqlite.prepare('UPDATE sync_plans SET range_end = ? WHERE id = ?');
-    this.#delete = sqlite.prepare('DELETE FROM sync_plans WHERE id = ?');
-    this.#idsOf = sqlite.prepare('SELECT id FROM sync_plans WHERE organization = ? AND mode = ?').pluck();
-    this.#windows = sqlite.prepare(PLAN_WINDOWS_SQL);
-    this.#advanceCompleteThrough = sqlite.prepare(ADVANCE_COMPLETE_THROUGH_SQL);
   }
 
   create(plan: NewPlan): Plan {
-    return this.#create.get(plan.organization, plan.mode, plan.rangeStart, plan.rangeEnd, plan.createdAt) as Plan;
+    return this.#sql.create.get(plan.organization, plan.mode, plan.rangeStart, plan.rangeEnd, plan.createdAt) as Plan;
   }
 
   /**
@@ -55,8 +55,8 @@ export class PlanRows {
    * be missing from them).
    */
   extend(plan: Plan, rangeEnd: string): Plan {
-    this.#setRangeEnd.run(rangeEnd, plan.id);
-    for (const window of this.#windows.all(plan.id) as PlanWindow[]) {
+    this.#sql.setRangeEnd.run(rangeEnd, plan.id);
+    for (const window of this.#sql.windows.all(plan.id) as PlanWindow[]) {
       if (!walkedAfterDayEnded(window.windowEnd, window.startedAt)) this.#cursors.restart(window);
     }
     return { ...plan, rangeEnd };
@@ -69,16 +69,16 @@ export class PlanRows {
 
   /** Deletes the plans and their windows; returns how many plans there were. */
   delete(selection: PlanSelection): number {
-    const ids = 'planIds' in selection ? selection.planIds : (this.#idsOf.all(selection.organization, selection.mode) as number[]);
+    const ids = 'planIds' in selection ? selection.planIds : (this.#sql.idsOf.all(selection.organization, selection.mode) as Array<{ id: number }>).map((plan) => plan.id);
     for (const id of ids) {
       this.#cursors.deleteOfPlan(id);
-      this.#delete.run(id);
+      this.#sql.delete.run(id);
     }
     return ids.length;
   }
 
   advanceCompleteThrough(organization: string, day: string, now: string): void {
-    this.#advanceCompleteThrough.run(organization, day, now);
+    this.#sql.advanceCompleteThrough.run(organization, day, now);
   }
 }
 

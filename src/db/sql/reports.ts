@@ -2,7 +2,7 @@
 // rows, and where its walk resumes.
 import type { ReportRecord } from '../../records.js';
 import type { ReportWalk } from '../read/report-state.js';
-import type { Database, Statement } from '../sqlite.js';
+import { type Database, prepareAll, type Statements } from '../sqlite.js';
 
 export type { ReportWalk } from '../read/report-state.js';
 
@@ -64,38 +64,36 @@ export interface SavedReportState {
   readonly walkNumber: number | null;
 }
 
+const REPORT_SQL = {
+  upsertReport: UPSERT_REPORT_SQL,
+  markListed: 'UPDATE reports SET last_seen_walk = ?, missed_walk = NULL, removed_at = NULL WHERE organization = ? AND id = ?',
+  deleteProposals: 'DELETE FROM report_proposals WHERE organization = ? AND report_id = ?',
+  insertProposal: INSERT_PROPOSAL_SQL,
+  saveState: SAVE_STATE_SQL,
+  markMissing: MARK_MISSING_SQL,
+  linkThreats: LINK_THREATS_SQL,
+};
+
 export class ReportRows {
-  readonly #upsertReport: Statement;
-  readonly #markListed: Statement;
-  readonly #deleteProposals: Statement;
-  readonly #insertProposal: Statement;
-  readonly #saveState: Statement;
-  readonly #markMissing: Statement;
-  readonly #linkThreats: Statement;
+  readonly #sql: Statements<keyof typeof REPORT_SQL>;
 
   constructor(sqlite: Database) {
-    this.#upsertReport = sqlite.prepare(UPSERT_REPORT_SQL);
-    this.#markListed = sqlite.prepare('UPDATE reports SET last_seen_walk = ?, missed_walk = NULL, removed_at = NULL WHERE organization = ? AND id = ?');
-    this.#deleteProposals = sqlite.prepare('DELETE FROM report_proposals WHERE organization = ? AND report_id = ?');
-    this.#insertProposal = sqlite.prepare(INSERT_PROPOSAL_SQL);
-    this.#saveState = sqlite.prepare(SAVE_STATE_SQL);
-    this.#markMissing = sqlite.prepare(MARK_MISSING_SQL);
-    this.#linkThreats = sqlite.prepare(LINK_THREATS_SQL);
+    this.#sql = prepareAll(sqlite, REPORT_SQL);
   }
 
   /** Writes the report if it is new or changed, and marks it listed by the walk; 'unchanged', or whether it was inserted. */
   write(organization: string, report: ReportRecord, walkNumber: number, stamp: string): 'inserted' | 'updated' | 'unchanged' {
-    const written = this.#upsertReport.get(organization, report.id, report.createdAt, report.status, report.raw, stamp, stamp) as { first_seen_at: string } | undefined;
-    this.#markListed.run(walkNumber, organization, report.id);
+    const written = this.#sql.upsertReport.get(organization, report.id, report.createdAt, report.status, report.raw, stamp, stamp) as { first_seen_at: string } | undefined;
+    this.#sql.markListed.run(walkNumber, organization, report.id);
     if (!written) return 'unchanged';
-    this.#deleteProposals.run(organization, report.id);
-    for (const proposal of report.proposals) this.#insertProposal.run({ organization, reportId: report.id, ...proposal });
+    this.#sql.deleteProposals.run(organization, report.id);
+    for (const proposal of report.proposals) this.#sql.insertProposal.run({ organization, reportId: report.id, ...proposal });
     return written.first_seen_at === stamp ? 'inserted' : 'updated';
   }
 
   saveState(state: SavedReportState): void {
     const { walk, disabled } = state;
-    this.#saveState.run({
+    this.#sql.saveState.run({
       organization: state.organization,
       mode: walk?.mode ?? null,
       rangeStart: walk?.rangeStart ?? null,
@@ -111,11 +109,11 @@ export class ReportRows {
   /** Notes the miss of every report the walk covered and did not list; returns how many it marked removed. */
   markMissing(organization: string, walkNumber: number, coverage: ReportCoverage, stamp: string): number {
     const range = coverage.kind === 'range' ? coverage : { from: null, to: null };
-    const marked = this.#markMissing.all({ organization, walk: walkNumber, stamp, kind: coverage.kind, ...range }) as Array<{ removed_at: string | null }>;
+    const marked = this.#sql.markMissing.all({ organization, walk: walkNumber, stamp, kind: coverage.kind, ...range }) as Array<{ removed_at: string | null }>;
     return marked.filter((row) => row.removed_at !== null).length;
   }
 
   linkThreats(organization: string): number {
-    return this.#linkThreats.run(organization).changes;
+    return this.#sql.linkThreats.run(organization).changes;
   }
 }

@@ -1,9 +1,22 @@
 // Every write of the table sync_runs: a run's start and end, runs a dead process left running,
 // and what each page (of threats or reports) and each window's conclusion add to their run.
+import type { RejectedRecord } from '../../records.js';
 import type { RunStatus, SyncMode } from '../schema.js';
 import type { Database, Statement } from '../sqlite.js';
 
 export type RunStream = 'threats' | 'reports';
+
+/** Whose run a write counts in. */
+export interface OfRun {
+  readonly organization: string;
+  readonly runId: number;
+}
+
+/** A page of either stream: what the service sent that failed validation, and the retries it took. */
+export interface PageOfRun extends OfRun {
+  readonly rejected: readonly RejectedRecord[];
+  readonly retries: number;
+}
 
 export interface RunStart {
   readonly organization: string;

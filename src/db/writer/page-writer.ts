@@ -1,12 +1,13 @@
 // The hot path: one page of threats and its window's cursor, in one synchronous transaction, and
 // the pages that waited together committed as one (group commit, see commit-queue.ts).
-import type { RejectedRecord, Threat } from '../../records.js';
+import type { Threat } from '../../records.js';
 import type { LookupFields } from '../../url/lookup-fields.js';
 import type { DayDigest } from '../content-hash.js';
 import { prepareWriteStatements, type WriteStatements } from '../sql/statements.js';
+import type { PageOfRun } from '../sql/sync-runs.js';
 import type { DeriveLookupFields } from '../sql/threat-rows.js';
 import type { Database } from '../sqlite.js';
-import { type RemovalCandidate, type WindowConclusion, WindowEnds, type WindowRef } from './window-end.js';
+import { type OfWindow, type RemovalCandidate, type WindowConclusion, WindowEnds } from './window-end.js';
 import { WriteStamps } from './write-stamps.js';
 
 export type { RemovalCandidate, WindowConclusion } from './window-end.js';
@@ -17,14 +18,9 @@ export interface PageCounts {
   readonly rejected: number;
 }
 
-export interface PageInput {
-  readonly organization: string;
-  readonly runId: number;
-  readonly window: WindowRef;
+export interface PageInput extends OfWindow, PageOfRun {
   readonly threats: readonly Threat[];
-  readonly rejected: readonly RejectedRecord[];
   readonly nextPage: string | null;
-  readonly retries: number;
   /** The sender's clock: the page's stamp is this, or just after the previous write's. */
   readonly now: string;
   /**
@@ -48,8 +44,6 @@ export interface PageInput {
    * outside the window's days): the window's rows are then read back and hashed.
    */
   readonly windowDigests: ReadonlyMap<string, DayDigest> | null;
-  /** Pages of the window so far, this one included (recorded in the ledger). */
-  readonly windowPages: number;
   /** Each threat's lookup columns, in order (the client derives them); absent: PageWriterOptions.derive derives them here. */
   readonly lookups?: readonly LookupFields[] | undefined;
 }

@@ -1,20 +1,16 @@
 // The reports stream's writes: a page of reports and where the walk resumes, in one transaction,
 // and the end of a walk (what it covered and did not list).
-import type { RejectedRecord, ReportRecord } from '../../records.js';
+import type { ReportRecord } from '../../records.js';
 import type { RejectedRecords } from '../sql/rejected-records.js';
 import type { ReportCoverage, ReportRows, ReportWalk } from '../sql/reports.js';
-import type { SyncRuns } from '../sql/sync-runs.js';
+import type { OfRun, PageOfRun, SyncRuns } from '../sql/sync-runs.js';
 
-export interface ReportPageInput {
-  readonly organization: string;
-  readonly runId: number;
+export interface ReportPageInput extends PageOfRun {
   readonly reports: readonly ReportRecord[];
-  readonly rejected: readonly RejectedRecord[];
   /** Where the walk resumes; null when this page ends it. */
   readonly walk: ReportWalk | null;
   /** The walk's number: the reports of this page are marked as listed by it. */
   readonly walkNumber: number;
-  readonly retries: number;
 }
 
 export interface ReportPageResult {
@@ -25,9 +21,7 @@ export interface ReportPageResult {
   readonly unchanged: ReadonlySet<string>;
 }
 
-export interface FinishedReportWalk {
-  readonly organization: string;
-  readonly runId: number;
+export interface FinishedReportWalk extends OfRun {
   readonly walkNumber: number;
   /** What the walk vouched for; undefined: nothing (stopped early in an order it could not check). */
   readonly coverage: ReportCoverage | undefined;

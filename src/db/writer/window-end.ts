@@ -11,17 +11,22 @@ import type { LookupFields } from '../../url/lookup-fields.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
 import { CURRENT_LINK_SQL, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from '../read/ledger-reads.js';
 import type { DayLedgerRows } from '../sql/day-ledger.js';
+import type { OfRun } from '../sql/sync-runs.js';
 import type { ThreatRows } from '../sql/threat-rows.js';
 import type { WindowCursors, WindowRef } from '../sql/window-cursors.js';
-import type { Database, Statement } from '../sqlite.js';
+import { type Database, prepareAll, type Statements } from '../sqlite.js';
 
 export type { WindowRef } from '../sql/window-cursors.js';
 
-/** What the writer needs of a window's last page to end the walk. */
-export interface LastPage {
-  readonly organization: string;
-  readonly runId: number;
+/** A write about one window of a run. */
+export interface OfWindow extends OfRun {
   readonly window: WindowRef;
+  /** Pages of the window so far (recorded in the ledger). */
+  readonly windowPages: number;
+}
+
+/** What the writer needs of a window's last page to end the walk. */
+export interface LastPage extends OfWindow {
   /**
    * Every id the walk returned, or null when it cannot say (a caller that does not track them):
    * then no candidate is looked for. With `windowSeenAbove`, only the ids above it: an earlier
@@ -31,17 +36,13 @@ export interface LastPage {
   readonly windowSeenAbove?: number | null | undefined;
   /** Each day's digest of the records as received (see PageInput); used only for a walk seen whole. */
   readonly windowDigests: ReadonlyMap<string, DayDigest> | null;
-  readonly windowPages: number;
 }
 
 /** A stored threat of the window's days that the walk did not return: the sync asks the service about it. */
 export type RemovalCandidate = Threat;
 
 /** What the sync found out about a window's candidates, sent back to the writer. */
-export interface WindowConclusion {
-  readonly organization: string;
-  readonly runId: number;
-  readonly window: WindowRef;
+export interface WindowConclusion extends OfWindow {
   /** Confirmed: the service lists them nowhere. Marked removed. */
   readonly removedIds: readonly number[];
   /** Still listed (moved to another day, changed, or blocked again): written as the service sent them. */
@@ -54,7 +55,6 @@ export interface WindowConclusion {
    * window is walked again from its first page, and its days keep their old ledger rows.
    */
   readonly complete: boolean;
-  readonly windowPages: number;
   /** The sender's clock: the write's stamp is this, or just after the previous write's. */
   readonly now: string;
 }
@@ -66,19 +66,22 @@ export interface WindowEndWrites {
   readonly ledger: DayLedgerRows;
 }
 
+const READ_SQL = {
+  threatIdsBetween: THREAT_IDS_BETWEEN_SQL,
+  currentLink: CURRENT_LINK_SQL,
+  windowThreats: WINDOW_THREATS_SQL,
+  threatById: 'SELECT id, content, type, blocked_at AS blockedAt FROM threats WHERE id = ?',
+};
+
 export class WindowEnds {
   readonly #writes: WindowEndWrites;
-  readonly #threatIdsBetween: Statement;
-  readonly #currentLink: Statement;
-  readonly #windowThreats: Statement;
-  readonly #threatById: Statement;
+  readonly #read: Statements<keyof typeof READ_SQL>;
 
   constructor(sqlite: Database, writes: WindowEndWrites) {
     this.#writes = writes;
-    this.#threatIdsBetween = sqlite.prepare(THREAT_IDS_BETWEEN_SQL).pluck();
-    this.#currentLink = sqlite.prepare(CURRENT_LINK_SQL).pluck();
-    this.#windowThreats = sqlite.prepare(WINDOW_THREATS_SQL);
-    this.#threatById = sqlite.prepare('SELECT id, content, type, blocked_at AS blockedAt FROM threats WHERE id = ?');
+    this.#read = prepareAll(sqlite, READ_SQL);
+    this.#read.threatIdsBetween.pluck();
+    this.#read.currentLink.pluck();
   }
 
   /**
@@ -95,12 +98,12 @@ export class WindowEnds {
     const candidateIds: number[] = [];
     let kept = 0;
     if (seen !== null) {
-      for (const id of this.#threatIdsBetween.iterate(window.windowStart, addDays(window.windowEnd, 1)) as Iterable<number>) {
+      for (const id of this.#read.threatIdsBetween.iterate(window.windowStart, addDays(window.windowEnd, 1)) as Iterable<number>) {
         if (seen.has(id)) kept += 1;
-        else if ((above === null || id > above) && this.#currentLink.get(organization, id) !== undefined) candidateIds.push(id);
+        else if ((above === null || id > above) && this.#read.currentLink.get(organization, id) !== undefined) candidateIds.push(id);
       }
     }
-    if (candidateIds.length > 0) return candidateIds.map((id) => this.#threatById.get(id) as RemovalCandidate);
+    if (candidateIds.length > 0) return candidateIds.map((id) => this.#read.threatById.get(id) as RemovalCandidate);
     // The walk's digests are the rows' only when it saw the window whole and every id it saw is
     // still stored under these days (a later window may have written one again under another).
     const exact = seen !== null && above === null && input.windowDigests !== null && kept === seen.size;
@@ -120,7 +123,7 @@ export class WindowEnds {
     return removed;
   }
 
-  #complete(input: Pick<LastPage, 'organization' | 'runId' | 'window' | 'windowPages'>, stamp: string, digests: ReadonlyMap<string, DayDigest>): void {
+  #complete(input: OfWindow, stamp: string, digests: ReadonlyMap<string, DayDigest>): void {
     const { organization, runId, window, windowPages } = input;
     this.#writes.cursors.complete(window, stamp);
     this.#writes.ledger.recordWindow({ organization, runId, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, completedAt: stamp }, digests);
@@ -129,7 +132,7 @@ export class WindowEnds {
   /** The organization's current threats of the window's days, read back and hashed. */
   #digestsFromRows(organization: string, window: WindowRef): Map<string, DayDigest> {
     const digests = new Map<string, DayDigest>();
-    for (const row of this.#windowThreats.iterate(organization, window.windowStart, addDays(window.windowEnd, 1)) as Iterable<DigestedThreat>) {
+    for (const row of this.#read.windowThreats.iterate(organization, window.windowStart, addDays(window.windowEnd, 1)) as Iterable<DigestedThreat>) {
       addToDayDigests(digests, row);
     }
     return digests;
