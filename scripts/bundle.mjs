@@ -13,7 +13,14 @@ import { build } from 'esbuild';
 const outdir = 'dist/bin';
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: ['dist/src/cli.js', 'dist/src/db/writer/writer-thread.js', 'dist/src/daemon/http-server-thread.js', 'dist/src/db/snapshot-thread.js'],
+  entryPoints: [
+    'dist/src/cli.js',
+    'dist/src/db/writer/writer-thread.js',
+    'dist/src/daemon/http-server-thread.js',
+    'dist/src/daemon/export-job-thread.js',
+    'dist/src/export/export-helper-thread.js',
+    'dist/src/db/snapshot-thread.js',
+  ],
   outdir,
   entryNames: '[name]',
   chunkNames: '[name]-[hash]',

@@ -16,6 +16,7 @@ export const LAYERS = [
   'session/',
   'progress/',
   'sync/',
+  'dns/',
   'export/',
   'lookup/',
   'api/',

@@ -14,6 +14,7 @@ import { drawsProgressLine } from './progress/terminal-line.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './commands/io.js';
 import { verifyRange } from './commands/verify-range.js';
 import { type Config, type Environment, loadConfig, loadDatabasePath, registerSecretsOf } from './config.js';
+import { loadZoneTimers } from './config/dns.js';
 import { addDays, clockStartingAt, dayOf } from './lib/days.js';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { packageVersion } from './lib/package-root.js';
@@ -57,7 +58,7 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
     }
     if (command.kind === 'status') return (await import('./commands/status-command.js')).showStatus(command, loadDatabasePath(env), io);
     if (command.kind === 'lookup') return await (await import('./commands/lookup-command.js')).runLookup(command, loadDatabasePath(env), io);
-    if (command.kind === 'export') return await (await import('./commands/export-runner.js')).runExportCommand(command, loadDatabasePath(env), io);
+    if (command.kind === 'export') return await (await import('./commands/export-runner.js')).runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env));
     if (command.kind === 'snapshot') return await (await import('./commands/snapshot-command.js')).runSnapshot(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);

@@ -1,9 +1,9 @@
 // Reads and validates the environment into one readonly Config; a ConfigError names the variable.
 // Each variable, its default and its meaning: config/variables.ts; its reading, beside it in config/.
-import { validate as isCronExpression } from 'node-cron';
 import { readBoundedTextFile } from './lib/bounded-file.js';
 import { ConfigError } from './lib/errors.js';
 import type { Secret } from './lib/secret.js';
+import { type DnsConfig, loadDnsConfig } from './config/dns.js';
 import type { ExportTarget } from './config/outputs.js';
 import { loadExports, loadSnapshotPath } from './config/outputs.js';
 import { loadHttpToken } from './config/http-token.js';
@@ -58,6 +58,8 @@ export interface Config {
   readonly walStarvedSeconds: number;
   /** Where the daemon publishes a snapshot after every run that changed something; undefined: none. */
   readonly snapshotPath: string | undefined;
+  /** The DNS primary of the response policy zone (THREAT_MIRROR_DNS_PORT); undefined: off. */
+  readonly dns: DnsConfig | undefined;
   /** Without a terminal to draw on: seconds between `progress` log records of a run. */
   readonly progressSeconds: number;
 }
@@ -74,7 +76,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
   // In the order they were always checked: the first wrong variable is the one named.
   const { apiUrl, insecure } = loadApiUrl(env);
   const fixedNow = loadFixedNow(env);
-  const schedule = loadSchedule(env);
+  const schedule = variables.SCHEDULE.read(env);
   const retry = retryDelays(env);
   const dbPath = loadDatabasePath(env);
   return Object.freeze({
@@ -106,6 +108,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     checkpoints: variables.CHECKPOINTS.read(env),
     walStarvedSeconds: variables.WAL_STARVED_SECONDS.read(env),
     snapshotPath: loadSnapshotPath(env, dbPath),
+    dns: loadDnsConfig(env),
     progressSeconds: variables.PROGRESS_SECONDS.read(env),
   });
 }
@@ -115,12 +118,6 @@ function loadFixedNow(env: Environment): Date | undefined {
   const fixedNow = text === undefined ? undefined : new Date(text);
   if (fixedNow !== undefined && Number.isNaN(fixedNow.getTime())) throw new ConfigError(`${variables.NOW.name}: "${text}" is not an ISO timestamp`);
   return fixedNow;
-}
-
-function loadSchedule(env: Environment): string {
-  const schedule = variables.SCHEDULE.read(env);
-  if (!isCronExpression(schedule)) throw new ConfigError(`${variables.SCHEDULE.name}: "${schedule}" is not a valid cron expression`);
-  return schedule;
 }
 
 function retryDelays(env: Environment): { retryMinMs: number; retryMaxMs: number } {

@@ -22,8 +22,10 @@ describe('src/', () => {
     // A statement that writes: INSERT/REPLACE INTO, UPDATE … SET, DELETE FROM, CREATE/DROP of a schema object.
     const writes = /\b(INSERT\s+(OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(UNIQUE\s+)?(TABLE|INDEX|VIEW|TRIGGER)|DROP\s+(TABLE|INDEX|VIEW|TRIGGER))\b/;
     const outside = files.filter((file) => !file.startsWith('db/sql/') && !file.startsWith('standin/') && writes.test(readFileSync(join(SRC, file), 'utf8')));
-    // export/host-set.ts writes a scratch database of its own (the host list being built), never the mirror.
-    expect(outside).toEqual(['export/host-set.ts']);
+    // Files of their own, never the mirror: the export index (THREAT_MIRROR_DB.exports/index.db;
+    // its schema in index-view.ts, its one writer the refresh job) and the scratch database a host
+    // list is built in.
+    expect(outside).toEqual(['export/export-index.ts', 'export/host-set.ts', 'export/index-view.ts']);
   });
 
   it('has no file over 350 lines', () => {

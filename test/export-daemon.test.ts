@@ -54,9 +54,11 @@ describe('THREAT_MIRROR_EXPORTS in the daemon', () => {
     await running.waitForLog(() => unchanged(running, rpz) >= 2 && unchanged(running, hosts) >= 2);
     expect([mtimeOf(rpz), mtimeOf(hosts)]).toEqual([rpzTime, hostsTime]);
 
-    // A new threat that no host list carries (a path-level block): the mirror changed, the files did not.
+    // A new threat that no host list carries (a path-level block): the mirror changed, the files did not
+    // (the export index read that threat alone and found no host changed: nothing was even rendered).
+    const seqBefore = Math.max(0, ...running.logs.filter((line) => line.path === rpz && typeof line.changeSeq === 'number').map((line) => line.changeSeq as number));
     service.addThreats([urlThreat('https://shared.com/forms/2')]);
-    await running.waitForLog((line) => line.msg === 'export unchanged (same content)' && line.path === rpz);
+    await running.waitForLog((line) => line.msg === 'export unchanged (no change in its hosts)' && line.path === rpz && (line.changeSeq as number) > seqBefore);
     expect([mtimeOf(rpz), mtimeOf(hosts)]).toEqual([rpzTime, hostsTime]);
     expect(logsOf(running, 'export written', rpz)).toBe(1);
 

@@ -53,6 +53,20 @@ const SPECIFIC: Array<[StandinThreat, string | null]> = [
 ];
 const REMOVED = threat('https://removed-host.com/');
 const EXPECTED_HOSTS = [...new Set(SPECIFIC.map(([, host]) => host).filter((host): host is string => host !== null))].sort();
+const GENERATED = generateThreats({ seed: 18, organizations: ['acme', 'globex'], count: 400, fromDay: addDays(TODAY, -3), toDay: TODAY, hostile: true });
+
+/**
+ * The hosts the stand-in's generated whole-host blocks (a bare domain or `https://host/`) should
+ * give, by the WHATWG URL parser rather than the exporter's own canonicalizer.
+ */
+function generatedHosts(organization?: string): string[] {
+  const hosts = GENERATED.filter((item) => (item.type === 'URL' || item.type === 'PAGE') && (organization === undefined || item.organization === organization))
+    .filter((item) => /^(?:https:\/\/)?[^/?#\s%'"\\]+\.[^/?#\s%'"\\]+\/?$/.test(item.content))
+    .map((item) => new URL(item.content.startsWith('https://') ? item.content : `http://${item.content}`))
+    .filter((url) => url.pathname === '/' && url.search === '')
+    .map((url) => url.hostname);
+  return [...new Set(hosts)];
+}
 
 let standin: Standin | undefined;
 afterEach(async () => {
@@ -73,9 +87,8 @@ beforeAll(async () => {
 afterAll(() => rmSync(sharedDir, { recursive: true, force: true }));
 
 async function mirror(dir: string): Promise<{ service: Standin; dbPath: string; env: Record<string, string> }> {
-  const generated = generateThreats({ seed: 18, organizations: ['acme', 'globex'], count: 400, fromDay: addDays(TODAY, -3), toDay: TODAY, hostile: true });
   standin = await startStandin({
-    threats: [...generated, ...SPECIFIC.map(([item]) => item), REMOVED],
+    threats: [...GENERATED, ...SPECIFIC.map(([item]) => item), REMOVED],
     keys: { organizationKeys: { [ACME_KEY]: 'acme', [GLOBEX_KEY]: 'globex' }, userKeys: {} },
     now: () => new Date(NOW),
   });
@@ -107,7 +120,10 @@ describe('export of host formats', () => {
   it('lists exactly the hosts blocked as a whole, once each, sorted, IDNs punycoded, in every host format', async () => {
         const { env } = shared;
     const domains = await exportText(env, '--format', 'domains');
-    expect(lines(domains.text, '#')).toEqual([...EXPECTED_HOSTS, 'removed-host.com'].sort());
+    // The generated data blocks whole hosts too (lookalike domains and their subdomains, IDNs).
+    expect(generatedHosts().length).toBeGreaterThan(20);
+    expect(generatedHosts().some((host) => host.startsWith('xn--'))).toBe(true);
+    expect(lines(domains.text, '#')).toEqual([...new Set([...EXPECTED_HOSTS, 'removed-host.com', ...generatedHosts()])].sort());
     expect(domains.text).not.toMatch(/docs-host|sql-host|quote-host|DROP|github\.io|1\.2\.3\.4|xxxxxxxxxxxx/);
     // Left out and counted: in the file's header and on stderr.
     const pathLevel = Number(/left out: (\d+) path-level/.exec(domains.text)?.[1]);
@@ -129,12 +145,15 @@ describe('export of host formats', () => {
 
     const metamask = JSON.parse((await exportText(env, '--format', 'metamask')).text) as Record<string, unknown>;
     expect(Object.keys(metamask)).toEqual(['version', 'tolerance', 'fuzzylist', 'whitelist', 'blacklist']);
-    // sub.evil-login.com is covered by its listed parent.
-    expect([...(metamask.blacklist as string[])].sort()).toEqual(lines(domains.text, '#').filter((host) => host !== 'sub.evil-login.com'));
+    // sub.evil-login.com (and any generated subdomain of a listed lookalike) is covered by its listed parent.
+    const listed = new Set(lines(domains.text, '#'));
+    const withListedParent = (host: string): boolean => host.split('.').some((_label, index, labels) => index > 0 && listed.has(labels.slice(index).join('.')));
+    expect(withListedParent('sub.evil-login.com')).toBe(true);
+    expect([...(metamask.blacklist as string[])].sort()).toEqual([...listed].filter((host) => !withListedParent(host)));
 
     // --org: only that organization's threats.
     const globex = await exportText(env, '--format', 'domains', '--org', 'globex');
-    expect(lines(globex.text, '#')).toEqual(['evil-login.com', LONG_HOST].sort());
+    expect(lines(globex.text, '#')).toEqual([...new Set(['evil-login.com', LONG_HOST, ...generatedHosts('globex')])].sort());
     expect(globex.text).toContain('# organizations: globex');
   });
 

@@ -1,4 +1,4 @@
-// THREAT_MIRROR_HTTP_TOKEN: /v1/* answers only a request that carries the token as a bearer token;
+// THREAT_MIRROR_HTTP_TOKEN: /v1/* (lookups and feeds) answers only a request that carries the token as a bearer token;
 // the probes and /metrics stay open for the orchestrator and Prometheus; the token is never printed.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +15,11 @@ const LOOKUP = `/v1/lookup?value=${encodeURIComponent('https://evil.example/x')}
 
 describe('the bearer token of /v1/*', () => {
   it('refuses /v1/* without the token (401), answers with it, leaves the probes and /metrics open, and never prints it', async () => {
-    const service = await serveThreats(KEY, NOW, [{ id: 1, content: 'https://evil.example/', type: 'URL', blockedAt: '2026-03-15T10:00:00.000Z', organization: 'acme' }]);
+    const service = await serveThreats(KEY, NOW, [
+      { id: 1, content: 'https://evil.example/', type: 'URL', blockedAt: '2026-03-15T10:00:00.000Z', organization: 'acme' },
+      // A host under a delegated TLD: what every host list (and the domains feed) takes.
+      { id: 2, content: 'https://tm-token-phish.com/', type: 'URL', blockedAt: '2026-03-15T10:00:00.000Z', organization: 'acme' },
+    ]);
     const folder = tempDir();
     const dbPath = join(folder, 'mirror.db');
     const tokenFile = join(folder, 'token');
@@ -34,12 +38,20 @@ describe('the bearer token of /v1/*', () => {
     const posted = await fetch(url('/v1/lookup'), { method: 'POST', body: JSON.stringify({ values: ['https://evil.example/x'] }) });
     expect(posted.status).toBe(401);
     expect((await fetch(url('/v1/other'))).status).toBe(401);
+    // The feeds are /v1/* too: no list leaves without the token, not even its ETag (a 304 would say it is current).
+    const feed = await fetch(url('/v1/exports/domains'));
+    expect(feed.status).toBe(401);
+    expect(feed.headers.get('etag')).toBeNull();
+    expect((await fetch(url('/v1/exports/rpz'), { method: 'HEAD', headers: { authorization: `Bearer ${TOKEN.slice(0, -1)}x` } })).status).toBe(401);
 
     const granted = await fetch(url(LOOKUP), { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(granted.status).toBe(200);
     expect(((await granted.json()) as { results: Array<{ blocked: boolean }> }).results[0]?.blocked).toBe(true);
     const grantedPost = await fetch(url('/v1/lookup'), { method: 'POST', headers: { authorization: `bearer ${TOKEN}` }, body: JSON.stringify({ values: ['https://evil.example/x'] }) });
     expect(grantedPost.status).toBe(200);
+    const grantedFeed = await fetch(url('/v1/exports/domains'), { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(grantedFeed.status).toBe(200);
+    expect(await grantedFeed.text()).toMatch(/^tm-token-phish\.com$/m);
 
     for (const path of ['/healthz', '/readyz', '/startupz', '/metrics']) expect((await fetch(url(path))).status, path).toBe(200);
 

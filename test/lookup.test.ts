@@ -261,6 +261,9 @@ describe('GET and POST /v1/lookup', () => {
       if (index % 7 === 0) values.push(url.host);
     }
     values.push('https://sub.whole-host.example/a/b?c', 'whole-host.example', 'https://sites.example-host.com/acme/x.html', 'plain words', 'x');
+    // The CLI takes values as arguments, and an argument cannot hold a NUL (a hostile generated content).
+    const withoutNul = values.filter((value) => !value.includes('\u0000'));
+    values.splice(0, values.length, ...withoutNul);
     expect(values.length).toBeGreaterThan(250);
 
     const response = await fetch(`http://127.0.0.1:${port}/v1/lookup`, { method: 'POST', body: JSON.stringify({ values }) });

@@ -1,7 +1,9 @@
 // Every variable the program reads, its default and what it means: `--help` prints this table, so
 // it is the documentation too, and the defaults loadConfig applies are the ones written here.
+import { validate as isCronExpression } from 'node-cron';
+import { ConfigError } from '../lib/errors.js';
 import { EXPORT_FORMATS } from './export-formats.js';
-import { choice, decimal, onOff, optionalNumber, text, type Variable, wholeNumber } from './read.js';
+import { choice, decimal, onOff, optionalNumber, type Setting, text, value, type Variable, wholeNumber } from './read.js';
 
 /**
  * 4 MiB, forty times a page of 100 long URLs. The CLI caps its heap (its shebang), and each
@@ -30,7 +32,16 @@ export const RETRY_MIN_MS = wholeNumber('THREAT_MIRROR_RETRY_MIN_MS', 500, [1, 3
 export const RETRY_MAX_MS = wholeNumber('THREAT_MIRROR_RETRY_MAX_MS', 30_000, [1, 3_600_000], 'Longest backoff delay');
 export const RETRY_AFTER_MAX_MS = wholeNumber('THREAT_MIRROR_RETRY_AFTER_MAX_MS', 300_000, [1, 86_400_000], "Longest Retry-After (429/503) waited for; a service asking for longer fails that organization's run with a message, and the next run tries again");
 export const MAX_RESPONSE_BYTES = wholeNumber('THREAT_MIRROR_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, [1024, 1024 * 1024 * 1024], 'A larger response body is treated as a failed (retryable) request; see the README before raising it');
-export const SCHEDULE = text('THREAT_MIRROR_SCHEDULE', '*/10 * * * *', 'Cron expression (UTC) of the daemon');
+export const SCHEDULE: Setting<string> = {
+  name: 'THREAT_MIRROR_SCHEDULE',
+  default: '*/10 * * * *',
+  meaning: 'Cron expression (UTC) of the daemon',
+  read(env) {
+    const schedule = value(env, this.name) ?? this.default;
+    if (!isCronExpression(schedule)) throw new ConfigError(`${this.name}: "${schedule}" is not a valid cron expression`);
+    return schedule;
+  },
+};
 export const JITTER_SECONDS = wholeNumber('THREAT_MIRROR_JITTER_SECONDS', 0, [0, 86_400], 'Random delay before each scheduled run, so a fleet does not hit the service at once');
 export const HTTP_PORT = optionalNumber('THREAT_MIRROR_HTTP_PORT', '(off)', [0, 65_535], 'Serve /healthz, /readyz, /metrics and /v1/lookup on this port', true);
 export const HTTP_HOST = text('THREAT_MIRROR_HTTP_HOST', '127.0.0.1', 'Address the HTTP endpoints bind to');
@@ -51,6 +62,16 @@ export const EXPORTS: Variable = {
 export const CHECKPOINTS = choice('THREAT_MIRROR_CHECKPOINTS', CHECKPOINT_MODES, 'auto', 'auto: the writer folds the WAL into the file; external: leave it to a replicator such as Litestream (docs/readers-and-replicas.md)');
 export const WAL_STARVED_SECONDS = wholeNumber('THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, [1, 31_536_000], '/readyz reports a reason once readers have kept WAL checkpoints from completing this long');
 export const SNAPSHOT: Variable = { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' };
+export const DNS_PORT = optionalNumber('THREAT_MIRROR_DNS_PORT', '(off)', [0, 65_535], 'Serve the response policy zone as a DNS primary on this port, UDP and TCP (SOA, AXFR, IXFR): resolvers become its secondaries (docs/dns.md)', true);
+export const DNS_HOST = text('THREAT_MIRROR_DNS_HOST', '127.0.0.1', 'Address the DNS primary binds to, and sends NOTIFY from');
+export const RPZ_ZONE = text('THREAT_MIRROR_RPZ_ZONE', 'rpz.threat-mirror', 'Name of the zone the DNS primary serves (up to 63 characters)');
+/** Loopback only by default: a resolver on another machine is let in by naming its network. */
+export const DNS_ALLOW: Variable = { name: 'THREAT_MIRROR_DNS_ALLOW', default: '127.0.0.0/8,::1/128', meaning: 'CIDRs that may query and transfer the zone; others are REFUSED' };
+export const DNS_NOTIFY: Variable = {
+  name: 'THREAT_MIRROR_DNS_NOTIFY',
+  default: '(none)',
+  meaning: 'host:port of secondaries sent NOTIFY after each run that changed the zone, e.g. 10.0.0.53:53,[fd00::53]:53',
+};
 export const PROGRESS_SECONDS = decimal('THREAT_MIRROR_PROGRESS_SECONDS', 30, [0.1, 86_400], 'Seconds between "progress" log records of a run when stderr is no terminal (or NO_COLOR / TERM=dumb)');
 export const NOW: Variable = { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' };
 export const LOG_LEVEL = choice('LOG_LEVEL', LOG_LEVELS, 'info', 'fatal, error, warn, info, debug, trace or silent');
@@ -86,6 +107,11 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   CHECKPOINTS,
   WAL_STARVED_SECONDS,
   SNAPSHOT,
+  DNS_PORT,
+  DNS_HOST,
+  RPZ_ZONE,
+  DNS_ALLOW,
+  DNS_NOTIFY,
   PROGRESS_SECONDS,
   NOW,
   LOG_LEVEL,

@@ -1,9 +1,8 @@
 // The long-running mode: scheduler, metrics and health endpoints around the sync.
-import cron from 'node-cron';
 import type { Logger } from 'pino';
 import type { Config, OrganizationConfig } from '../config.js';
 import type { Clock } from '../lib/days.js';
-import { ExportRefresher } from '../export/daemon-exports.js';
+import { Enforcement } from './enforcement.js';
 import { startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
@@ -17,6 +16,7 @@ import { runningProgress } from '../progress/plan-progress.js';
 import { ProgressReads } from '../db/read/status-reads.js';
 import { STALE_AFTER_SECONDS_KEY } from '../db/setting-keys.js';
 import { WalHealth } from './wal-health.js';
+import { longestScheduleGapSeconds } from '../lib/schedule.js';
 
 export interface DaemonOptions {
   readonly config: Config;
@@ -55,13 +55,16 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     logger.error({ err: error }, 'the writer thread failed: stopping the daemon (exit 1) for its supervisor to restart it');
     if (!partFailed.signal.aborted) partFailed.abort(error);
   });
+  const enforcement = new Enforcement({ config, logger, metrics });
   const endpoints =
-    config.httpPort === undefined
+    config.httpPort === undefined && config.dns === undefined
       ? undefined
       : await startHttpServer({
           host: config.httpHost,
           port: config.httpPort,
           dbPath: config.dbPath,
+          enforcement: enforcement.threadData(),
+          onEnforcementEvent: (event) => enforcement.event(event),
           token: config.httpToken,
           registry: metrics.registry,
           onLookups: (batch) => metrics.lookupsAnswered(batch),
@@ -83,19 +86,20 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
             ),
           startup,
         });
-  const exports =
-    config.exports.length === 0 ? undefined : new ExportRefresher({ dbPath: config.dbPath, targets: config.exports, logger, observer: metrics });
   try {
+    // The zone and the files as the mirror holds them now, before the first run: a restart serves at once.
+    await enforcement.refresh(endpoints, { atStart: true, signal: AbortSignal.any([signal, partFailed.signal]) });
     const scheduler = startScheduler({
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
       logger,
       signal: AbortSignal.any([signal, partFailed.signal]),
-      run: (runSignal) => scheduledRun(options, { startup, wal, exports }, runSignal),
+      run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => enforcement.refresh(endpoints, { signal: runSignal }) }, runSignal),
     });
     await scheduler.stopped;
   } finally {
     await endpoints?.close();
+    enforcement.close();
   }
   if (partFailed.signal.aborted) throw partFailed.signal.reason;
 }
@@ -103,7 +107,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
 /** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */
 async function scheduledRun(
   { config, mirror, organizations, logger, clock }: DaemonOptions,
-  { startup, wal, exports }: { startup: () => void; wal: WalHealth; exports: ExportRefresher | undefined },
+  { startup, wal, refresh }: { startup: () => void; wal: WalHealth; refresh: () => Promise<void> },
   runSignal: AbortSignal,
 ): Promise<void> {
   // A long run (a first sync of a large account) logs its progress every THREAT_MIRROR_PROGRESS_SECONDS.
@@ -132,36 +136,5 @@ async function scheduledRun(
     await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });
   }
   // After every run, also a failed one (its committed pages count); not on the way out.
-  if (!runSignal.aborted) await exports?.refresh();
-}
-
-/** The span of ticks looked at for the longest gap: a week holds every weekday and weekend pattern. */
-const SCHEDULE_SPAN_MS = 7 * 86_400_000;
-/**
- * Ticks looked at, at most: node-cron computes each in ~40 µs once warm, so this bounds the cost
- * at start-up to ~100 ms. A schedule denser than every ~5 minutes is judged on fewer than 7 days.
- */
-const MAX_SCHEDULE_TICKS = 2_048;
-
-/**
- * The longest gap between two runs of the schedule, over its ticks of the next 7 days (and the
- * first one after them), as node-cron computes them: "stale" means two such gaps passed without a
- * success. Twice the first gap alone made /readyz flap on a weekdays-only or irregular schedule.
- */
-export function longestScheduleGapSeconds(schedule: string): number {
-  const task = cron.createTask(schedule, () => undefined, { timezone: 'Etc/UTC' });
-  try {
-    let ticks: Date[] = [];
-    for (let count = 8; ; count = Math.min(2 * count, MAX_SCHEDULE_TICKS)) {
-      ticks = task.getNextRuns(count);
-      const first = ticks[0]?.getTime() ?? 0;
-      const last = ticks.at(-1)?.getTime() ?? 0;
-      if (ticks.length < 2 || last - first >= SCHEDULE_SPAN_MS || count === MAX_SCHEDULE_TICKS) break;
-    }
-    let longest = 0;
-    for (let index = 1; index < ticks.length; index += 1) longest = Math.max(longest, (ticks[index] as Date).getTime() - (ticks[index - 1] as Date).getTime());
-    return longest === 0 ? 600 : Math.max(1, Math.round(longest / 1000));
-  } finally {
-    void task.destroy();
-  }
+  if (!runSignal.aborted) await refresh();
 }

@@ -6,12 +6,16 @@ import type { Secret } from '../lib/secret.js';
 import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
 import { tokenDigest } from '../lib/http-token.js';
 import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
+import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
 import type { LookupBatch } from './lookup-stats.js';
 
 export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly host: string;
-  readonly port: number;
+  /** undefined: no HTTP server; the thread serves DNS only. */
+  readonly port: number | undefined;
   readonly dbPath: string;
+  readonly enforcement: EnforcementData;
+  readonly onEnforcementEvent: (event: EnforcementEvent) => void;
   /** THREAT_MIRROR_HTTP_TOKEN: /v1/* then requires it as a bearer token. */
   readonly token?: Secret | undefined;
   readonly logger: Logger;
@@ -23,6 +27,8 @@ export interface HttpServerOptions extends HttpEndpointsOptions {
 
 export interface HttpServer {
   readonly port: number;
+  /** Tells the thread's enforcement side (DNS, feeds) of a new version of the export index. */
+  enforce(command: EnforcementCommand): void;
   /** Closes the server and its connections and the thread's database connection, then ends the thread. */
   close(): Promise<void>;
 }
@@ -43,6 +49,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       host: options.host,
       port: options.port,
       dbPath: options.dbPath,
+      enforcement: options.enforcement,
       tokenDigest: options.token === undefined ? undefined : tokenDigest(options.token).toString('hex'),
     } satisfies HttpThreadData,
     resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
@@ -69,8 +76,8 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       switch (message.kind) {
         case 'listening':
           state = 'serving';
-          logger.info({ host: options.host, port: message.port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
-          resolve({ port: message.port, close });
+          if (options.port !== undefined) logger.info({ host: options.host, port: message.port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
+          resolve({ port: message.port, close, enforce: (command) => post({ kind: 'enforcement', command }) });
           return;
         case 'probe':
           return answer(message.id, message.method, message.path);
@@ -85,6 +92,8 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
         case 'closed':
           closed?.();
           return;
+        case 'enforcement':
+          return options.onEnforcementEvent(message.event);
       }
     });
     worker.on('error', (error) => fail(new Error(`the HTTP server's thread failed: ${error.message}`, { cause: error })));

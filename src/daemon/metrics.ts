@@ -9,11 +9,16 @@ import type { PlanProgress } from '../progress/plan-progress.js';
 import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
+import type { EnforcementEvent } from './enforcement-side.js';
 
 export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver {
   readonly registry: Registry;
   /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
   observeWal(wal: WalHealth, clock: () => Date): void;
+  /** The zone's serial and names (hosts) after an update of the export index. */
+  zoneSerial(serial: number, hosts: number): void;
+  /** What the DNS primary on the serving thread reports. */
+  dnsEvent(event: EnforcementEvent): void;
   /** Exposes the running runs' progress, read from the file at each scrape. */
   observeProgress(read: () => readonly PlanProgress[]): void;
   /** The /v1/* requests the HTTP thread answered since its last batch. */
@@ -70,8 +75,27 @@ export function createMetrics(): MirrorMetrics {
   const exportEntries = gauge('threat_mirror_export_entries', 'Entries (hosts, rules or threats) in each export file (THREAT_MIRROR_EXPORTS)', ['format', 'path']);
   const exportWritten = gauge('threat_mirror_export_last_write_timestamp_seconds', 'Unix time each export file was last written (its mtime)', ['format', 'path']);
   const exportFailures = counter('threat_mirror_export_failures_total', 'Export refreshes that failed (the previous file is kept)', ['format', 'path']);
+  const zoneSerial = gauge('threat_mirror_zone_serial', 'SOA serial of the response policy zone (the export index)', []);
+  const zoneHosts = gauge('threat_mirror_zone_hosts', 'Hosts blocked as a whole in the export index (the zone lists those short enough for a zone name)', []);
+  const dnsQueries = counter('threat_mirror_dns_queries_total', 'DNS queries answered, by kind (soa, ns, axfr, ixfr, other) and response code', ['kind', 'rcode']);
+  const dnsMalformed = counter('threat_mirror_dns_malformed_total', 'DNS messages that were no query (garbage, responses), dropped', ['transport']);
+  const dnsTransfers = counter('threat_mirror_dns_transfers_total', 'Zone transfers sent whole, full or incremental', ['kind']);
+  const dnsTransferRecords = counter('threat_mirror_dns_transfer_records_total', 'Records sent in zone transfers', ['kind']);
+  const dnsNotify = counter('threat_mirror_dns_notify_total', 'NOTIFYs by target and outcome (answered, or unanswered after every retransmission)', ['target', 'outcome']);
   return {
     registry,
+    zoneSerial: (serial: number, hosts: number) => {
+      zoneSerial.set(serial);
+      zoneHosts.set(hosts);
+    },
+    dnsEvent: (event: EnforcementEvent) => {
+      if (event.type === 'dns-answered') dnsQueries.inc({ kind: event.kind, rcode: event.rcode });
+      else if (event.type === 'dns-malformed') dnsMalformed.inc({ transport: event.transport });
+      else if (event.type === 'dns-transferred') {
+        dnsTransfers.inc({ kind: event.kind });
+        dnsTransferRecords.inc({ kind: event.kind }, event.records);
+      } else if (event.type === 'dns-notified') dnsNotify.inc({ target: event.target, outcome: event.outcome });
+    },
     exportChecked: (format: string, path: string, entries: number, lastWriteMs: number) => {
       exportEntries.set({ format, path }, entries);
       exportWritten.set({ format, path }, lastWriteMs / 1000);

@@ -7,13 +7,14 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { ChunkWriter } from './chunk-writer.js';
 
-/** Chunks are gathered up to this size before each write. */
-const WRITE_BATCH_BYTES = 64 * 1024;
+/** An export's content: strings, or (rendered on two threads, parallel-render.ts) strings and bytes as they come. */
+export type Chunks = Iterable<string> | AsyncIterable<string | Uint8Array>;
 
 export interface TempFile {
   readonly path: string;
-  /** sha256 of what was written, comment lines left out (see fileDigest). */
+  /** sha256 of what was written, comment lines left out (see fileDigest); of nothing when not asked for. */
   readonly digest: string;
   readonly bytes: number;
 }
@@ -26,44 +27,36 @@ function tempPathFor(target: string): string {
 /**
  * Writes the chunks to a fresh temporary file beside `target` and flushes it to disk. With a
  * comment prefix, chunks that start with it (comment lines come as chunks of their own) are left
- * out of the digest.
+ * out of the digest; with null, nothing is hashed (no file to compare with: hashing 400 MB of
+ * JSONL took ~1.5 s) and the digest is that of nothing.
  */
-export async function writeTempFile(target: string, chunks: Iterable<string>, commentPrefix?: string): Promise<TempFile> {
+export async function writeTempFile(target: string, chunks: Chunks, commentPrefix?: string | null): Promise<TempFile> {
   await mkdir(dirname(target), { recursive: true });
   await removeStaleTempFiles(target);
   const path = tempPathFor(target);
-  const digest = createHash('sha256');
-  let bytes = 0;
   // Created exclusively (O_EXCL|O_CREAT never follows a link): a link planted at this name would
   // otherwise have the export written wherever it points. One left by an earlier process with this
   // pid, or a planted one, is removed first (the link itself, not what it points to).
   await unlink(path).catch(() => undefined);
   const handle = await open(path, 'wx', 0o644);
+  const out = new ChunkWriter(handle, commentPrefix);
   try {
-    let batch: string[] = [];
-    let batchLength = 0;
-    const flush = async (): Promise<void> => {
-      const buffer = Buffer.from(batch.join(''), 'utf8');
-      batch = [];
-      batchLength = 0;
-      bytes += buffer.length;
-      await handle.write(buffer);
-    };
-    for (const chunk of chunks) {
-      if (commentPrefix === undefined || !chunk.startsWith(commentPrefix)) digest.update(chunk, 'utf8');
-      batch.push(chunk);
-      batchLength += chunk.length;
-      if (batchLength >= WRITE_BATCH_BYTES) await flush();
+    if (Symbol.asyncIterator in chunks) {
+      for await (const chunk of chunks) await (typeof chunk === 'string' ? out.add(chunk) : out.addBytes(chunk));
+    } else {
+      // Synchronous chunks are a row each: no promise per row where none is needed.
+      for (const chunk of chunks) if (!out.tryAdd(chunk)) await out.add(chunk);
     }
-    await flush();
+    await out.finish();
     await handle.sync();
   } catch (error) {
+    await out.finish().catch(() => undefined);
     await handle.close();
     await unlink(path).catch(() => undefined);
     throw error;
   }
   await handle.close();
-  return { path, digest: digest.digest('hex'), bytes };
+  return { path, digest: out.digest(), bytes: out.bytes };
 }
 
 /** Renames the temporary file over the target, then flushes the folder's entry. */

@@ -8,14 +8,17 @@
 // with the file: a run that changed only threats no export carries (an address, a path-level URL
 // for a host list) still leaves the file untouched.
 import { stat } from 'node:fs/promises';
-import type { Logger } from 'pino';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { errorMessage } from '../lib/errors.js';
-import { buildExport } from './build-export.js';
+import { buildExport, buildHostExportFromIndex } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
-import { type ExportFormat, isHostFormat } from '../config/export-formats.js';
-import { type HostSelection, selectHosts } from './host-selection.js';
-import { writeExportFile } from './write-export.js';
+import { type ExportFormat, type HostFormat, isHostFormat } from '../config/export-formats.js';
+import { HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
+import type { ExportIndex } from './export-index.js';
+import { nextRpzSerial, type ZoneTimers } from './rpz.js';
+import { discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
+import { type FileWriteResult, serialOfFile, writeExportFile } from './write-export.js';
+import { withSmallPageCache } from './page-cache.js';
 
 export interface ExportTarget {
   readonly format: ExportFormat;
@@ -34,26 +37,68 @@ interface FileState {
   readonly size: number;
 }
 
+/** What a refresher knows between runs; the daemon refreshes on a new thread each time (daemon/export-jobs.ts) and hands it over. */
+export interface RefresherState {
+  /** Per file: the version it was last checked against and the file as that check left it. */
+  readonly checked: ReadonlyArray<readonly [path: string, state: FileState]>;
+  /** Whether the zone's serial has been set from an rpz file since the daemon started. */
+  readonly serialAdopted: boolean;
+}
+
+/** What the refresher logs (a pino Logger, or lines forwarded from the export thread to the main thread's). */
+export interface ExportLog {
+  debug(fields: Record<string, unknown>, msg: string): void;
+  info(fields: Record<string, unknown>, msg: string): void;
+  error(fields: Record<string, unknown>, msg: string): void;
+}
+
 export class ExportRefresher {
   readonly #dbPath: string;
   readonly #targets: readonly ExportTarget[];
-  readonly #logger: Logger;
+  readonly #logger: ExportLog;
   readonly #observer: ExportObserver | undefined;
-  /** Per file: the change_seq it was last checked against, and the file as that check left it. */
-  readonly #checked = new Map<string, FileState>();
+  readonly #index: ExportIndex | undefined;
+  readonly #timers: ZoneTimers | undefined;
+  /** Per file: the change_seq (record formats) or hosts version (host formats) it was last checked against, and the file as that check left it. */
+  readonly #checked: Map<string, FileState>;
+  #serialAdopted: boolean;
 
-  constructor(options: { dbPath: string; targets: readonly ExportTarget[]; logger: Logger; observer?: ExportObserver | undefined }) {
+  /** With an index, host formats are written from it, and only when its host list changed. */
+  constructor(options: {
+    dbPath: string;
+    targets: readonly ExportTarget[];
+    logger: ExportLog;
+    observer?: ExportObserver | undefined;
+    index?: ExportIndex | undefined;
+    timers?: ZoneTimers | undefined;
+    state?: RefresherState | undefined;
+  }) {
     this.#dbPath = options.dbPath;
     this.#targets = options.targets;
     this.#logger = options.logger;
     this.#observer = options.observer;
+    this.#index = options.index;
+    this.#timers = options.timers;
+    this.#checked = new Map(options.state?.checked);
+    this.#serialAdopted = options.state?.serialAdopted ?? false;
+  }
+
+  /** What the next refresh needs to know (a refresher of the next run is built from it). */
+  state(): RefresherState {
+    return { checked: [...this.#checked], serialAdopted: this.#serialAdopted };
   }
 
   /** Brings every export up to date; never throws (a failed export is logged and counted, the others go on). */
   async refresh(): Promise<void> {
+    const recordTargets = this.#targets.filter((target) => this.#index === undefined || !isHostFormat(target.format));
+    for (const target of this.#targets) {
+      if (this.#index !== undefined && isHostFormat(target.format)) await this.#refreshFromIndex(target, target.format, this.#index);
+    }
+    if (recordTargets.length === 0) return;
     let opened;
     try {
       opened = openDatabaseReadOnly(this.#dbPath);
+      withSmallPageCache(opened.sqlite);
     } catch (error) {
       this.#logger.error({ err: error }, `exports not refreshed: cannot open ${this.#dbPath}: ${errorMessage(error)}`);
       return;
@@ -61,14 +106,58 @@ export class ExportRefresher {
     const snapshot = new ThreatSnapshot(opened.sqlite, undefined);
     // Reading and canonicalizing every URL is most of a host list's cost: done once for all of them.
     let selection: Promise<HostSelection> | undefined;
-    const hostSelection = (): Promise<HostSelection> => (selection ??= selectHosts(snapshot.threats()));
+    const hostSelection = (): Promise<HostSelection> => (selection ??= selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES)));
     try {
-      for (const target of this.#targets) await this.#refreshOne(target, snapshot, hostSelection);
+      for (const target of recordTargets) await this.#refreshOne(target, snapshot, hostSelection);
     } finally {
       if (selection !== undefined) (await selection.catch(() => undefined))?.hosts.close();
       snapshot.close();
       // Not opened.close(): a reader has no business checkpointing the writer's WAL.
       opened.sqlite.close();
+    }
+  }
+
+  /**
+   * Before the first run: the zone takes the serial of the rpz file the last daemon left, when its
+   * names are the index's (a restart that changed nothing keeps the secondaries' copy current), or
+   * moves past it. Nothing is written: files are rewritten after runs only.
+   */
+  async adoptZoneSerial(): Promise<void> {
+    const index = this.#index;
+    const target = this.#targets.find((candidate) => candidate.format === 'rpz');
+    this.#serialAdopted = true;
+    if (index === undefined || target === undefined) return;
+    const previous = await serialOfFile(target.path);
+    if (previous === undefined) return;
+    const built = buildHostExportFromIndex(index.view, 'rpz', previous, this.#timers);
+    const temp = await writeTempFile(target.path, built.render(previous), built.commentPrefix);
+    await discardTempFile(temp);
+    const same = (await fileDigest(target.path, built.commentPrefix)) === temp.digest;
+    index.adoptSerial(same ? previous : nextRpzSerial(index.view.state().serial, previous));
+  }
+
+  /** A host format from the index: rewritten only when the host list changed or the file is not as this process left it. */
+  async #refreshFromIndex(target: ExportTarget, format: HostFormat, index: ExportIndex): Promise<void> {
+    const { path } = target;
+    try {
+      const state = index.view.state();
+      const before = this.#checked.get(path);
+      const current = await fileState(path);
+      if (before !== undefined && current !== undefined && before.changeSeq === state.hostsVersion && sameFile(before, current)) {
+        this.#logger.debug({ format, path, changeSeq: state.changeSeq }, 'export unchanged (no change in its hosts)');
+        return;
+      }
+      const built = buildHostExportFromIndex(index.view, format, state.serial, this.#timers);
+      const result = await writeExportFile(path, built);
+      if (format === 'rpz' && !this.#serialAdopted) {
+        // The first zone file written decides the serial the zone starts at (the DNS primary serves it).
+        this.#serialAdopted = true;
+        const written = await serialOfFile(path);
+        if (written !== undefined && written !== state.serial) index.adoptSerial(written);
+      }
+      await this.#recordCheck(target, index.view.state().hostsVersion, result);
+    } catch (error) {
+      this.#failed(target, error);
     }
   }
 
@@ -82,18 +171,26 @@ export class ExportRefresher {
         return;
       }
       const selection = isHostFormat(format) ? await hostSelection() : undefined;
-      const built = await buildExport(snapshot, { format, organization: undefined, selection });
+      const built = await buildExport(snapshot, { format, organization: undefined, selection, timers: this.#timers });
       const result = await writeExportFile(path, built);
-      const after = await fileState(path);
-      if (after === undefined) throw new Error(`${path} is gone right after it was written`);
-      this.#checked.set(path, { ...after, changeSeq: snapshot.changeSeq });
-      this.#observer?.exportChecked(format, path, result.entries, after.mtimeMs);
-      if (result.written) this.#logger.info({ format, path, entries: result.entries }, 'export written');
-      else this.#logger.debug({ format, path, entries: result.entries }, 'export unchanged (same content)');
+      await this.#recordCheck(target, snapshot.changeSeq, result);
     } catch (error) {
-      this.#observer?.exportFailed(format, path);
-      this.#logger.error({ err: error, format, path }, `export ${format} to ${path} failed: ${errorMessage(error)}; the previous file is left as it was`);
+      this.#failed(target, error);
     }
+  }
+
+  async #recordCheck({ format, path }: ExportTarget, version: number, result: FileWriteResult): Promise<void> {
+    const after = await fileState(path);
+    if (after === undefined) throw new Error(`${path} is gone right after it was written`);
+    this.#checked.set(path, { ...after, changeSeq: version });
+    this.#observer?.exportChecked(format, path, result.entries, after.mtimeMs);
+    if (result.written) this.#logger.info({ format, path, entries: result.entries }, 'export written');
+    else this.#logger.debug({ format, path, entries: result.entries }, 'export unchanged (same content)');
+  }
+
+  #failed({ format, path }: ExportTarget, error: unknown): void {
+    this.#observer?.exportFailed(format, path);
+    this.#logger.error({ err: error, format, path }, `export ${format} to ${path} failed: ${errorMessage(error)}; the previous file is left as it was`);
   }
 }
 

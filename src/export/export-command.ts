@@ -6,6 +6,7 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { buildExport, type ExportOptions } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
 import { writeExportFile, writeExportStream } from './write-export.js';
+import { withSmallPageCache } from './page-cache.js';
 
 export interface ExportCommand extends ExportOptions {
   readonly out: string | undefined;
@@ -32,9 +33,12 @@ export function mirrorKnowsOrganization(dbPath: string, organization: string): b
 
 export async function runExport(dbPath: string, command: ExportCommand, io: ExportIo): Promise<void> {
   const opened = openDatabaseReadOnly(dbPath);
+  // Every row is read once, in order: a large page cache buys nothing here.
+  withSmallPageCache(opened.sqlite);
   const snapshot = new ThreatSnapshot(opened.sqlite, command.organization);
   try {
-    const built = await buildExport(snapshot, command);
+    // The command has the machine to itself: record formats use a second thread (parallel-render.ts).
+    const built = await buildExport(snapshot, { ...command, twoThreads: { dbPath } });
     try {
       if (command.out === undefined) {
         await writeExportStream(io.stdout, built);

@@ -4,7 +4,7 @@
 import type { CurrentThreat } from './current-threats.js';
 import { blockableHost, type HostRefusal } from './blockable-host.js';
 import { hostBlockOf } from './host-block.js';
-import { HostSet } from './host-set.js';
+import { type HostList, HostSet } from './host-set.js';
 
 /** Why a URL/PAGE threat gave no host entry: a path-level block, or the host's refusal (blockable-host.ts). */
 export type HostsLeftOut = {
@@ -14,7 +14,7 @@ export type HostsLeftOut = {
 
 export interface HostSelection {
   /** Unique lower-case ASCII host names, outside the heap; close() releases them. */
-  readonly hosts: HostSet;
+  readonly hosts: HostList;
   readonly hostCount: number;
   /** URL/PAGE threats whose host made it in (several may give the same host). */
   readonly hostThreats: number;
@@ -23,41 +23,59 @@ export interface HostSelection {
   readonly otherTypes: number;
 }
 
-const HOST_TYPES = new Set(['URL', 'PAGE']);
+/** The threat types whose content may block a host; every other type is counted as "other types". */
+export const HOST_TYPES: ReadonlySet<string> = new Set(['URL', 'PAGE']);
 /** Rows between two pauses, so a daemon's health endpoints answer while a large mirror is read. */
 const ROWS_PER_PAUSE = 5_000;
 
-export async function selectHosts(threats: Iterable<CurrentThreat>): Promise<HostSelection> {
+/** `otherTypes`: current threats of other types already counted apart (read with ThreatSnapshot.ofTypes). */
+export async function selectHosts(threats: Iterable<Pick<CurrentThreat, 'type' | 'content'>>, otherTypesCounted = 0): Promise<HostSelection> {
   const hosts = new HostSet();
-  const leftOut: HostsLeftOut = { pathLevel: 0, notAHost: 0, ipAddress: 0, rpzTrigger: 0, notDelegated: 0, publicSuffix: 0 };
+  const leftOut = noneLeftOut();
   let hostThreats = 0;
-  let otherTypes = 0;
+  let otherTypes = otherTypesCounted;
   let rows = 0;
   try {
     for (const threat of threats) {
       if (++rows % ROWS_PER_PAUSE === 0) await new Promise((resolve) => setImmediate(resolve));
-      if (!HOST_TYPES.has(threat.type)) {
-        otherTypes += 1;
-        continue;
+      const entry = hostEntryOf(threat.type, threat.content);
+      if (entry.kind === 'other-type') otherTypes += 1;
+      else if (entry.kind === 'left-out') leftOut[entry.reason] += 1;
+      else {
+        hosts.add(entry.host);
+        hostThreats += 1;
       }
-      const block = hostBlockOf(threat.content);
-      if (block.kind === 'path-level') {
-        leftOut.pathLevel += 1;
-        continue;
-      }
-      const host = block.kind === 'host' ? blockableHost(block.host) : { problem: 'notAHost' as const };
-      if (typeof host !== 'string') {
-        leftOut[host.problem] += 1;
-        continue;
-      }
-      hosts.add(host);
-      hostThreats += 1;
     }
   } catch (error) {
     hosts.close();
     throw error;
   }
   return { hosts, hostCount: hosts.size, hostThreats, leftOut, otherTypes };
+}
+
+/** What one current threat gives the host formats: the host it blocks, or why it gives none. */
+export type HostEntry =
+  | { readonly kind: 'host'; readonly host: string }
+  | { readonly kind: 'left-out'; readonly reason: keyof HostsLeftOut }
+  | { readonly kind: 'other-type' };
+
+const OTHER_TYPE: HostEntry = { kind: 'other-type' };
+
+/**
+ * The one rule for "which host does this threat block": every host list, the zone and its deltas
+ * use it; the host must be one a resolver reads as a plain domain (blockable-host.ts).
+ */
+export function hostEntryOf(type: string, content: string): HostEntry {
+  if (!HOST_TYPES.has(type)) return OTHER_TYPE;
+  const block = hostBlockOf(content);
+  if (block.kind === 'path-level') return { kind: 'left-out', reason: 'pathLevel' };
+  const host = block.kind === 'host' ? blockableHost(block.host) : { problem: 'notAHost' as const };
+  return typeof host === 'string' ? { kind: 'host', host } : { kind: 'left-out', reason: host.problem };
+}
+
+/** An empty count of everything left out, by reason. */
+export function noneLeftOut(): HostsLeftOut {
+  return { pathLevel: 0, notAHost: 0, ipAddress: 0, rpzTrigger: 0, notDelegated: 0, publicSuffix: 0 };
 }
 
 export function totalLeftOut(leftOut: Readonly<HostsLeftOut>): number {

@@ -8,18 +8,15 @@ import type { HostListContext } from './host-header.js';
 const VERSION = 2;
 const TOLERANCE = 2;
 
-export function metamaskEntries(context: HostListContext): number {
-  let entries = 0;
-  for (const _host of context.selection.hosts.withoutListedParent()) entries += 1;
-  return entries;
-}
-
-export function* renderMetamask(context: HostListContext): Generator<string> {
+/** `counts.entries`: the hosts listed, known once rendered (ordering the hosts by reversed labels is most of the cost: done once). */
+export function* renderMetamask(context: HostListContext, counts: { entries: number }): Generator<string> {
   yield `{\n  "version": ${VERSION},\n  "tolerance": ${TOLERANCE},\n  "fuzzylist": [],\n  "whitelist": [],\n  "blacklist": [`;
   let first = true;
+  counts.entries = 0;
   for (const host of context.selection.hosts.withoutListedParent()) {
     yield `${first ? '' : ','}\n    ${JSON.stringify(host)}`;
     first = false;
+    counts.entries += 1;
   }
   yield first ? ']\n}\n' : '\n  ]\n}\n';
 }

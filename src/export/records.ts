@@ -7,7 +7,8 @@ const COLUMNS = [
   'host', 'registrable_domain', 'address_namespace', 'address_chain', 'address', 'email', 'email_domain',
 ] as const;
 
-function valuesOf(threat: CurrentThreat): Record<(typeof COLUMNS)[number], string | number | null | readonly string[]> {
+/** The row as an object keyed by column: what a JSONL line is the JSON.stringify of (see jsonlLine). */
+export function valuesOf(threat: CurrentThreat): Record<(typeof COLUMNS)[number], string | number | null | readonly string[]> {
   return {
     id: threat.id,
     type: threat.type,
@@ -31,12 +32,18 @@ export interface RecordCounts {
   records: number;
 }
 
+export const CSV_HEADER = `${COLUMNS.join(',')}\r\n`;
+
 /** RFC 4180: CRLF line ends, a header row, fields quoted when they hold a comma, quote, CR or LF. */
 export function* renderCsv(threats: Iterable<CurrentThreat>, counts: RecordCounts): Generator<string> {
-  yield `${COLUMNS.join(',')}\r\n`;
-  for (const threat of threats) {
-    const values = valuesOf(threat);
-    yield `${COLUMNS.map((column) => csvField(values[column])).join(',')}\r\n`;
+  yield CSV_HEADER;
+  yield* csvRows(threats, counts);
+}
+
+/** The rows of a CSV without its header. */
+export function* csvRows(threats: Iterable<CurrentThreat>, counts: RecordCounts): Generator<string> {
+  for (const t of threats) {
+    yield `${t.id},${csv(t.type)},${csv(t.content)},${csv(t.blockedAt)},${csv(t.organizations.join(';'))},${csv(t.firstSeenAt)},${csv(t.updatedAt)},${t.changeSeq},${csv(t.host)},${csv(t.registrableDomain)},${csv(t.addressNamespace)},${csv(t.addressChain)},${csv(t.address)},${csv(t.email)},${csv(t.emailDomain)}\r\n`;
     counts.records += 1;
   }
 }
@@ -44,13 +51,27 @@ export function* renderCsv(threats: Iterable<CurrentThreat>, counts: RecordCount
 /** One JSON object a line; organizations as an array. */
 export function* renderJsonl(threats: Iterable<CurrentThreat>, counts: RecordCounts): Generator<string> {
   for (const threat of threats) {
-    yield `${JSON.stringify(valuesOf(threat))}\n`;
+    yield jsonlLine(threat);
     counts.records += 1;
   }
 }
 
-function csvField(value: string | number | null | readonly string[]): string {
+/**
+ * `JSON.stringify(valuesOf(threat))` and a newline, written out: stringifying only the strings cut
+ * a 1M-threat export's rendering from ~1.5 to ~0.6 s (docs/performance.md). The unit tests hold
+ * the two to the same bytes.
+ */
+export function jsonlLine(t: CurrentThreat): string {
+  return `{"id":${t.id},"type":${json(t.type)},"content":${json(t.content)},"blocked_at":${json(t.blockedAt)},"organizations":${JSON.stringify(t.organizations)},"first_seen_at":${json(t.firstSeenAt)},"updated_at":${json(t.updatedAt)},"change_seq":${t.changeSeq},"host":${json(t.host)},"registrable_domain":${json(t.registrableDomain)},"address_namespace":${json(t.addressNamespace)},"address_chain":${json(t.addressChain)},"address":${json(t.address)},"email":${json(t.email)},"email_domain":${json(t.emailDomain)}}\n`;
+}
+
+function json(value: string | null): string {
+  return value === null ? 'null' : JSON.stringify(value);
+}
+
+const NEEDS_QUOTES = /[",\r\n]/;
+
+function csv(value: string | null): string {
   if (value === null) return '';
-  const text = Array.isArray(value) ? value.join(';') : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }

@@ -6,12 +6,9 @@
 // so one file loads under any zone name. A name's full length includes that zone name, so hosts too
 // long to fit beside a zone name of up to MAX_ZONE_NAME characters are left out (and counted).
 import { headerLines, type HostListContext } from './host-header.js';
+import { MAX_HOST, MAX_ZONE_NAME, SOA_MNAME, SOA_RNAME, TTL, zoneTimersFor } from '../lib/rpz-zone.js';
 
-export const MAX_ZONE_NAME = 63;
-/** `*.` + host + `.` + zone name must stay within DNS's 253 characters. */
-const MAX_HOST = 253 - 2 - 1 - MAX_ZONE_NAME;
-/** Short enough that a removed host stops resolving soon after a reload; resolvers cache NXDOMAIN for the SOA minimum. */
-const TTL = 300;
+export { MAX_HOST, MAX_ZONE_NAME, nextRpzSerial, RPZ_TTL, serialAfter, SOA_MNAME, SOA_RNAME, type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
 
 /** Hosts too long for a zone; the others are the entries. */
 export function rpzTooLong(context: HostListContext): number {
@@ -19,13 +16,14 @@ export function rpzTooLong(context: HostListContext): number {
 }
 
 export function* renderRpz(context: HostListContext, serial: number): Generator<string> {
+  const timers = context.timers ?? zoneTimersFor(600);
   const tooLong = rpzTooLong(context);
   for (const line of headerLines('response policy zone', context)) yield `; ${line}\n`;
   yield `; ${tooLong} hosts longer than ${MAX_HOST} characters left out (no room for a zone name of up to ${MAX_ZONE_NAME})\n`;
   yield `; load it under a zone name of your choice, e.g. rpz.threat-mirror (see docs/exports.md)\n`;
   yield `$TTL ${TTL}\n`;
-  yield `@ IN SOA localhost. hostmaster.localhost. ${serial} 3600 600 864000 ${TTL}\n`;
-  yield '@ IN NS localhost.\n';
+  yield `@ IN SOA ${SOA_MNAME}. ${SOA_RNAME}. ${serial} ${timers.refresh} ${timers.retry} ${timers.expire} ${timers.minimum}\n`;
+  yield `@ IN NS ${SOA_MNAME}.\n`;
   for (const host of context.selection.hosts.sorted(MAX_HOST)) yield `${host} CNAME .\n*.${host} CNAME .\n`;
 }
 
@@ -33,20 +31,4 @@ export function* renderRpz(context: HostListContext, serial: number): Generator<
 export function rpzSerialOf(text: string): number | undefined {
   const match = /^@ IN SOA \S+ \S+ (\d+) /m.exec(text);
   return match ? Number(match[1]) : undefined;
-}
-
-/**
- * The next serial: the mirror's change_seq (so the same mirror gives the same zone), unless that
- * is not after the previous file's serial in RFC 1982 serial arithmetic (a rebuilt mirror starts
- * its change_seq again), then the previous one plus one.
- */
-export function nextRpzSerial(changeSeq: number, previous: number | undefined): number {
-  const candidate = changeSeq % 2 ** 32 || 1;
-  if (previous === undefined || serialAfter(candidate, previous)) return candidate;
-  return (previous + 1) % 2 ** 32 || 1;
-}
-
-function serialAfter(a: number, b: number): boolean {
-  const half = 2 ** 31;
-  return (a < b && b - a > half) || (a > b && a - b < half);
 }

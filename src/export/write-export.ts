@@ -1,6 +1,6 @@
 // Where an export goes: a file replaced atomically and only when its content changed, or a stream.
 import { once } from 'node:events';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { commitTempFile, discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
 import type { BuiltExport } from './build-export.js';
 import { nextRpzSerial, rpzSerialOf } from './rpz.js';
@@ -26,14 +26,15 @@ export async function writeExportFile(path: string, built: BuiltExport): Promise
   const previousSerial = built.hasSerial ? await serialOfFile(path) : undefined;
   const nextSerial = nextRpzSerial(built.changeSeq, previousSerial);
   const trialSerial = previousSerial ?? nextSerial;
-  let temp = await writeTempFile(path, built.render(trialSerial), built.commentPrefix);
-  if ((await fileDigest(path, built.commentPrefix)) === temp.digest) {
+  const existing = await fileExists(path);
+  let temp = await writeTempFile(path, built.render(trialSerial), existing ? built.commentPrefix : null);
+  if (existing && (await fileDigest(path, built.commentPrefix)) === temp.digest) {
     await discardTempFile(temp);
     return { written: false, entries: built.entries() };
   }
   if (trialSerial !== nextSerial) {
     await discardTempFile(temp);
-    temp = await writeTempFile(path, built.render(nextSerial), built.commentPrefix);
+    temp = await writeTempFile(path, built.render(nextSerial), null);
   }
   try {
     await commitTempFile(temp, path);
@@ -44,7 +45,12 @@ export async function writeExportFile(path: string, built: BuiltExport): Promise
   return { written: true, entries: built.entries() };
 }
 
-async function serialOfFile(path: string): Promise<number | undefined> {
+async function fileExists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
+}
+
+/** The serial of the zone file at `path`, or undefined when there is none. */
+export async function serialOfFile(path: string): Promise<number | undefined> {
   let handle;
   try {
     handle = await open(path, 'r');
@@ -63,15 +69,31 @@ async function serialOfFile(path: string): Promise<number | undefined> {
 /** Writes the export to a stream (stdout), waiting for it to drain so memory stays flat. */
 export async function writeExportStream(stream: NodeJS.WritableStream, built: BuiltExport): Promise<void> {
   let batch = '';
+  const send = async (data: string | Uint8Array): Promise<void> => {
+    if (!stream.write(data)) await once(stream, 'drain');
+  };
   const flush = async (): Promise<void> => {
     if (batch === '') return;
-    const ready = stream.write(batch);
+    const data = batch;
     batch = '';
-    if (!ready) await once(stream, 'drain');
+    await send(data);
   };
-  for (const chunk of built.render(nextRpzSerial(built.changeSeq, undefined))) {
-    batch += chunk;
-    if (batch.length >= 64 * 1024) await flush();
+  const chunks = built.render(nextRpzSerial(built.changeSeq, undefined));
+  if (Symbol.asyncIterator in chunks) {
+    for await (const chunk of chunks) {
+      if (typeof chunk === 'string') batch += chunk;
+      else {
+        await flush();
+        // A copy: the stream keeps what it is given until written, and the bytes are reused after this.
+        await send(Buffer.from(chunk));
+      }
+      if (batch.length >= 64 * 1024) await flush();
+    }
+  } else {
+    for (const chunk of chunks) {
+      batch += chunk;
+      if (batch.length >= 64 * 1024) await flush();
+    }
   }
   await flush();
 }

@@ -64,12 +64,37 @@ function chars(alphabet: string, length: number, random: () => number): string {
   return out;
 }
 
+/** Shares of URL and PAGE threats that block a whole host (lookalike and throwaway domains). */
+const HOST_BLOCK_SHARE = { URL: 0.35, PAGE: 0.1 } as const;
+const TLDS = ['com', 'net', 'xyz', 'top', 'online', 'app'];
+/** Homograph labels: Cyrillic letters that look Latin, and plain non-Latin names (IDNs, xn-- in DNS). */
+const IDN_LABELS = ['раураl', 'аррlе-id', 'lеdgеr', 'cоinbase', 'metamаsk', 'bücher-konto', 'пример-банк', '例え-ウォレット'];
+
+/**
+ * A host block: a bare domain or `https://host/`. Lookalike domains come from a small pool, so the
+ * same domain is blocked by several threats and its subdomains are blocked too (both must be
+ * listed, and a subdomain of a listed parent stays out of the metamask list); throwaway hosts are
+ * random; a few are IDNs.
+ */
+function hostBlockContent(random: () => number): string {
+  const roll = random();
+  const lookalike = `${pick(BRANDS, random)}-${pick(WORDS, random)}.${pick(TLDS, random)}`;
+  let host: string;
+  if (roll < 0.3) host = lookalike;
+  else if (roll < 0.5) host = `${pick(WORDS, random)}.${lookalike}`;
+  else if (roll < 0.6) host = `${pick(IDN_LABELS, random)}-${chars(BASE36, 4, random)}.${pick(TLDS, random)}`;
+  else host = `${pick(WORDS, random)}-${chars(BASE36, 8, random)}.${pick(TLDS, random)}`;
+  return random() < 0.4 ? host : `https://${host}/`;
+}
+
 export function contentFor(type: string, random: () => number): string {
   switch (type) {
     case 'URL':
+      if (random() < HOST_BLOCK_SHARE.URL) return hostBlockContent(random);
       // Phishing hosts are mostly throwaway: a random label keeps hosts about as distinct as URLs.
       return `https://${pick(WORDS, random)}-${chars(BASE36, 6, random)}.${pick(BRANDS, random)}.com/${pick(WORDS, random)}?id=${Math.floor(random() * 1e6)}`;
     case 'PAGE':
+      if (random() < HOST_BLOCK_SHARE.PAGE) return hostBlockContent(random);
       return `https://sites.example-host.com/${pick(BRANDS, random)}/${pick(WORDS, random)}-${Math.floor(random() * 1e4)}.html`;
     case 'ADDRESS': {
       const roll = random();

@@ -6,8 +6,20 @@ export interface Measured {
   readonly code: number | null;
   readonly ms: number;
   readonly peakRssMb: number;
+  /** User + system CPU time of the process (all its threads), as last read from /proc while it ran (within ~20 ms). */
+  readonly cpuMs: number;
   readonly stdout: string;
   readonly stderr: string;
+}
+
+/** utime + stime of a running process, in ms (fields 14 and 15 of /proc/PID/stat, in clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 function peakRssKb(pid: number): number {
@@ -27,6 +39,7 @@ export function measure(command: string, args: readonly string[], env: Record<st
   let stdout = '';
   let stderr = '';
   let peak = 0;
+  let cpuMs = 0;
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
   });
@@ -35,7 +48,9 @@ export function measure(command: string, args: readonly string[], env: Record<st
   });
   // VmHWM only grows, so the last reading before exit is the peak within one polling interval.
   const poll = setInterval(() => {
-    if (child.pid !== undefined) peak = Math.max(peak, peakRssKb(child.pid));
+    if (child.pid === undefined) return;
+    peak = Math.max(peak, peakRssKb(child.pid));
+    cpuMs = Math.max(cpuMs, cpuMsOf(child.pid));
   }, 20);
   return new Promise((resolve) => {
     child.on('exit', () => {
@@ -43,7 +58,7 @@ export function measure(command: string, args: readonly string[], env: Record<st
     });
     child.on('close', (code) => {
       clearInterval(poll);
-      resolve({ code, ms: performance.now() - started, peakRssMb: peak / 1024, stdout, stderr });
+      resolve({ code, ms: performance.now() - started, peakRssMb: peak / 1024, cpuMs, stdout, stderr });
     });
   });
 }

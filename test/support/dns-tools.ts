@@ -10,7 +10,7 @@ export function hasCommand(command: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${command} || test -x /usr/sbin/${command}`], { stdio: 'ignore' }).status === 0;
 }
 
-function commandPath(command: string): string {
+export function commandPath(command: string): string {
   const found = spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim();
   return found === '' ? `/usr/sbin/${command}` : found;
 }
@@ -48,7 +48,7 @@ export function queryRcode(port: number, name: string, timeoutMs = 2000): Promis
   });
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {

@@ -8,7 +8,9 @@ import { hostBlockOf } from '../../src/export/host-block.js';
 import { blockableHost } from '../../src/export/blockable-host.js';
 import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
-import { renderStix, STIX_NAMESPACE, type StixCounts, stixString, uuidV5 } from '../../src/export/stix.js';
+import type { CurrentThreat } from '../../src/export/current-threats.js';
+import { jsonlLine, valuesOf } from '../../src/export/records.js';
+import { indicatorJson, indicatorOf, noStixCounts, patternOf, renderStix, STIX_NAMESPACE, type StixCounts, stixString, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/stix.js';
 import { thrownMessage } from '../support/thrown.js';
 
 const base = { THREAT_MIRROR_API_URL: 'http://127.0.0.1:9999', THREAT_MIRROR_API_KEY: 'k' };
@@ -40,6 +42,22 @@ describe('export flags and THREAT_MIRROR_EXPORTS', () => {
   });
 });
 
+describe('THREAT_MIRROR_DNS_* variables', () => {
+  it('are read into the DNS primary\'s settings, and a bad one names itself', () => {
+    expect(loadConfig(base).dns).toBeUndefined();
+    expect(loadConfig({ ...base, THREAT_MIRROR_DNS_PORT: '5353', THREAT_MIRROR_RPZ_ZONE: 'RPZ.Example.', THREAT_MIRROR_DNS_ALLOW: '10.0.0.0/8, fd00::/8,192.0.2.7', THREAT_MIRROR_DNS_NOTIFY: '10.0.0.53,[fd00::53]:5300' }).dns).toEqual({
+      port: 5353, host: '127.0.0.1', zone: 'rpz.example',
+      allow: [{ address: '10.0.0.0', prefix: 8, family: 'ipv4' }, { address: 'fd00::', prefix: 8, family: 'ipv6' }, { address: '192.0.2.7', prefix: 32, family: 'ipv4' }],
+      notify: [{ host: '10.0.0.53', port: 53 }, { host: 'fd00::53', port: 5300 }],
+    });
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_PORT: '70000' }))).toMatch(/^THREAT_MIRROR_DNS_PORT: "70000" must be at most 65535/);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_ALLOW: '10.0.0.0/33' }))).toMatch(/^THREAT_MIRROR_DNS_ALLOW: "10.0.0.0\/33" is not/);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_NOTIFY: 'resolver.example:53' }))).toMatch(/^THREAT_MIRROR_DNS_NOTIFY: "resolver.example:53" is not host:port/);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_RPZ_ZONE: 'bad zone' }))).toMatch(/^THREAT_MIRROR_RPZ_ZONE: "bad zone" is not a zone name/);
+    expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_HOST: 'localhost' }))).toMatch(/^THREAT_MIRROR_DNS_HOST: "localhost" is not an IP address/);
+  });
+});
+
 describe('zone serials', () => {
   it('follow change_seq, and grow past the previous file when a rebuilt mirror starts again', () => {
     expect(nextRpzSerial(120, undefined)).toBe(120);
@@ -61,6 +79,33 @@ describe('STIX helpers', () => {
     // RFC 9562 appendix A.4: uuidv5(DNS namespace, "www.example.com").
     expect(uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'www.example.com')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
     expect(STIX_NAMESPACE).not.toBe('00abedb4-aa42-466c-9c01-fed23315a9b7');
+  });
+});
+
+describe('records written out by hand', () => {
+  const hostile = ['https://evil.example/\'"\\', 'nul\u0000tab\tnl\n\u2028\u007f', 'e\u0301 日本語 😀', `x${'y'.repeat(300)}`];
+  const threats: CurrentThreat[] = hostile.map((content, index) => ({
+    id: 10 ** index + 7, content, type: index % 2 === 0 ? 'URL' : 'PAGE', blockedAt: ['2026-03-15T12:00:00.000Z', '2026-02-28T23:59:59Z', '2026-03-31T00:00:00.123+02:00', '2024-02-29T10:00:00.5Z'][index] as string,
+    firstSeenAt: '2026-03-15T12:00:01.000Z', updatedAt: '2026-03-16T00:00:00.000Z', changeSeq: index + 1, organizations: index === 0 ? ['acme', 'globex'] : ['acme'],
+    host: index === 0 ? 'evil.example' : null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: index === 2 ? 'a"b@x.example' : null, emailDomain: null,
+  }));
+
+  it('are the bytes JSON.stringify gives for the same object (JSONL lines, STIX indicators)', () => {
+    for (const threat of threats) {
+      expect(jsonlLine(threat)).toBe(`${JSON.stringify(valuesOf(threat))}\n`);
+      const pattern = patternOf(threat) ?? "[url:value = 'x']";
+      const validFrom = stixTimestamp(threat.blockedAt) as string;
+      expect(indicatorJson(threat, pattern, validFrom)).toBe(JSON.stringify(indicatorOf(threat, pattern, validFrom)));
+      expect(threatIndicatorUuid(threat.id)).toBe(uuidV5(STIX_NAMESPACE, `threat:${threat.id}`));
+    }
+  });
+
+  it('keep STIX timestamps as Date writes them, taking a shortcut only where that is the same string', () => {
+    for (const iso of ['2026-03-15T12:00:00.000Z', '2026-02-28T23:59:59Z', '2026-02-30T00:00:00.000Z', '2026-03-31T00:00:00.123+02:00', '2024-02-29T10:00:00.5Z', '2026-01-09T00:00:00.000Z', '0001-01-01T00:00:00.000Z']) {
+      expect(stixTimestamp(iso), iso).toBe(new Date(iso).toISOString());
+    }
+    // Outside years 0001-9999 there is no RFC 3339 form, canonical-looking or not.
+    for (const iso of ['0000-06-01T00:00:00.000Z', '9999-12-31T23:59:59-23:59']) expect(stixTimestamp(iso), iso).toBeUndefined();
   });
 });
 
@@ -111,9 +156,9 @@ describe('STIX timestamps (issue 32 item 8)', () => {
       id, content: `https://stix-${id}.example/`, type: 'URL', blockedAt, email: null,
       firstSeenAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', changeSeq: id, organizations: ['acme'],
     });
-    const counts: StixCounts = { indicators: 0, leftOut: {} };
+    const counts: StixCounts = noStixCounts();
     const text = [...renderStix([row(1, '2026-01-01T00:00:00.000Z'), row(2, '9999-12-31T23:59:59-23:59')] as never, counts)].join('');
-    expect(counts).toEqual({ indicators: 1, leftOut: { 'blockedAt outside 0001-9999': 1 } });
+    expect(counts).toEqual({ indicators: 1, leftOut: { 'blockedAt outside 0001-9999': 1 }, lastChange: 1 });
     expect(text).not.toContain('+010000');
   });
 });

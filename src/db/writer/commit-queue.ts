@@ -1,4 +1,4 @@
-// When the page-writer thread commits: group commit by time as well as by page.
+// When the writer thread commits pages: group commit by time as well as by page.
 //
 // Every commit writes each B-tree page it dirtied to the WAL once, whatever the number of rows
 // that dirtied it. A threat goes into ~8 B-trees at random places (content, host, address, e-mail,

@@ -1,0 +1,93 @@
+// The serving thread's part of enforcement: the DNS primary of the response policy zone, the
+// NOTIFYs after a change, and the HTTP feeds. It only reads: the export index (written by the main
+// thread between runs) and the mirror, on read-only connections of its own, so a zone transfer or
+// a feed never waits behind the sync, and the sync never waits behind them.
+import { AddressAcl } from '../dns/acl.js';
+import type { DnsConfig } from '../config/dns.js';
+import { type DnsServer, startDnsServer } from '../dns/dns-server.js';
+import type { RcodeName } from '../dns/messages.js';
+import { Notifier } from '../dns/notify.js';
+import { ZoneReader } from '../dns/zone-reader.js';
+import type { ZoneTimers } from '../lib/rpz-zone.js';
+import { createFeedHandler, type FeedHandler } from './export-feeds.js';
+import type { InFlightBudget } from './http-limits.js';
+
+export interface EnforcementData {
+  readonly dbPath: string;
+  /** The export index the refresh job keeps, when one is kept (DNS, or host-format exports). */
+  readonly indexPath: string | undefined;
+  /** Where feeds are built. */
+  readonly feedsFolder: string;
+  readonly timers: ZoneTimers;
+  readonly feedMaxAgeSeconds: number;
+  readonly dns: DnsConfig | undefined;
+}
+
+/** From the serving thread to the main thread. */
+export type EnforcementEvent =
+  | { readonly type: 'dns-listening'; readonly port: number }
+  | { readonly type: 'error'; readonly message: string }
+  | { readonly type: 'dns-answered'; readonly kind: string; readonly rcode: RcodeName }
+  | { readonly type: 'dns-malformed'; readonly transport: 'udp' | 'tcp' }
+  | { readonly type: 'dns-transferred'; readonly kind: 'full' | 'incremental'; readonly records: number; readonly ms: number }
+  | { readonly type: 'dns-notified'; readonly target: string; readonly outcome: 'answered' | 'unanswered' };
+
+/** From the main thread: the index has a new version (the first one: it is ready). */
+export type EnforcementCommand = { readonly type: 'index-updated'; readonly serial: number; readonly zoneChanged: boolean };
+
+export interface EnforcementSide {
+  readonly feeds: FeedHandler;
+  command(command: EnforcementCommand): void;
+  close(): Promise<void>;
+}
+
+/** `budget`: the HTTP thread's requests in flight, which feeds share with lookups. */
+export async function startEnforcementSide(data: EnforcementData, emit: (event: EnforcementEvent) => void, budget: InFlightBudget): Promise<EnforcementSide> {
+  let indexReady = false;
+  const feeds = createFeedHandler({
+    dbPath: data.dbPath,
+    indexPath: () => (indexReady ? data.indexPath : undefined),
+    folder: data.feedsFolder,
+    timers: data.timers,
+    maxAgeSeconds: data.feedMaxAgeSeconds,
+    budget,
+    onError: (error) => emit({ type: 'error', message: `feed failed: ${error instanceof Error ? error.message : String(error)}` }),
+  });
+  let server: DnsServer | undefined;
+  let notifier: Notifier | undefined;
+  let zone: ZoneReader | undefined;
+  if (data.dns !== undefined && data.indexPath !== undefined) {
+    const settings = { zone: data.dns.zone, timers: data.timers };
+    zone = new ZoneReader(data.indexPath, settings);
+    server = await startDnsServer({
+      host: data.dns.host,
+      port: data.dns.port,
+      acl: new AddressAcl(data.dns.allow),
+      zone,
+      observer: {
+        answered: (kind, rcode) => emit({ type: 'dns-answered', kind, rcode }),
+        malformed: (transport) => emit({ type: 'dns-malformed', transport }),
+        transferred: (kind, records, ms) => emit({ type: 'dns-transferred', kind, records, ms }),
+        error: (error) => emit({ type: 'error', message: `DNS: ${error instanceof Error ? error.message : String(error)}` }),
+      },
+    });
+    emit({ type: 'dns-listening', port: server.port });
+    if (data.dns.notify.length > 0) {
+      notifier = new Notifier({ source: data.dns.host, settings, targets: data.dns.notify, observer: { notified: (target, outcome) => emit({ type: 'dns-notified', target, outcome }) } });
+    }
+  }
+  return {
+    feeds,
+    command: (command) => {
+      indexReady = true;
+      zone?.markReady();
+      if (command.zoneChanged) notifier?.notify(command.serial);
+    },
+    close: async () => {
+      notifier?.close();
+      await server?.close();
+      zone?.close();
+      feeds.close();
+    },
+  };
+}

@@ -1,0 +1,128 @@
+// The main thread's part of enforcement: after each run it has the export index (kept when the DNS
+// primary or a host-format export needs it) and the export files brought up to date by a job on a
+// thread of its own (export-jobs.ts), then tells the serving thread. Both are brought up to date
+// between runs, never during one; the main thread itself only starts the job and reads its result.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { RefresherState } from '../export/daemon-exports.js';
+import { isHostFormat } from '../config/export-formats.js';
+import { type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
+import { errorMessage } from '../lib/errors.js';
+import { schedulePeriodSeconds } from '../lib/schedule.js';
+import type { EnforcementData, EnforcementEvent } from './enforcement-side.js';
+import type { HttpServer } from './http-server-worker.js';
+import { type JobEvent, runExportJob } from './export-jobs.js';
+import type { MirrorMetrics } from './metrics.js';
+
+export class Enforcement {
+  readonly #config: Config;
+  readonly #logger: Logger;
+  readonly #metrics: MirrorMetrics;
+  readonly #timers: ZoneTimers;
+  readonly #folder: string;
+  /** Whether the export index was built since the daemon started: refreshes then read the change feed only. */
+  #indexBuilt = false;
+  /** What the last refresh knew of the export files. */
+  #refresher: RefresherState | undefined;
+
+  constructor(options: { config: Config; logger: Logger; metrics: MirrorMetrics }) {
+    this.#config = options.config;
+    this.#logger = options.logger;
+    this.#metrics = options.metrics;
+    this.#timers = zoneTimersFor(schedulePeriodSeconds(options.config.schedule));
+    // Scratch files beside the mirror (its folder is writable; /tmp may not be): rebuilt at every start.
+    this.#folder = `${options.config.dbPath}.exports`;
+  }
+
+  /** Whether an index is kept: the zone needs it, and host-format files are written from it. */
+  get keepsIndex(): boolean {
+    return this.#config.dns !== undefined || this.#config.exports.some((target) => isHostFormat(target.format));
+  }
+
+  /** The export index's file, when one is kept. */
+  get #indexPath(): string | undefined {
+    return this.keepsIndex ? join(this.#folder, 'index.db') : undefined;
+  }
+
+  /** What the serving thread needs to serve the zone and the feeds. */
+  threadData(): EnforcementData {
+    const period = schedulePeriodSeconds(this.#config.schedule);
+    return {
+      dbPath: this.#config.dbPath,
+      indexPath: this.#indexPath,
+      feedsFolder: join(this.#folder, 'feeds'),
+      timers: this.#timers,
+      feedMaxAgeSeconds: Math.min(300, Math.max(10, Math.floor(period / 2))),
+      dns: this.#config.dns,
+    };
+  }
+
+  /**
+   * After each run (and once at start): the export index and the files, on a thread of their own
+   * (export-jobs.ts), then the serving thread is told (NOTIFY, feeds). One at a time: the scheduler
+   * never overlaps runs, and the start's refresh ends before the first run. Never throws.
+   */
+  async refresh(server: HttpServer | undefined, { atStart = false, signal }: { atStart?: boolean; signal?: AbortSignal } = {}): Promise<void> {
+    if (!this.keepsIndex && this.#config.exports.length === 0) return;
+    try {
+      const result = await runExportJob(
+        {
+          kind: 'refresh',
+          dbPath: this.#config.dbPath,
+          indexPath: this.#indexPath,
+          // Built anew until a build succeeded; from the change feed after that.
+          rebuild: !this.#indexBuilt,
+          atStart,
+          targets: this.#config.exports,
+          timers: this.#timers,
+          refresher: this.#refresher,
+        },
+        (event) => this.#jobEvent(event),
+        signal,
+      );
+      this.#refresher = result.refresher;
+      if (result.index === undefined) return;
+      this.#indexBuilt = true;
+      const { state, hosts } = result.index;
+      this.#metrics.zoneSerial(state.serial, hosts);
+      const zoneChanged = result.change?.zoneChanged ?? false;
+      if (zoneChanged) this.#logger.info({ serial: state.serial, threatsRead: result.change?.threatsRead }, 'zone changed');
+      server?.enforce({ type: 'index-updated', serial: state.serial, zoneChanged });
+    } catch (error) {
+      if (signal?.aborted) return;
+      this.#logger.error({ err: error }, `export index not brought up to date: ${errorMessage(error)}; the zone and files stay as they were until the next run`);
+    }
+  }
+
+  /** Logs and counts what the serving thread reports. */
+  event(event: EnforcementEvent): void {
+    switch (event.type) {
+      case 'dns-listening':
+        this.#logger.info({ host: this.#config.dns?.host, port: event.port, zone: this.#config.dns?.zone }, 'serving the response policy zone over DNS');
+        return;
+      case 'error':
+        this.#logger.error(event.message);
+        return;
+      case 'dns-notified':
+        if (event.outcome === 'unanswered') this.#logger.warn({ target: event.target }, 'NOTIFY unanswered after every retransmission');
+        break;
+      case 'dns-transferred':
+        this.#logger.info({ kind: event.kind, records: event.records, ms: Math.round(event.ms) }, 'zone transferred');
+        break;
+    }
+    this.#metrics.dnsEvent(event);
+  }
+
+  close(): void {
+    rmSync(this.#folder, { recursive: true, force: true });
+  }
+
+  /** A log line or metric of the export thread, logged and counted here (one log stream, one registry). */
+  #jobEvent(event: JobEvent): void {
+    if (event.kind === 'log') this.#logger[event.level](event.fields, event.msg);
+    else if (event.kind === 'export-checked') this.#metrics.exportChecked(event.format, event.path, event.entries, event.lastWriteMs);
+    else this.#metrics.exportFailed(event.format, event.path);
+  }
+}

@@ -1,0 +1,93 @@
+// The daemon's export work, each job on a short-lived thread of its own (export-job-thread.ts):
+// reading a million threats and sorting 400,000 hosts takes seconds of CPU, which on the main
+// thread held its event loop up to ~200 ms at a time (event-loop delay p99 72 ms while the index
+// was built at 1M; on this thread: p99 12 ms, the machine loaded; docs/performance.md), and on the
+// serving thread would hold lookups and zone transfers back. A thread per job, gone when it is
+// done, costs a fraction of a second to start and nothing while the daemon idles.
+//
+// Two jobs: `refresh` (started by the main thread, one at a time: the only writer of the export
+// index and of the THREAT_MIRROR_EXPORTS files) and `feed` (started by the serving thread: renders
+// one HTTP feed into a temporary file beside the feed's, read-only everywhere else).
+import { Worker } from 'node:worker_threads';
+import type { TempFile } from '../export/atomic-file.js';
+import type { ExportTarget, RefresherState } from '../export/daemon-exports.js';
+import type { IndexChange } from '../export/export-index.js';
+import type { ExportFormat } from '../config/export-formats.js';
+import type { IndexState } from '../export/index-view.js';
+import type { ZoneTimers } from '../lib/rpz-zone.js';
+
+export interface RefreshJob {
+  readonly kind: 'refresh';
+  readonly dbPath: string;
+  /** The export index's file; undefined: no index is kept (no DNS, no host-format file). */
+  readonly indexPath: string | undefined;
+  /** Build the index anew from the mirror (at start, or after a refresh that failed) rather than from the change feed. */
+  readonly rebuild: boolean;
+  /** At start: files are left as they are and the zone takes the serial of the rpz file (ExportRefresher.adoptZoneSerial). */
+  readonly atStart: boolean;
+  readonly targets: readonly ExportTarget[];
+  readonly timers: ZoneTimers;
+  /** What the last refresh knew of the files (undefined at start). */
+  readonly refresher: RefresherState | undefined;
+}
+
+export interface RefreshResult {
+  readonly change: IndexChange | undefined;
+  /** The index as the job left it, and how many hosts it lists. */
+  readonly index: { readonly state: IndexState; readonly hosts: number } | undefined;
+  readonly refresher: RefresherState | undefined;
+}
+
+export interface FeedJob {
+  readonly kind: 'feed';
+  readonly dbPath: string;
+  /** Host formats of every organization are read from the index (the zone's version); others from the mirror. */
+  readonly indexPath: string | undefined;
+  readonly format: ExportFormat;
+  readonly organization: string | undefined;
+  /** The feed's file: the job writes a temporary file beside it and leaves the rename to the caller. */
+  readonly path: string;
+  readonly timers: ZoneTimers;
+}
+
+export type ExportJob = RefreshJob | FeedJob;
+type ResultOf<J extends ExportJob> = J extends RefreshJob ? RefreshResult : TempFile;
+
+/** A log line or a metric from the job, for the thread that started it. */
+export type JobEvent =
+  | { readonly kind: 'log'; readonly level: 'debug' | 'info' | 'warn' | 'error'; readonly fields: Record<string, unknown>; readonly msg: string }
+  | { readonly kind: 'export-checked'; readonly format: ExportFormat; readonly path: string; readonly entries: number; readonly lastWriteMs: number }
+  | { readonly kind: 'export-failed'; readonly format: ExportFormat; readonly path: string };
+
+export type FromJobThread = JobEvent | { readonly kind: 'done'; readonly result: unknown } | { readonly kind: 'failed'; readonly message: string; readonly stack?: string | undefined };
+
+/**
+ * Runs one job on a thread of its own; resolves with its result (the job has closed what it opened
+ * by then). An abort (the daemon stopping) ends the thread where it is: the index is a scratch file
+ * rebuilt at start, and a file export's temporary file is removed by the next daemon.
+ */
+export function runExportJob<J extends ExportJob>(job: J, onEvent: (event: JobEvent) => void, signal?: AbortSignal): Promise<ResultOf<J>> {
+  const worker = new Worker(new URL('./export-job-thread.js', import.meta.url), { workerData: job });
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const onAbort = (): void => {
+      settle(() => reject(new Error(`the ${job.kind} job was stopped: the daemon is stopping`)));
+      void worker.terminate();
+    };
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      outcome();
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.on('message', (message: FromJobThread) => {
+      if (message.kind === 'done') settle(() => resolve(message.result as ResultOf<J>));
+      else if (message.kind === 'failed') settle(() => reject(Object.assign(new Error(message.message), { stack: message.stack })));
+      else if (!settled) onEvent(message);
+    });
+    worker.on('error', (error) => settle(() => reject(new Error(`the export thread failed in its ${job.kind} job: ${error.message}`, { cause: error }))));
+    worker.on('exit', (code) => settle(() => reject(new Error(`the export thread exited (code ${code}) before it finished its ${job.kind} job`))));
+  });
+}

@@ -1,0 +1,263 @@
+// The daemon's export index: which host every current threat blocks, the host list with a count
+// of threats per host, the zone's serial and its recent history. Built once from the mirror when
+// the daemon starts, then brought up to date after each run from the change feed (threats whose
+// change_seq moved), so that the work after a run is in proportion to what changed, not to the
+// mirror's size. Host-format files, the DNS zone and the feeds all read it (index-view.ts).
+//
+// It is a SQLite file of its own, in WAL mode, beside the mirror (never the mirror itself). Its one
+// writer is the daemon's refresh job, on a short-lived thread of its own, one job at a time
+// (daemon/export-jobs.ts); the serving thread and feed jobs read it on read-only connections. The
+// mirror is only ever read, on a read-only connection.
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { openDatabaseReadOnly } from '../db/open-database.js';
+import { Database, type Statement } from '../db/sqlite.js';
+import { HOST_TYPES, type HostEntry, hostEntryOf } from './host-selection.js';
+import { HOST_KIND, INDEX_SCHEMA, IndexView, OTHER_TYPE_KIND } from './index-view.js';
+import { MAX_HOST, nextRpzSerial } from './rpz.js';
+import { withSmallPageCache } from './page-cache.js';
+
+/** Rows between two turns of the event loop: the refresh job's thread has little else to do, but any thread running this stays responsive. */
+const ROWS_PER_PAUSE = 5_000;
+/** Changed threats above which the index is rebuilt whole rather than row by row (~4x cheaper a row). */
+const REBUILD_ABOVE = 100_000;
+/** Zone versions kept for IXFR; an older serial gets the full zone. */
+const HISTORY_VERSIONS = 64;
+
+export interface IndexChange {
+  /** The host list changed: host-format files and feeds are rewritten. */
+  readonly hostsChanged: boolean;
+  /** The zone's names changed and its serial moved. */
+  readonly zoneChanged: boolean;
+  readonly serial: number;
+  readonly threatsRead: number;
+}
+
+/** What the mirror gives for one current threat: its id and its host entry. */
+const TYPES = [...HOST_TYPES];
+const TYPE_PLACEHOLDERS = TYPES.map(() => '?').join(', ');
+const CURRENT = 'EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL)';
+
+function kindOf(entry: HostEntry): string {
+  return entry.kind === 'host' ? HOST_KIND : entry.kind === 'other-type' ? OTHER_TYPE_KIND : entry.reason;
+}
+
+export class ExportIndex {
+  /** The index file, for the serving thread's read-only connections. */
+  readonly path: string;
+  readonly view: IndexView;
+  readonly #mirrorPath: string;
+  readonly #db: Database;
+
+  private constructor(mirrorPath: string, path: string, fresh: boolean) {
+    this.#mirrorPath = mirrorPath;
+    this.path = path;
+    this.#db = new Database(path, { fileMustExist: !fresh });
+    this.#db.pragma('journal_mode = WAL');
+    // A scratch copy: rebuilt from the mirror at every start, so a power cut costs nothing.
+    this.#db.pragma('synchronous = OFF');
+    this.#db.pragma('cache_size = -2048');
+    if (fresh) this.#db.exec(INDEX_SCHEMA);
+    this.view = new IndexView(this.#db);
+  }
+
+  /** A fresh index at `path` (what a killed daemon left there is stale: removed first), built from the mirror. */
+  static async create(mirrorPath: string, path: string): Promise<ExportIndex> {
+    mkdirSync(dirname(path), { recursive: true });
+    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true });
+    const index = new ExportIndex(mirrorPath, path, true);
+    try {
+      await index.#rebuild(undefined);
+      return index;
+    } catch (error) {
+      index.close();
+      throw error;
+    }
+  }
+
+  /** The index a previous create() built at `path`, to be brought up to date with refresh(). */
+  static open(mirrorPath: string, path: string): ExportIndex {
+    return new ExportIndex(mirrorPath, path, false);
+  }
+
+  /** Brings the index up to the mirror as it is now; never called while another refresh runs. */
+  async refresh(): Promise<IndexChange> {
+    const mirror = withSmallPageCache(openDatabaseReadOnly(this.#mirrorPath).sqlite);
+    try {
+      mirror.exec('BEGIN');
+      const changeSeq = mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
+      const before = this.view.state();
+      if (changeSeq === before.changeSeq) return { hostsChanged: false, zoneChanged: false, serial: before.serial, threatsRead: 0 };
+      const changed = mirror.prepare('SELECT count(*) FROM threats WHERE change_seq > ?').pluck().get(before.changeSeq) as number;
+      if (changed > REBUILD_ABOVE || changeSeq < before.changeSeq) return await this.#rebuild(mirror);
+      return await this.#apply(mirror, before.changeSeq, changeSeq);
+    } finally {
+      mirror.close(); // a reader never checkpoints
+    }
+  }
+
+  /**
+   * Takes the serial of a zone file that now holds exactly the index's names (written by the
+   * first refresh, which kept the file's serial when nothing changed, so that a restart leaves the
+   * secondaries' copy current, or moved past it). The history was of other serials: dropped.
+   */
+  adoptSerial(serial: number): void {
+    this.#db.transaction(() => {
+      this.#db.prepare('UPDATE index_state SET serial = ?').run(serial);
+      this.#db.exec('DELETE FROM zone_versions; DELETE FROM zone_changes');
+    })();
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+
+  /** Reads every current threat; `mirror` undefined: opens its own connection. A rebuild keeps no history. */
+  async #rebuild(given: Database | undefined): Promise<IndexChange> {
+    const mirror = given ?? withSmallPageCache(openDatabaseReadOnly(this.#mirrorPath).sqlite);
+    try {
+      if (!mirror.inTransaction) mirror.exec('BEGIN');
+      const changeSeq = mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
+      const previous = this.#db.prepare('SELECT hosts_version, serial FROM index_state').raw().get() as [number, number] | undefined;
+      const rows = mirror.prepare(`SELECT t.id, t.type, CASE WHEN t.type IN (${TYPE_PLACEHOLDERS}) THEN t.content END FROM threats t WHERE ${CURRENT} ORDER BY t.id`)
+        .raw().iterate(...TYPES) as IterableIterator<[number, string, string | null]>;
+      const counts = new Map<string, number>();
+      let read = 0;
+      this.#db.exec('BEGIN');
+      try {
+        this.#db.exec('DELETE FROM threat_entries; DELETE FROM hosts; DELETE FROM counts; DELETE FROM zone_versions; DELETE FROM zone_changes; CREATE TEMP TABLE added (host TEXT NOT NULL)');
+        const insertEntry = this.#db.prepare('INSERT INTO threat_entries (id, kind, host) VALUES (?, ?, ?)');
+        const insertHost = this.#db.prepare('INSERT INTO temp.added (host) VALUES (?)');
+        for (const [id, type, content] of rows) {
+          if (++read % ROWS_PER_PAUSE === 0) await yieldToEventLoop();
+          const entry = hostEntryOf(type, content ?? '');
+          const kind = kindOf(entry);
+          counts.set(kind, (counts.get(kind) ?? 0) + 1);
+          const host = entry.kind === 'host' ? entry.host : null;
+          insertEntry.run(id, kind, host);
+          if (host !== null) insertHost.run(host);
+        }
+        this.#db.exec('INSERT INTO hosts (host, threats) SELECT host, count(*) FROM temp.added GROUP BY host; DROP TABLE temp.added');
+        this.#writeCounts(counts);
+        const serial = previous === undefined ? nextRpzSerial(changeSeq, undefined) : nextRpzSerial(changeSeq, previous[1]);
+        this.#db.prepare('INSERT OR REPLACE INTO index_state (id, change_seq, hosts_version, serial) VALUES (1, ?, ?, ?)').run(changeSeq, (previous?.[0] ?? 0) + 1, serial);
+        this.#db.exec('COMMIT');
+        return { hostsChanged: true, zoneChanged: true, serial, threatsRead: read };
+      } catch (error) {
+        if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+        throw error;
+      }
+    } finally {
+      if (given === undefined) mirror.close();
+    }
+  }
+
+  /** Applies the threats whose change_seq moved past `from`, and records the zone's step. */
+  async #apply(mirror: Database, from: number, changeSeq: number): Promise<IndexChange> {
+    const rows = mirror.prepare(`SELECT t.id, t.type, t.content, ${CURRENT} FROM threats t WHERE t.change_seq > ? ORDER BY t.change_seq`)
+      .raw().iterate(from) as IterableIterator<[number, string, string, number]>;
+    const statements = this.#statements();
+    const counts = new Map<string, number>(
+      (this.#db.prepare('SELECT kind, threats FROM counts').raw().all() as Array<[string, number]>).map(([kind, threats]) => [kind, threats]),
+    );
+    /** Each host touched, and whether it was listed before. */
+    const touched = new Map<string, boolean>();
+    const touch = (host: string): void => {
+      if (!touched.has(host)) touched.set(host, statements.hostThreats.get(host) !== undefined);
+    };
+    let read = 0;
+    this.#db.exec('BEGIN');
+    try {
+      for (const [id, type, content, current] of rows) {
+        if (++read % ROWS_PER_PAUSE === 0) await yieldToEventLoop();
+        const old = statements.entry.get(id) as [string, string | null] | undefined;
+        const entry = current === 1 ? hostEntryOf(type, content) : undefined;
+        const kind = entry === undefined ? undefined : kindOf(entry);
+        const host = entry?.kind === 'host' ? entry.host : null;
+        if (old !== undefined && old[0] === kind && old[1] === host) continue;
+        if (old !== undefined) {
+          counts.set(old[0], (counts.get(old[0]) ?? 0) - 1);
+          if (old[1] !== null) {
+            touch(old[1]);
+            statements.releaseHost.run(old[1]);
+            statements.dropUnusedHost.run(old[1]);
+          }
+        }
+        if (kind === undefined) statements.deleteEntry.run(id);
+        else {
+          counts.set(kind, (counts.get(kind) ?? 0) + 1);
+          statements.putEntry.run(id, kind, host);
+          if (host !== null) {
+            touch(host);
+            statements.holdHost.run(host);
+          }
+        }
+      }
+      const change = this.#recordStep(touched, changeSeq);
+      this.#writeCounts(counts);
+      this.#db.exec('COMMIT');
+      return { ...change, threatsRead: read };
+    } catch (error) {
+      if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** The hosts that came and went, as a new hosts version and (for names that fit a zone) a new zone serial. */
+  #recordStep(touched: Map<string, boolean>, changeSeq: number): Omit<IndexChange, 'threatsRead'> {
+    const state = this.view.state();
+    const added: string[] = [];
+    const removed: string[] = [];
+    const listed = this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?').pluck();
+    for (const [host, before] of touched) {
+      const after = listed.get(host) !== undefined;
+      if (after && !before) added.push(host);
+      else if (before && !after) removed.push(host);
+    }
+    const hostsChanged = added.length + removed.length > 0;
+    const inZone = (host: string): boolean => host.length <= MAX_HOST;
+    const zoneChanged = added.some(inZone) || removed.some(inZone);
+    const serial = zoneChanged ? nextRpzSerial(changeSeq, state.serial) : state.serial;
+    if (zoneChanged) {
+      this.#db.prepare('INSERT INTO zone_versions (serial, previous) VALUES (?, ?)').run(serial, state.serial);
+      const change = this.#db.prepare('INSERT INTO zone_changes (serial, added, host) VALUES (?, ?, ?)');
+      for (const host of added.filter(inZone)) change.run(serial, 1, host);
+      for (const host of removed.filter(inZone)) change.run(serial, 0, host);
+      this.#pruneHistory();
+    }
+    this.#db.prepare('UPDATE index_state SET change_seq = ?, hosts_version = ?, serial = ?').run(changeSeq, state.hostsVersion + (hostsChanged ? 1 : 0), serial);
+    return { hostsChanged, zoneChanged, serial };
+  }
+
+  #pruneHistory(): void {
+    const oldest = this.#db.prepare('SELECT serial FROM zone_versions ORDER BY rowid DESC LIMIT 1 OFFSET ?').pluck().get(HISTORY_VERSIONS - 1) as number | undefined;
+    if (oldest === undefined) return;
+    const rowid = this.#db.prepare('SELECT rowid FROM zone_versions WHERE serial = ?').pluck().get(oldest) as number;
+    const stale = this.#db.prepare('SELECT serial FROM zone_versions WHERE rowid < ?').pluck().all(rowid) as number[];
+    const dropVersion = this.#db.prepare('DELETE FROM zone_versions WHERE serial = ?');
+    const dropChanges = this.#db.prepare('DELETE FROM zone_changes WHERE serial = ?');
+    for (const serial of stale) {
+      dropVersion.run(serial);
+      dropChanges.run(serial);
+    }
+  }
+
+  #writeCounts(counts: Map<string, number>): void {
+    this.#db.exec('DELETE FROM counts');
+    const insert = this.#db.prepare('INSERT INTO counts (kind, threats) VALUES (?, ?)');
+    for (const [kind, threats] of counts) if (threats > 0) insert.run(kind, threats);
+  }
+
+  #statements(): Record<'entry' | 'deleteEntry' | 'putEntry' | 'hostThreats' | 'holdHost' | 'releaseHost' | 'dropUnusedHost', Statement> {
+    return {
+      entry: this.#db.prepare('SELECT kind, host FROM threat_entries WHERE id = ?').raw(),
+      deleteEntry: this.#db.prepare('DELETE FROM threat_entries WHERE id = ?'),
+      putEntry: this.#db.prepare('INSERT OR REPLACE INTO threat_entries (id, kind, host) VALUES (?, ?, ?)'),
+      hostThreats: this.#db.prepare('SELECT threats FROM hosts WHERE host = ?').pluck(),
+      holdHost: this.#db.prepare('INSERT INTO hosts (host, threats) VALUES (?, 1) ON CONFLICT (host) DO UPDATE SET threats = threats + 1'),
+      releaseHost: this.#db.prepare('UPDATE hosts SET threats = threats - 1 WHERE host = ?'),
+      dropUnusedHost: this.#db.prepare('DELETE FROM hosts WHERE host = ? AND threats <= 0'),
+    };
+  }
+}

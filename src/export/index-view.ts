@@ -1,0 +1,115 @@
+// The read side of the daemon's export index (export-index.ts): the host list and counts the host
+// formats render, the zone's serial and its history of changes. Used on the connection that
+// writes the index (the refresh job, between runs) and on read-only connections of the serving
+// thread (zone transfers, feeds), each inside a read transaction of its own: a transfer reads one
+// version of the zone whatever the refresh job commits meanwhile.
+import type { Database } from '../db/sqlite.js';
+import { type HostSelection, type HostsLeftOut, noneLeftOut } from './host-selection.js';
+import { type HostList, treeKey, withoutListedParentOf } from './host-set.js';
+import { MAX_HOST } from './rpz.js';
+
+export const INDEX_SCHEMA = `
+  CREATE TABLE threat_entries (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, host TEXT);
+  CREATE TABLE hosts (host TEXT PRIMARY KEY, threats INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE counts (kind TEXT PRIMARY KEY, threats INTEGER NOT NULL);
+  CREATE TABLE index_state (id INTEGER PRIMARY KEY CHECK (id = 1), change_seq INTEGER NOT NULL, hosts_version INTEGER NOT NULL, serial INTEGER NOT NULL);
+  CREATE TABLE zone_versions (serial INTEGER PRIMARY KEY, previous INTEGER NOT NULL);
+  CREATE TABLE zone_changes (serial INTEGER NOT NULL, added INTEGER NOT NULL, host TEXT NOT NULL);
+  CREATE INDEX zone_changes_serial ON zone_changes (serial, added, host);
+`;
+
+/** counts.kind of a threat that gives a host, and of one of another type; other kinds are HostsLeftOut keys. */
+export const HOST_KIND = 'host';
+export const OTHER_TYPE_KIND = 'other-type';
+
+export interface IndexState {
+  /** The mirror's max(change_seq) the index was last brought up to. */
+  readonly changeSeq: number;
+  /** Moves whenever the set of hosts changes: host-format files and feeds are rewritten then only. */
+  readonly hostsVersion: number;
+  /** The zone's SOA serial: moves (RFC 1982, strictly) whenever the zone's names change. */
+  readonly serial: number;
+}
+
+/** One step of the zone's history: what went from `previous` to `serial`. */
+export interface ZoneStep {
+  readonly previous: number;
+  readonly serial: number;
+  readonly removed: readonly string[];
+  readonly added: readonly string[];
+}
+
+export class IndexView implements HostList {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+    db.function('tree_key', { deterministic: true }, (host) => treeKey(String(host)));
+  }
+
+  state(): IndexState {
+    const row = this.#db.prepare('SELECT change_seq, hosts_version, serial FROM index_state').raw().get() as [number, number, number] | undefined;
+    if (row === undefined) throw new Error('the export index holds no state yet');
+    return { changeSeq: row[0], hostsVersion: row[1], serial: row[2] };
+  }
+
+  get size(): number {
+    return this.#db.prepare('SELECT count(*) FROM hosts').pluck().get() as number;
+  }
+
+  countLongerThan(length: number): number {
+    return this.#db.prepare('SELECT count(*) FROM hosts WHERE length(host) > ?').pluck().get(length) as number;
+  }
+
+  sorted(maxLength = Number.MAX_SAFE_INTEGER): Iterable<string> {
+    return this.#db.prepare('SELECT host FROM hosts WHERE length(host) <= ? ORDER BY host').pluck().iterate(maxLength) as IterableIterator<string>;
+  }
+
+  withoutListedParent(): Iterable<string> {
+    return withoutListedParentOf(this.#db.prepare('SELECT host, tree_key(host) AS key FROM hosts ORDER BY key').raw().iterate() as IterableIterator<[string, string]>);
+  }
+
+  /** The connection is the caller's. */
+  close(): void {}
+
+  /** The host formats' view of this version: the hosts and what was left out. */
+  selection(): HostSelection {
+    const leftOut = noneLeftOut();
+    let hostThreats = 0;
+    let otherTypes = 0;
+    for (const [kind, threats] of this.#db.prepare('SELECT kind, threats FROM counts').raw().iterate() as IterableIterator<[string, number]>) {
+      if (kind === HOST_KIND) hostThreats = threats;
+      else if (kind === OTHER_TYPE_KIND) otherTypes = threats;
+      else leftOut[kind as keyof HostsLeftOut] = threats;
+    }
+    return { hosts: this, hostCount: this.size, hostThreats, leftOut, otherTypes };
+  }
+
+  /** The names of the zone, sorted: hosts short enough for a zone name (what `export --format rpz` lists). */
+  zoneHosts(): Iterable<string> {
+    return this.sorted(MAX_HOST);
+  }
+
+  /**
+   * The steps from `serial` to the current one, in order, when the history still holds them all;
+   * undefined when it does not (too old, from before a restart, or a serial never served).
+   */
+  zoneStepsSince(serial: number): ZoneStep[] | undefined {
+    const current = this.state().serial;
+    const previousOf = this.#db.prepare('SELECT previous FROM zone_versions WHERE serial = ?').pluck();
+    const chain: number[] = [];
+    for (let at = current; at !== serial; ) {
+      const previous = previousOf.get(at) as number | undefined;
+      if (previous === undefined) return undefined;
+      chain.push(at);
+      at = previous;
+    }
+    const changes = this.#db.prepare('SELECT host FROM zone_changes WHERE serial = ? AND added = ? ORDER BY host').pluck();
+    return chain.reverse().map((at) => ({
+      previous: previousOf.get(at) as number,
+      serial: at,
+      removed: changes.all(at, 0) as string[],
+      added: changes.all(at, 1) as string[],
+    }));
+  }
+}
