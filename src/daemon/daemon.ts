@@ -6,10 +6,10 @@ import { Enforcement } from './enforcement.js';
 import { startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
-import { checkReadiness, withWalHealth } from './readiness.js';
+import { checkReadiness, type Readiness, withWalHealth } from './readiness.js';
 import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
-import { createStartupLatch } from './startup.js';
+import { createStartupLatch, type Startup } from './startup.js';
 import { syncOrganizations } from '../sync/sync-all.js';
 import { withProgress } from '../progress/progress-reporter.js';
 import { runningProgress } from '../progress/plan-progress.js';
@@ -30,32 +30,20 @@ export interface DaemonOptions {
 
 /** Runs until the signal aborts; resolves once every part has stopped. */
 export async function runDaemon(options: DaemonOptions): Promise<void> {
-  const { config, mirror, metrics, organizations, logger, clock, signal } = options;
-  const staleAfterSeconds = 2 * longestScheduleGapSeconds(config.schedule);
-  await mirror.deps.writer.call('recordSetting', { key: STALE_AFTER_SECONDS_KEY, value: String(staleAfterSeconds), now: clock().toISOString() });
-  const names = organizations.map((organization) => organization.name);
-  const lastRuns = checkReadiness(mirror.reader, names, clock(), staleAfterSeconds).organizations;
-  metrics.startedWith(staleAfterSeconds, lastRuns.map((state) => ({ organization: state.organization, at: state.lastSuccessAt })));
-  const progress = new ProgressReads(mirror.reader);
-  metrics.observeProgress(() => runningProgress(progress, names, clock()));
-  const startup = createStartupLatch(
-    mirror.reader,
-    organizations.map((organization) => organization.name),
-    () => logger.info('every organization has synced once: /startupz (the container health) answers 200 from now on'),
-  );
-  startup(); // a file that already holds a mirror counts at once
-  const wal = new WalHealth(config.dbPath, config.walStarvedSeconds);
-  metrics.observeWal(wal, clock);
+  const { config, mirror, metrics, logger, clock, signal } = options;
+  const { names, staleAfterSeconds, startup, wal } = await health(options);
   // The HTTP server and the writer run on threads of their own (lookups never wait behind the
   // sync; writes never hold up the main thread). If either dies, the daemon stops and exits 1: its
   // probes and lookups, or every write, are gone, and the supervisor's restart (counted, alerted
   // on) is the honest answer; the sync's state survives any stop.
   const partFailed = new AbortController();
-  void mirror.deps.writer.failed.then((error) => {
-    logger.error({ err: error }, 'the writer thread failed: stopping the daemon (exit 1) for its supervisor to restart it');
+  const failed = (what: string) => (error: Error): void => {
+    logger.error({ err: error }, `${what} failed: stopping the daemon (exit 1) for its supervisor to restart it`);
     if (!partFailed.signal.aborted) partFailed.abort(error);
-  });
+  };
+  void mirror.deps.writer.failed.then(failed('the writer thread'));
   const enforcement = new Enforcement({ config, logger, metrics });
+  const readiness = (): Readiness => withWalHealth(checkReadiness(mirror.reader, names, clock(), staleAfterSeconds), wal, clock());
   const endpoints =
     config.httpPort === undefined && config.dns === undefined
       ? undefined
@@ -69,21 +57,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           registry: metrics.registry,
           onLookups: (batch) => metrics.lookupsAnswered(batch),
           logger,
-          onFailure: (error) => {
-            logger.error({ err: error }, 'the HTTP server of THREAT_MIRROR_HTTP_PORT failed: stopping the daemon (exit 1) for its supervisor to restart it');
-            if (!partFailed.signal.aborted) partFailed.abort(error);
-          },
-          readiness: () =>
-            withWalHealth(
-              checkReadiness(
-                mirror.reader,
-                organizations.map((organization) => organization.name),
-                clock(),
-                staleAfterSeconds,
-              ),
-              wal,
-              clock(),
-            ),
+          onFailure: failed('the HTTP server of THREAT_MIRROR_HTTP_PORT'),
+          readiness,
           startup,
         });
   try {
@@ -102,6 +77,26 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     enforcement.close();
   }
   if (partFailed.signal.aborted) throw partFailed.signal.reason;
+}
+
+/**
+ * What the health endpoints and /metrics read: how long without a success is stale (recorded for
+ * sync_status too), each organization's last success as the file has it, the running runs'
+ * progress, the startup latch and the WAL's health.
+ */
+async function health({ config, mirror, metrics, organizations, logger, clock }: DaemonOptions): Promise<{ names: string[]; staleAfterSeconds: number; startup: () => Startup; wal: WalHealth }> {
+  const staleAfterSeconds = 2 * longestScheduleGapSeconds(config.schedule);
+  await mirror.deps.writer.call('recordSetting', { key: STALE_AFTER_SECONDS_KEY, value: String(staleAfterSeconds), now: clock().toISOString() });
+  const names = organizations.map((organization) => organization.name);
+  const lastRuns = checkReadiness(mirror.reader, names, clock(), staleAfterSeconds).organizations;
+  metrics.startedWith(staleAfterSeconds, lastRuns.map((state) => ({ organization: state.organization, at: state.lastSuccessAt })));
+  const progress = new ProgressReads(mirror.reader);
+  metrics.observeProgress(() => runningProgress(progress, names, clock()));
+  const startup = createStartupLatch(mirror.reader, names, () => logger.info('every organization has synced once: /startupz (the container health) answers 200 from now on'));
+  startup(); // a file that already holds a mirror counts at once
+  const wal = new WalHealth(config.dbPath, config.walStarvedSeconds);
+  metrics.observeWal(wal, clock);
+  return { names, staleAfterSeconds, startup, wal };
 }
 
 /** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */
