@@ -30,14 +30,26 @@ interface Traced {
   readonly mainThread: number | undefined;
 }
 
-/** Runs the built CLI under `strace -f -y -e trace=pwrite64,write,ftruncate`; which threads wrote which file. */
-async function traced(args: readonly string[], env: Record<string, string>, dbPath: string): Promise<Traced> {
+/**
+ * Runs the built CLI under `strace -f -y -e trace=pwrite64,write,ftruncate`; which threads wrote
+ * which file. `until`, for the daemon: when its log says so, the CLI is sent SIGTERM.
+ */
+async function traced(args: readonly string[], env: Record<string, string>, dbPath: string, until?: (log: string) => boolean): Promise<Traced> {
   const traceFile = join(tempDir(), 'trace');
   const child = spawn('strace', ['-f', '-y', '-e', 'trace=pwrite64,write,ftruncate', '-o', traceFile, CLI_PATH, ...args], {
     env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout.resume();
+  let log = '';
+  let stopped = false;
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    log += chunk;
+    if (until === undefined || stopped || !until(log)) return;
+    stopped = true;
+    // The CLI is strace's child: SIGTERM goes to it, not to strace (which would only detach).
+    const cli = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0];
+    process.kill(Number(cli), 'SIGTERM');
+  });
   child.stderr.resume();
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const database = realpathSync(dbPath);
@@ -49,8 +61,10 @@ async function traced(args: readonly string[], env: Record<string, string>, dbPa
     if (!call) continue;
     const [, tid, fd, path] = call as unknown as [string, string, string, string];
     if (fd === '1') mainThread ??= Number(tid);
-    if (!path.startsWith(database)) continue;
-    const file = path.slice(database.length - 'mirror.db'.length);
+    // The database, its WAL, its WAL index, its journal: not the export index beside them (mirror.db.exports/).
+    const suffix = path.startsWith(database) ? path.slice(database.length) : undefined;
+    if (suffix === undefined || !['', '-wal', '-shm', '-journal'].includes(suffix)) continue;
+    const file = `mirror.db${suffix}`;
     writers.set(file, (writers.get(file) ?? new Set()).add(Number(tid)));
   }
   return { code, writers, mainThread };
@@ -91,6 +105,27 @@ describe('the writer thread', () => {
     expect(scalar(dbPath, 'SELECT count(*) FROM organization_threats WHERE removed_at IS NULL')).toBe(threats.length - 2);
     expect(scalar(dbPath, "SELECT count(*) FROM sync_runs WHERE mode = 'reconcile' AND status = 'succeeded'")).toBe(1);
     expect(scalar(dbPath, 'SELECT count(*) FROM reports')).toBeGreaterThan(0);
+  });
+
+  it.skipIf(!strace)('is the one thread that writes the file in a daemon serving lookups, DNS and exports beside it', async () => {
+    const from = addDays(TODAY, -9);
+    const standin = await startTestStandin({
+      threats: generateThreats({ seed: 30, organizations: ['acme'], count: 1_000, fromDay: from, toDay: TODAY }),
+      keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
+      now: () => new Date(NOW),
+    });
+    const dir = tempDir();
+    const dbPath = join(dir, 'mirror.db');
+    const exports = `rpz=${join(dir, 'zone.rpz')},csv=${join(dir, 'threats.csv')}`;
+    const settings = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_DNS_PORT: '0', THREAT_MIRROR_EXPORTS: exports, THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' };
+    // Stopped once the first run's files are written: the refresh job has read the mirror and written the export index.
+    const written = (log: string): boolean => /"status":"succeeded"[\s\S]*"msg":"export written"[\s\S]*"msg":"export written"/.test(log);
+    const daemon = await traced([], mirrorEnv(standin, dbPath, settings), dbPath, written);
+    expect(daemon.code).toBe(0);
+    expect(Object.fromEntries([...daemon.writers].map(([file, tids]) => [file, tids.size]))).toMatchObject({ 'mirror.db': 1, 'mirror.db-wal': 1 });
+    expect(threadsOf(daemon).size).toBe(1);
+    expect(threadsOf(daemon).has(daemon.mainThread as number)).toBe(false);
+    expect(scalar(dbPath, 'SELECT count(*) FROM threats')).toBe(1_000);
   });
 });
 
