@@ -1,7 +1,7 @@
 // `threat-mirror export`: the command line's side of the export writers in src/export/.
 import type { Command } from '../cli/args.js';
 import { refusalOfDatabaseFile } from '../db/database-files.js';
-import type { ZoneTimers } from '../export/zone-params.js';
+import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { errorMessage } from '../lib/errors.js';
 import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 

@@ -1,12 +1,11 @@
 // `threat-mirror lookup`: is each value blocked now? Exit 0 when any is, 1 when none is.
 import type { Command } from '../cli/args.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
+import { type LookupDocument, lookupValues, ThreatLookup } from '../lookup/threat-lookup.js';
 import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 
 export async function runLookup(command: Extract<Command, { kind: 'lookup' }>, dbPath: string, io: Io): Promise<number> {
   if (!databaseExists(dbPath, io)) return EXIT_USAGE;
-  // Loaded here only: normalizing needs the Public Suffix List, which a sync's main thread does not.
-  const { formatLookup, lookupValues, ThreatLookup } = await import('./lookup.js');
   const opened = openDatabaseReadOnly(dbPath);
   try {
     // The same answer as GET /v1/lookup; --json adds same-host threats that do not cover a URL, as context.
@@ -14,6 +13,26 @@ export async function runLookup(command: Extract<Command, { kind: 'lookup' }>, d
     io.stdout(command.json ? `${JSON.stringify(document, null, 2)}\n` : formatLookup(document));
     return document.results.some((result) => result.blocked) ? EXIT_OK : EXIT_FAILED;
   } finally {
-    opened.sqlite.close();
+    opened.close();
   }
 }
+
+function formatLookup(document: LookupDocument): string {
+  const lines: string[] = [];
+  for (const result of document.results) {
+    if (!result.blocked) {
+      lines.push(`${result.value}: not blocked`);
+      continue;
+    }
+    const count = `${result.matches.length} ${result.matches.length === 1 ? 'match' : 'matches'}`;
+    lines.push(`${result.value}: blocked (${result.matches_truncated ? `${count} listed; the mirror holds more` : count})`);
+    for (const match of result.matches) {
+      const how = match.match.by === 'expression' ? `expression ${match.match.expression}` : match.match.by;
+      lines.push(`  #${match.id} ${match.type} ${JSON.stringify(match.content)} for ${match.organizations.join(', ')} (by ${how})`);
+    }
+  }
+  const { complete_through: through, stale } = document.mirror;
+  lines.push(`(mirror complete through ${through ?? 'no complete run yet'}${stale ? '; stale' : ''})`);
+  return `${lines.join('\n')}\n`;
+}
+

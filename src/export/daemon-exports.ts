@@ -12,7 +12,7 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { errorMessage } from '../lib/errors.js';
 import { buildExport, buildHostExportFromIndex } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
-import { type ExportFormat, type HostFormat, isHostFormat } from './export-formats.js';
+import { type ExportFormat, type HostFormat, isHostFormat } from '../config/export-formats.js';
 import { HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
 import type { ExportIndex } from './export-index.js';
 import { nextRpzSerial, type ZoneTimers } from './rpz.js';
