@@ -283,6 +283,28 @@ describe('the page-writer thread', () => {
     }
   });
 
+  it('ends between runs and starts again at the next call, its stamps still later than the last thread\'s, a call made while it ends included', async () => {
+    const { sqlite, planId, run, worker } = await threadOnNewMirror('suspend.db');
+    try {
+      const first = page(planId, run, DAY, range(1, 100), '2');
+      await worker.writePage(first);
+      // Not awaited: the next page is handed over while the thread closes, and waits for the next one.
+      const suspended = worker.suspend();
+      const second = await worker.writePage({ ...page(planId, run, DAY, range(101, 100), '3'), now: first.now });
+      await suspended;
+      await worker.suspend();
+      await worker.writePage({ ...page(planId, run, DAY, range(201, 100), 'last'), now: first.now });
+      expect(second.inserted).toBe(100);
+      // One stamp a page, each strictly later than the one before, though all three were sent at one instant.
+      const stamps = sqlite.prepare('SELECT DISTINCT first_seen_at FROM organization_threats ORDER BY first_seen_at').pluck().all() as string[];
+      expect(stamps).toHaveLength(3);
+      expect(stamps[0]).toBe(first.now);
+      expect(sqlite.prepare('SELECT count(*) FROM threats').pluck().get()).toBe(300);
+    } finally {
+      await worker.close();
+    }
+  });
+
   it("builds a first backfill's lookup indexes early once the writer has shown it waits on the service most of the time", async () => {
     const { sqlite, planId, run, worker } = await threadOnNewMirror('early.db');
     const hasContentIndex = (): boolean =>

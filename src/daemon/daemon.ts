@@ -105,6 +105,8 @@ async function scheduledRun(
   { startup, wal, refresh }: { startup: () => void; wal: WalHealth; refresh: () => Promise<void> },
   runSignal: AbortSignal,
 ): Promise<void> {
+  // The writer thread is stopped between runs (below): started now, it opens the file while the run reads its plans.
+  mirror.deps.writer.resume();
   // A long run (a first sync of a large account) logs its progress every THREAT_MIRROR_PROGRESS_SECONDS.
   const summaries = await withProgress(
     {
@@ -126,6 +128,9 @@ async function scheduledRun(
     wal.record(outcome, clock());
     if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
   }
+  // Nothing writes the mirror until the next run: its thread, connection and page cache are most
+  // of what the daemon would hold while it waits (docs/performance.md, "The daemon at idle").
+  await mirror.deps.writer.suspend();
   const changed = summaries.some((summary) => summary.inserted + summary.updated + summary.removed > 0);
   if (config.snapshotPath !== undefined && !runSignal.aborted) {
     await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });

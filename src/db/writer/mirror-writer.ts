@@ -8,7 +8,7 @@ import { prepareWriteStatements, type WriteStatements } from '../sql/statements.
 import type { Database } from '../sqlite.js';
 import { CommitQueue, epochMs, type QueuedPage } from './commit-queue.js';
 import { PageWriter, type PageOutcome } from './page-writer.js';
-import type { CallInput, CallResult, WriterCallKind, WriterRequest, WriterStart } from './protocol.js';
+import type { CallInput, CallResult, WriterCallKind, WriterClosed, WriterRequest, WriterStart } from './protocol.js';
 import { ReportPages } from './report-pages.js';
 import { checkpointWithoutWaiting, foldWalWithoutWaiting, type WalCheckpoint } from './wal-checkpoint.js';
 import { closeWriterConnection } from './writer-connection.js';
@@ -43,7 +43,7 @@ export class MirrorWriter {
   readonly #sqlite: Database;
   readonly #autoCheckpoint: boolean;
   readonly #statements: WriteStatements;
-  readonly #stamps = new WriteStamps();
+  readonly #stamps: WriteStamps;
   readonly #pages: PageWriter;
   readonly #handlers: Handlers;
   readonly #queue: CommitQueue<PageOutcome[]>;
@@ -54,8 +54,9 @@ export class MirrorWriter {
   #firstCommitAt: number | undefined;
   #busyMs = 0;
 
-  constructor(sqlite: Database, options: { readonly autoCheckpoint: boolean; readonly answer: Answer }) {
+  constructor(sqlite: Database, options: { readonly autoCheckpoint: boolean; readonly answer: Answer; readonly stampsAfterMs?: number | undefined }) {
     this.#sqlite = sqlite;
+    this.#stamps = new WriteStamps(options.stampsAfterMs);
     this.#autoCheckpoint = options.autoCheckpoint;
     this.#answer = options.answer;
     this.#statements = prepareWriteStatements(sqlite);
@@ -102,9 +103,10 @@ export class MirrorWriter {
   }
 
   /** Lets the pages sent before it commit, builds what was deferred, and closes the connection. */
-  close(): void {
+  close(): WriterClosed {
     this.#flush();
     closeWriterConnection(this.#sqlite);
+    return { lastStampMs: this.#stamps.lastMs };
   }
 
   #handlersOf(reports: ReportPages): Handlers {

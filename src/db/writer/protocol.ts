@@ -94,4 +94,11 @@ export interface WriterThreadData {
   readonly autoCheckpoint: boolean;
   /** The start's clock (THREAT_MIRROR_NOW): when abandoned runs are marked interrupted. */
   readonly now: string;
+  /** The last stamp (epoch ms) of the thread this one follows in the same process: stamps stay strictly later. */
+  readonly stampsAfterMs?: number;
+}
+
+/** What a close answers: the last write's stamp, for the thread that follows (WriterClient.suspend). */
+export interface WriterClosed {
+  readonly lastStampMs: number;
 }

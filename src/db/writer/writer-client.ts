@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import type { LookupFields } from '../../url/lookup-fields.js';
 import { epochMs } from './commit-queue.js';
 import type { PageInput, PageResult } from './page-writer.js';
-import { type CallInput, type CallResult, START_ID, type WriterCallKind, type WriterRequest, type WriterResponse, type WriterStart, type WriterThreadData } from './protocol.js';
+import { type CallInput, type CallResult, START_ID, type WriterCallKind, type WriterClosed, type WriterRequest, type WriterResponse, type WriterStart, type WriterThreadData } from './protocol.js';
 import type { WindowConclusion } from './window-end.js';
 import { placeTemporaryFilesBeside } from './temporary-files.js';
 
@@ -31,7 +31,14 @@ export type PlainCall = Exclude<WriterCallKind, 'page' | 'conclusion'>;
 type Derive = (type: string, content: string) => LookupFields;
 
 export class WriterClient {
-  readonly #worker: Worker;
+  readonly #options: WriterClientOptions;
+  /** The running thread; undefined while suspended (the next call starts another). */
+  #worker: Worker | undefined;
+  /** A suspension under way: calls made meanwhile wait for it, then start the next thread. */
+  #suspending: Promise<void> | undefined;
+  /** The last stamp of the threads before, handed to the next one (write-stamps.ts). */
+  #lastStampMs = 0;
+  readonly #startedAt = performance.now();
   readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   #nextId = START_ID + 1;
   #failure: Error | undefined;
@@ -53,31 +60,12 @@ export class WriterClient {
   #reportFailure: ((error: Error) => void) | undefined;
 
   constructor(options: WriterClientOptions) {
+    this.#options = options;
     this.ready = new Promise((resolve, reject) => this.#pending.set(START_ID, { resolve: (start) => resolve(start as WriterStart), reject }));
     this.ready.catch(() => undefined);
     this.failed = new Promise((resolve) => (this.#reportFailure = resolve));
     placeTemporaryFilesBeside(dirname(resolve(options.dbPath)));
-    this.#worker = new Worker(new URL('./writer-thread.js', import.meta.url), {
-      workerData: { dbPath: options.dbPath, autoCheckpoint: options.autoCheckpoint, now: options.now } satisfies WriterThreadData,
-      // The thread holds at most a few pages: keep its heap small (16 MB holds pages of 4 MiB,
-      // the default limit; measured), larger only where larger pages are allowed.
-      resourceLimits: { maxOldGenerationSizeMb: Math.max(16, Math.ceil((4 * options.maxPageBytes) / 2 ** 20)), maxYoungGenerationSizeMb: 2 },
-    });
-    this.#worker.on('message', (response: WriterResponse) => {
-      const pending = this.#pending.get(response.id);
-      if (!pending) return;
-      this.#pending.delete(response.id);
-      if (response.error) pending.reject(Object.assign(new Error(response.error.message), { code: response.error.code }));
-      else pending.resolve(response.result);
-    });
-    const fail = (error: Error): void => {
-      this.#failure ??= error;
-      for (const pending of this.#pending.values()) pending.reject(error);
-      this.#pending.clear();
-      if (!this.#closed) this.#reportFailure?.(error);
-    };
-    this.#worker.on('error', fail);
-    this.#worker.on('exit', (code) => fail(new Error(`the writer thread exited (code ${code})`)));
+    this.#worker = this.#spawn(options.now);
   }
 
   /** One write, answered once it is committed. */
@@ -105,12 +93,40 @@ export class WriterClient {
     return this.#send('conclusion', { ...conclusion, lookups: conclusion.found.map((threat) => derive(threat.type, threat.content)) }) as Promise<PageResult>;
   }
 
+  /**
+   * Ends the thread between a daemon's runs, after the calls sent before (its isolate, its
+   * connection and that connection's page cache are most of the idle daemon's memory:
+   * docs/performance.md). The next call starts another thread, which takes calls in order as
+   * before; resume() starts it ahead of the first. The file stays in WAL mode: the other threads'
+   * read-only connections keep the -wal and -shm files open meanwhile.
+   */
+  async suspend(): Promise<void> {
+    const worker = this.#worker;
+    if (worker === undefined || this.#closed || this.#failure) return this.#suspending;
+    const closing = this.#send('close', undefined) as Promise<WriterClosed>;
+    this.#worker = undefined;
+    this.#suspending = closing
+      .then(async (closed) => {
+        this.#lastStampMs = closed.lastStampMs;
+        await worker.terminate();
+      })
+      .catch((error: unknown) => this.#fail(error instanceof Error ? error : new Error(String(error))))
+      .finally(() => (this.#suspending = undefined));
+    return this.#suspending;
+  }
+
+  /** Starts the thread if it is suspended, ahead of the first call that would. */
+  resume(): void {
+    if (this.#worker === undefined && !this.#closed && !this.#failure) void this.#whenRunning().catch(() => undefined);
+  }
+
   /** Lets the pages sent before commit, closes the thread's connection, and ends the thread. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // A suspended writer is started once more to close: its last close leaves the file in rollback mode (writer-connection.ts).
     if (this.#failure === undefined) await this.#send('close', undefined).catch(() => undefined);
-    await this.#worker.terminate();
+    await this.#worker?.terminate();
   }
 
   async #loadDerive(): Promise<Derive> {
@@ -120,10 +136,53 @@ export class WriterClient {
 
   #send(kind: WriterRequest['kind'], input: unknown): Promise<unknown> {
     if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#worker === undefined) return this.#whenRunning().then(() => this.#send(kind, input));
+    const worker = this.#worker;
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ id, kind, input, sentAt: epochMs() } as WriterRequest);
+      worker.postMessage({ id, kind, input, sentAt: epochMs() } as WriterRequest);
     });
+  }
+
+  /** Once a suspension is over, the next thread (started by the first caller). */
+  async #whenRunning(): Promise<void> {
+    while (this.#suspending) await this.#suspending;
+    if (this.#failure) throw this.#failure;
+    if (this.#worker !== undefined) return;
+    const now = new Date(Date.parse(this.#options.now) + (performance.now() - this.#startedAt)).toISOString();
+    this.#pending.set(START_ID, { resolve: () => undefined, reject: (error) => this.#fail(error) });
+    this.#worker = this.#spawn(now);
+  }
+
+  #spawn(now: string): Worker {
+    const { dbPath, autoCheckpoint, maxPageBytes } = this.#options;
+    const worker = new Worker(new URL('./writer-thread.js', import.meta.url), {
+      workerData: { dbPath, autoCheckpoint, now, stampsAfterMs: this.#lastStampMs } satisfies WriterThreadData,
+      // The thread holds at most a few pages: keep its heap small (16 MB holds pages of 4 MiB,
+      // the default limit; measured), larger only where larger pages are allowed.
+      resourceLimits: { maxOldGenerationSizeMb: Math.max(16, Math.ceil((4 * maxPageBytes) / 2 ** 20)), maxYoungGenerationSizeMb: 2 },
+    });
+    worker.on('message', (response: WriterResponse) => {
+      const pending = this.#pending.get(response.id);
+      if (!pending) return;
+      this.#pending.delete(response.id);
+      if (response.error) pending.reject(Object.assign(new Error(response.error.message), { code: response.error.code }));
+      else pending.resolve(response.result);
+    });
+    // A suspended thread's end is expected: only the running one's counts.
+    const fail = (error: Error): void => {
+      if (worker === this.#worker) this.#fail(error);
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the writer thread exited (code ${code})`)));
+    return worker;
+  }
+
+  #fail(error: Error): void {
+    this.#failure ??= error;
+    for (const pending of this.#pending.values()) pending.reject(error);
+    this.#pending.clear();
+    if (!this.#closed) this.#reportFailure?.(error);
   }
 }

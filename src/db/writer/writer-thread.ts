@@ -34,7 +34,7 @@ function serve(port: MessagePort, data: WriterThreadData): void {
 async function start(data: WriterThreadData, answer: Answer): Promise<{ writer: MirrorWriter; started: Awaited<ReturnType<MirrorWriter['start']>> }> {
   const sqlite = await openWriterConnection(data.dbPath, { autoCheckpoint: data.autoCheckpoint });
   try {
-    const writer = new MirrorWriter(sqlite, { autoCheckpoint: data.autoCheckpoint, answer });
+    const writer = new MirrorWriter(sqlite, { autoCheckpoint: data.autoCheckpoint, answer, stampsAfterMs: data.stampsAfterMs });
     return { writer, started: await writer.start(data.now) };
   } catch (error) {
     sqlite.close();
