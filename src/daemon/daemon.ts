@@ -70,6 +70,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       logger,
       signal: AbortSignal.any([signal, partFailed.signal]),
       run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => enforcement.refresh(endpoints, { signal: runSignal }) }, runSignal),
+      // The writer thread ends after each run (scheduledRun): started again just before the next tick, the run does not wait for it.
+      prepare: () => mirror.deps.writer.resume(),
     });
     await scheduler.stopped;
   } finally {
@@ -105,7 +107,7 @@ async function scheduledRun(
   { startup, wal, refresh }: { startup: () => void; wal: WalHealth; refresh: () => Promise<void> },
   runSignal: AbortSignal,
 ): Promise<void> {
-  // The writer thread is stopped between runs (below): started now, it opens the file while the run reads its plans.
+  // Started before the tick (the scheduler's prepare), or now if the run came sooner (at start, or a tick skipped).
   mirror.deps.writer.resume();
   // A long run (a first sync of a large account) logs its progress every THREAT_MIRROR_PROGRESS_SECONDS.
   const summaries = await withProgress(
