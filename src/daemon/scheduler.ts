@@ -22,6 +22,8 @@ export interface SchedulerOptions {
 
 /** How long before a tick `prepare` is called: a thread's start on a loaded 2-core machine takes 50-150 ms. */
 export const PREPARE_MS = 1000;
+/** The longest delay a Node timer takes (a longer one fires after 1 ms, with a warning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface Scheduler {
   /** Resolves once the scheduler has stopped and no run is in progress. */
@@ -37,7 +39,9 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
     const next = task.getNextRun();
     if (options.prepare === undefined || next === null || signal.aborted) return;
     clearTimeout(preparing);
-    preparing = setTimeout(options.prepare, Math.max(0, next.getTime() - Date.now() - PREPARE_MS)).unref();
+    const delay = Math.max(0, next.getTime() - Date.now() - PREPARE_MS);
+    // A tick weeks away (a yearly schedule) is waited for in steps.
+    preparing = delay > MAX_TIMER_MS ? setTimeout(prepareNext, MAX_TIMER_MS).unref() : setTimeout(options.prepare, delay).unref();
   };
 
   const tick = (trigger: 'start' | 'schedule'): void => {

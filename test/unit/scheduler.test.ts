@@ -31,4 +31,32 @@ describe('startScheduler', () => {
     expect(events.lastIndexOf('prepare')).toBeLessThan(events.indexOf('run 3'));
     expect(events.at(-1)).toBe('end 3');
   });
+
+  it('does not call prepare long before a tick weeks away (a Node timer longer than 2^31 ms fires at once)', async () => {
+    const events: string[] = [];
+    const shutdown = new AbortController();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): number => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    const scheduler = startScheduler({
+      schedule: '0 0 1 1 *',
+      jitterSeconds: 0,
+      logger: pino({ level: 'silent' }),
+      signal: shutdown.signal,
+      run: async () => {
+        events.push('run');
+      },
+      prepare: () => events.push('prepare'),
+    });
+    try {
+      // The first run (at start) is over, and the 1 ms a too-long timer is cut to has passed many times over.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(events).toEqual(['run']);
+      expect(warnings).not.toContain('TimeoutOverflowWarning');
+    } finally {
+      process.off('warning', onWarning);
+      shutdown.abort();
+      await scheduler.stopped;
+    }
+  });
 });
