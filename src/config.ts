@@ -14,6 +14,7 @@ import * as variables from './config/variables.js';
 export type { Environment, FileReader } from './config/read.js';
 export { apiKeyVariableFor, isLoopback, type OrganizationConfig, registerSecretsOf } from './config/service.js';
 export { ENVIRONMENT_VARIABLES } from './config/variables.js';
+export { undocumentedAssetTypes } from './config/asset-types.js';
 
 export type LogLevel = (typeof variables.LOG_LEVELS)[number];
 export type CheckpointMode = (typeof variables.CHECKPOINT_MODES)[number];

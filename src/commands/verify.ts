@@ -34,7 +34,7 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
   const { ledger: ledgerReads } = deps.reads;
   const name = organization.name;
   const ledger = ledgerReads.recordedDays(name, from, to);
-  const before = ledgerReads.currentDigests(name, from, to);
+  const before = ledgerReads.currentDigests(name, from, to, organization.assetTypes);
   const service = new Map<string, DayDigest>();
   const summary = await syncThreats(
     deps,
@@ -58,7 +58,7 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
   );
   const days = daysBetween(from, to);
   if (summary.status !== 'succeeded') return { summary, days, drift: [] };
-  const after = ledgerReads.currentDigests(name, from, to);
+  const after = ledgerReads.currentDigests(name, from, to, organization.assetTypes);
   const drift: DayDrift[] = [];
   for (let offset = 0; offset < days; offset += 1) {
     const day = addDays(from, offset);

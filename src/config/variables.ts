@@ -22,6 +22,8 @@ export const DB = text('THREAT_MIRROR_DB', './data/threat-mirror.db', 'SQLite fi
 export const API_KEY: Variable = { name: 'THREAT_MIRROR_API_KEY', default: '', meaning: 'API key of the single organization (or THREAT_MIRROR_API_KEY_FILE: a file holding it)' };
 export const ORG = text('THREAT_MIRROR_ORG', 'default', 'Name stored for the single organization');
 export const ORGS: Variable = { name: 'THREAT_MIRROR_ORGS', default: '', meaning: 'Several organizations, e.g. acme,globex; keys in THREAT_MIRROR_API_KEY_ACME, …_GLOBEX (or …_FILE)' };
+const ASSET_TYPES_MEANING = 'Asset types to mirror, e.g. URL,PAGE; THREAT_MIRROR_ASSET_TYPES_<NAME> for one organization (suffix as for keys). Each request then carries assetType';
+export const ASSET_TYPES: Variable = { name: 'THREAT_MIRROR_ASSET_TYPES', default: '(every type)', meaning: ASSET_TYPES_MEANING };
 export const INITIAL_DAYS = wholeNumber('THREAT_MIRROR_INITIAL_DAYS', 30, [1, 36_500], "Days an organization's first run fetches (ending today)");
 export const LOOKBACK_DAYS = wholeNumber('THREAT_MIRROR_LOOKBACK_DAYS', 2, [0, 3_650], 'Closed days every incremental run re-scans, besides today (late arrivals, removals)');
 export const CONCURRENCY = wholeNumber('THREAT_MIRROR_CONCURRENCY', 4, [1, 64], 'Requests in flight at once per API key');
@@ -84,6 +86,7 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   API_KEY,
   ORG,
   ORGS,
+  ASSET_TYPES,
   INITIAL_DAYS,
   LOOKBACK_DAYS,
   CONCURRENCY,

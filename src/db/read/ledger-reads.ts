@@ -2,6 +2,7 @@
 // sql/day-ledger.ts): which days were walked to their end, when and by which run, and the
 // organization's threats of each day after that walk; and the digests of the rows now.
 import { addDays } from '../../lib/days.js';
+import { ofAssetTypes } from '../../records.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
 import { type Database, prepareAll, type Statements } from '../sqlite.js';
 
@@ -69,10 +70,11 @@ export class LedgerReads {
     return new Map(rows.map((row) => [row.day, { records: row.records, contentHash: row.contentHash }]));
   }
 
-  /** Per day, the digest of the organization's current threats (not removed) between two days. */
-  currentDigests(organization: string, from: string, to: string): Map<string, DayDigest> {
+  /** Per day, the digest of the organization's current threats (not removed) between two days, of a scope's types. */
+  currentDigests(organization: string, from: string, to: string, assetTypes?: readonly string[]): Map<string, DayDigest> {
     const digests = new Map<string, DayDigest>();
-    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<DigestedThreat>) addToDayDigests(digests, threat);
+    const inScope = ofAssetTypes(assetTypes);
+    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<DigestedThreat>) if (inScope(threat)) addToDayDigests(digests, threat);
     return digests;
   }
 
