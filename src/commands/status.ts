@@ -9,6 +9,8 @@ import { describeProgress, openPlanProgress, type PlanProgress } from '../progre
 export interface OrganizationStatus {
   readonly organization: string;
   readonly completeThrough: string | null;
+  /** The asset types it mirrors (its scope); null: every type. */
+  readonly assetTypes: readonly string[] | null;
   readonly threats: number;
   readonly rejectedRecords: number;
   /** Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS (sync_status, docs/reconciliation.md). */
@@ -29,6 +31,7 @@ export function readStatus(sqlite: Database, only?: string, now: Date = new Date
   return organizations.map((organization) => ({
     organization,
     completeThrough: reads.completeThrough(organization),
+    assetTypes: reads.assetTypes(organization),
     threats: reads.threatCount(organization),
     rejectedRecords: reads.rejectedCount(organization),
     reconciliation: reads.reconciliation(organization) ?? { overdueDays: 0, oldestOverdueDay: null, lastFullCycleAt: null },
@@ -47,6 +50,7 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
   for (const status of statuses) {
     lines.push(`${status.organization}`);
     lines.push(`  complete through  ${status.completeThrough ?? '(not yet)'}`);
+    lines.push(`  asset types       ${status.assetTypes?.join(',') ?? 'every type'}`);
     lines.push(`  threats           ${status.threats}`);
     lines.push(`  rejected records  ${status.rejectedRecords}`);
     const { overdueDays, oldestOverdueDay, lastFullCycleAt } = status.reconciliation;

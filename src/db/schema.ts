@@ -60,6 +60,11 @@ export const organizationThreats = sqliteTable(
      * service has no state field: an unblocked threat simply stops appearing); cleared if it returns.
      */
     removedAt: text('removed_at'),
+    /**
+     * 1 while the threat's type is outside the organization's asset type scope (narrowed after it
+     * was mirrored): left out of every answer, yet not removed (docs/configuration.md).
+     */
+    outOfScope: integer('out_of_scope').notNull().default(0),
   },
   (table) => [primaryKey({ columns: [table.organization, table.threatId] }), index('organization_threats_threat').on(table.threatId)],
 );
@@ -86,6 +91,11 @@ export const syncPlans = sqliteTable(
     rangeStart: text('range_start').notNull(),
     rangeEnd: text('range_end').notNull(),
     createdAt: text('created_at').notNull(),
+    /**
+     * A plan that widens the scope: the asset types it walks over days already mirrored (comma
+     * separated), or '*' for every type; null for every other plan (they walk the scope).
+     */
+    widening: text('widening'),
   },
   (table) => [index('sync_plans_organization').on(table.organization, table.mode)],
 );
@@ -139,9 +149,18 @@ export const dayLedger = sqliteTable(
      * next windows by it; a complete walk clears it.
      */
     estimatedRecords: integer('estimated_records'),
+    /** The asset types the walk asked for (comma separated); null: every type. A digest is compared only with a walk of the same. */
+    assetTypes: text('asset_types'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.day] })],
 );
+
+/** Per organization: the asset types it mirrors now (comma separated), null for every type; no row: every type. */
+export const organizationScopes = sqliteTable('organization_scopes', {
+  organization: text('organization').primaryKey(),
+  assetTypes: text('asset_types'),
+  changedAt: text('changed_at').notNull(),
+});
 
 /** Per organization: when a run last left no mirrored day overdue for its re-walk (docs/reconciliation.md). */
 export const reconcileState = sqliteTable('reconcile_state', {

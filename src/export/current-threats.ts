@@ -53,7 +53,7 @@ export class ThreatSnapshot {
               t.host, t.registrable_domain, t.address_namespace, t.address_chain, t.address, t.email, t.email_domain,
               group_concat(o.organization, ',') AS organizations
          FROM threats t JOIN organization_threats o ON o.threat_id = t.id
-        WHERE o.removed_at IS NULL${scope}${rangeSql(range)}
+        WHERE o.removed_at IS NULL AND o.out_of_scope = 0${scope}${rangeSql(range)}
         GROUP BY t.id ORDER BY t.id`,
     );
     const rows = statement.raw().iterate(...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<Row>;
@@ -107,7 +107,7 @@ export class ThreatSnapshot {
   /** "Blocked now by some organization in scope", on the threat aliased t. */
   #current(): string {
     const scope = this.#organization === undefined ? '' : ' AND o.organization = ?';
-    return `EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL${scope})`;
+    return `EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL AND o.out_of_scope = 0${scope})`;
   }
 
   #scopeValues(): string[] {

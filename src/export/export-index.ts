@@ -37,7 +37,7 @@ export interface IndexChange {
 /** What the mirror gives for one current threat: its id and its host entry. */
 const TYPES = [...HOST_TYPES];
 const TYPE_PLACEHOLDERS = TYPES.map(() => '?').join(', ');
-const CURRENT = 'EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL)';
+const CURRENT = 'EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL AND o.out_of_scope = 0)';
 
 function kindOf(entry: HostEntry): string {
   return entry.kind === 'host' ? HOST_KIND : entry.kind === 'other-type' ? OTHER_TYPE_KIND : entry.reason;

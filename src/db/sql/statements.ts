@@ -5,6 +5,7 @@ import { DayLedgerRows } from './day-ledger.js';
 import { PlanRows } from './plans.js';
 import { ReconcileState } from './reconcile-state.js';
 import { RejectedRecords } from './rejected-records.js';
+import { ScopeRows } from './scopes.js';
 import { ReportRows } from './reports.js';
 import { MirrorSettings } from './settings.js';
 import { SyncRuns } from './sync-runs.js';
@@ -21,12 +22,14 @@ export interface WriteStatements {
   readonly reconcile: ReconcileState;
   readonly reports: ReportRows;
   readonly settings: MirrorSettings;
+  readonly scopes: ScopeRows;
 }
 
 export function prepareWriteStatements(sqlite: Database): WriteStatements {
   const cursors = new WindowCursors(sqlite);
+  const threats = new ThreatRows(sqlite);
   return {
-    threats: new ThreatRows(sqlite),
+    threats,
     cursors,
     plans: new PlanRows(sqlite, cursors),
     runs: new SyncRuns(sqlite),
@@ -35,5 +38,6 @@ export function prepareWriteStatements(sqlite: Database): WriteStatements {
     reconcile: new ReconcileState(sqlite),
     reports: new ReportRows(sqlite),
     settings: new MirrorSettings(sqlite),
+    scopes: new ScopeRows(sqlite, threats),
   };
 }

@@ -133,6 +133,11 @@ export class ThreatRows {
     return true;
   }
 
+  /** The threat takes the next change_seq: what a reader of some organization sees of it changed. */
+  moveInFeed(id: number): void {
+    this.#moveInFeed.run(++this.#changeSeq, id);
+  }
+
   /**
    * Rows written before the lookup columns and the change feed existed (change_seq 0): derive
    * their columns and give each a place in the feed, a batch per transaction. `derive` is asked

@@ -7,6 +7,7 @@ import type { NewPlan, PlanSelection } from '../sql/plans.js';
 import type { RunEnd, RunStart } from '../sql/sync-runs.js';
 import type { WindowRef } from '../sql/window-cursors.js';
 import type { PageInput, PageResult } from './page-writer.js';
+import type { AppliedScope, ScopeToApply } from './scope-change.js';
 import type { FinishedReportWalk, ReportPageInput, ReportPageResult, ReportsDisabled } from './report-pages.js';
 import type { WalCheckpoint } from './wal-checkpoint.js';
 import type { WindowConclusion } from './window-end.js';
@@ -59,6 +60,8 @@ export interface WriterCalls {
   /** Answers how many proposals it linked to a mirrored threat. */
   readonly linkReportThreats: { readonly input: { readonly organization: string }; readonly result: number };
   readonly recordObservedSize: { readonly input: ObservedSize; readonly result: { readonly before: number; readonly after: number } };
+  /** An organization's asset type scope, before its run: recorded, threats hidden or shown, a widening planned. */
+  readonly applyScope: { readonly input: ScopeToApply; readonly result: AppliedScope };
   readonly recordReconcileCycle: { readonly input: { readonly organization: string; readonly at: string }; readonly result: void };
   /** Folds the WAL into the file after the pages sent before it; never waits for a reader. */
   readonly checkpointWal: { readonly input: Record<string, never>; readonly result: WalCheckpoint };

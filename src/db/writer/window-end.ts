@@ -11,6 +11,7 @@ import type { LookupFields } from '../../url/lookup-fields.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
 import { CURRENT_LINK_SQL, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from '../read/ledger-reads.js';
 import type { DayLedgerRows } from '../sql/day-ledger.js';
+import { storedScope } from '../sql/scopes.js';
 import type { OfRun } from '../sql/sync-runs.js';
 import type { ThreatRows } from '../sql/threat-rows.js';
 import type { WindowCursors, WindowRef } from '../sql/window-cursors.js';
@@ -134,7 +135,8 @@ export class WindowEnds {
   #complete(input: OfWindow, stamp: string, digests: ReadonlyMap<string, DayDigest>): void {
     const { organization, runId, window, windowPages } = input;
     this.#writes.cursors.complete(window, stamp);
-    this.#writes.ledger.recordWindow({ organization, runId, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, completedAt: stamp }, digests);
+    const assetTypes = storedScope(input.assetTypes);
+    this.#writes.ledger.recordWindow({ organization, runId, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, completedAt: stamp, assetTypes }, digests);
   }
 
   /** The organization's current threats of the window's days (of the walk's types), read back and hashed. */
