@@ -57,7 +57,7 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
       return EXIT_OK;
     }
     if (command.kind === 'status') return (await import('./commands/status-command.js')).showStatus(command, loadDatabasePath(env), io);
-    if (command.kind === 'lookup') return await (await import('./commands/lookup-command.js')).runLookup(command, loadDatabasePath(env), io);
+    if (command.kind === 'lookup') return await (await import('./commands/lookup-command.js')).runLookup(command, env, io);
     if (command.kind === 'export') return await (await import('./commands/export-runner.js')).runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env));
     if (command.kind === 'snapshot') return await (await import('./commands/snapshot-command.js')).runSnapshot(command, loadDatabasePath(env), io);
     config = loadConfig(env);

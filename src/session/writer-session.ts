@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import { RequestBudgets } from '../api/request-budget.js';
 import type { ApiObserver } from '../api/retry.js';
+import type { ApiClientOptions } from '../api/service-call.js';
 import type { Config } from '../config.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { MirrorReads } from '../db/read/mirror-reads.js';
@@ -75,15 +76,19 @@ function syncDepsFor(writer: WriterClient, reads: MirrorReads, { config, logger,
       reconcileDays: config.reconcileDays,
       reconcileMaxRequests: config.reconcileMaxRequests,
     },
-    api: {
-      apiUrl: config.apiUrl,
-      timeoutMs: config.requestTimeoutMs,
-      maxResponseBytes: config.maxResponseBytes,
-      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs, maxRetryAfterMs: config.retryAfterMaxMs },
-      budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
-      logger,
-      observer: apiObserver,
-      notices: new ServiceNotices({ writer, logger, clock, observer: apiObserver }),
-    },
+    api: { ...apiOptionsFor(config, logger, apiObserver), notices: new ServiceNotices({ writer, logger, clock, observer: apiObserver }) },
+  };
+}
+
+/** The service's client as the configuration sets it up: URL, timeout, body cap, retries, a budget per key. */
+export function apiOptionsFor(config: Config, logger: Logger, observer?: ApiObserver): ApiClientOptions {
+  return {
+    apiUrl: config.apiUrl,
+    timeoutMs: config.requestTimeoutMs,
+    maxResponseBytes: config.maxResponseBytes,
+    retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs, maxRetryAfterMs: config.retryAfterMaxMs },
+    budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
+    logger,
+    observer,
   };
 }

@@ -1,0 +1,117 @@
+// `lookup --fresh` (issue 30): a value the mirror does not block is asked of the service itself,
+// with `query`, over the days each organization's mirror has not finished (after its
+// complete_through, through today): one window, its cursors walked, under the key's budget and
+// retry policy, the whole within a few seconds. Returned threats match by the mirror's own rules.
+// Nothing is written: the next sync stores what the service listed.
+import type { ApiCaller, ApiClientOptions } from '../api/service-call.js';
+import { fetchThreatPage } from '../api/threat-client.js';
+import { addDays } from '../lib/days.js';
+import { errorMessage } from '../lib/errors.js';
+import type { Threat } from '../records.js';
+import { canonicalizeWebUrl } from '../url/canonical-url.js';
+import { coveringExpressions } from '../url/expressions.js';
+import { deriveLookupFields, parseAddress, parseEmail } from '../url/lookup-fields.js';
+import { boundedLookupUrl } from '../url/long-url.js';
+import type { LookupMatchKind } from './threat-lookup.js';
+
+/** The whole fresh query of one value, every organization together, at most this long: then the mirror's answer stands. */
+export const FRESH_TIMEOUT_MS = 3_000;
+/** Pages of one organization's answer read at most: a query text shared by more threats is answered from what was read. */
+const MAX_FRESH_PAGES = 5;
+
+export interface FreshOrganization extends ApiCaller {
+  /** Its complete_through in the mirror: the service is asked about the days after it; null: its first days. */
+  readonly completeThrough: string | null;
+}
+
+export interface FreshSettings {
+  readonly api: ApiClientOptions;
+  readonly today: string;
+  /** An organization without a complete day is asked about this many days, ending today. */
+  readonly initialDays: number;
+  readonly timeoutMs?: number;
+}
+
+/** How one organization's fresh query went. */
+export interface FreshQuery {
+  readonly organization: string;
+  readonly from: string;
+  readonly to: string;
+  /** The service answered every page asked for in time. */
+  readonly refreshed: boolean;
+  /** Requests sent, retries included. */
+  readonly requests: number;
+  readonly error?: string;
+}
+
+/** A threat the service listed that matches the value, how, and through which organization's key. */
+export type FreshMatch = { readonly threat: Threat; readonly organization: string; readonly match: LookupMatchKind };
+
+/** The matches, and how each organization's query went. */
+export type FreshAnswer = { readonly matches: readonly FreshMatch[]; readonly queries: readonly FreshQuery[] };
+
+export async function askService(value: string, organizations: readonly FreshOrganization[], settings: FreshSettings): Promise<FreshAnswer> {
+  const matcher = valueMatcher(value);
+  const deadline = AbortSignal.timeout(settings.timeoutMs ?? FRESH_TIMEOUT_MS);
+  const answers = await Promise.all(organizations.map((organization) => askOrganization(organization, matcher, settings, deadline)));
+  return { matches: answers.flatMap((answer) => answer.matches), queries: answers.map((answer) => answer.query) };
+}
+
+async function askOrganization(organization: FreshOrganization, matcher: ValueMatcher, settings: FreshSettings, deadline: AbortSignal): Promise<{ matches: FreshMatch[]; query: FreshQuery }> {
+  const from = organization.completeThrough === null ? addDays(settings.today, -(settings.initialDays - 1)) : addDays(organization.completeThrough, 1);
+  const window = { organization: organization.name, from, to: settings.today };
+  const matches: FreshMatch[] = [];
+  let requests = 0;
+  let cursor: string | null = null;
+  try {
+    for (let page = 0; page < MAX_FRESH_PAGES; page += 1) {
+      const answer = await fetchThreatPage(settings.api, organization, { startDate: from, endDate: settings.today, nextPage: cursor, query: matcher.query }, deadline);
+      requests += 1 + answer.retries;
+      for (const threat of answer.threats) {
+        const match = matcher.match(threat);
+        if (match !== null) matches.push({ threat, organization: organization.name, match });
+      }
+      cursor = answer.nextPage;
+      if (cursor === null) break;
+    }
+    return { matches, query: { ...window, refreshed: cursor === null, requests } };
+  } catch (error) {
+    const why = deadline.aborted ? `the service did not answer within ${(settings.timeoutMs ?? FRESH_TIMEOUT_MS) / 1000} s` : errorMessage(error);
+    return { matches, query: { ...window, refreshed: false, requests: requests + 1, error: why } };
+  }
+}
+
+interface ValueMatcher {
+  /** The text sent as `query`: one every threat that would match holds (the service filters contents by substring). */
+  readonly query: string;
+  match(threat: Threat): LookupMatchKind | null;
+}
+
+/**
+ * The mirror's rules (threat-lookup.ts) applied to a threat as the service sends it: exact content,
+ * a URL's Safe Browsing expressions, an address, an e-mail. For a URL the query is the last two
+ * labels of its host, which every covering threat's content holds (an expression's host keeps at
+ * least two labels); for an address, the address; for an e-mail, the address; else the value.
+ */
+export function valueMatcher(value: string): ValueMatcher {
+  const trimmed = value.trim();
+  const bounded = boundedLookupUrl(trimmed);
+  const url = bounded === null ? null : canonicalizeWebUrl(bounded);
+  const expressions = new Set(url === null ? [] : coveringExpressions(url));
+  const address = parseAddress(trimmed);
+  const email = parseEmail(trimmed);
+  const query = url !== null ? url.host.split('.').slice(-2).join('.') : (address?.address ?? email?.email ?? trimmed);
+  return {
+    query,
+    match(threat) {
+      if (threat.content === value) return { by: 'exact' };
+      const fields = deriveLookupFields(threat.type, threat.content);
+      if (fields.urlExpression !== null && expressions.has(fields.urlExpression)) return { by: 'expression', expression: fields.urlExpression };
+      if (address !== null && fields.address === address.address && (address.addressChain === null || (fields.addressNamespace === address.addressNamespace && fields.addressChain === address.addressChain))) {
+        return { by: 'address' };
+      }
+      if (email !== null && fields.email === email.email) return { by: 'email' };
+      return null;
+    },
+  };
+}

@@ -1,0 +1,105 @@
+// `lookup --fresh` (issue 30): a value the mirror does not block is asked of the service over the
+// days after complete_through, with `query`; matches say where they came from; the service down or
+// slow leaves the mirror's answer, marked. Built CLI, stand-in, real file; nothing is written.
+import { describe, expect, it } from 'vitest';
+import { addDays } from '../src/lib/days.js';
+import { generateThreats, type Standin } from '../src/standin/index.js';
+import { runCli } from './support/cli.js';
+import { scalar } from './support/mirror-db.js';
+import { startTestStandin } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
+
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const ACME_KEY = 'acme-key-fresh-6a1e';
+const GLOBEX_KEY = 'globex-key-fresh-02c9';
+
+async function mirrored(): Promise<{ service: Standin; dbPath: string; env: Record<string, string> }> {
+  const threats = generateThreats({ seed: 32, organizations: ['acme', 'globex'], count: 3000, fromDay: addDays(TODAY, -29), toDay: TODAY, hostile: false });
+  const service = await startTestStandin({ threats, keys: { organizationKeys: { [ACME_KEY]: 'acme', [GLOBEX_KEY]: 'globex' }, userKeys: {} }, now: () => new Date(NOW) });
+  const dbPath = tempDbPath();
+  const env = {
+    THREAT_MIRROR_API_URL: service.url,
+    THREAT_MIRROR_DB: dbPath,
+    THREAT_MIRROR_ORGS: 'acme,globex',
+    THREAT_MIRROR_API_KEY_ACME: ACME_KEY,
+    THREAT_MIRROR_API_KEY_GLOBEX: GLOBEX_KEY,
+    THREAT_MIRROR_NOW: NOW,
+    THREAT_MIRROR_RETRY_MIN_MS: '5',
+    THREAT_MIRROR_RETRY_MAX_MS: '20',
+  };
+  expect((await runCli(['--once'], env)).code).toBe(0);
+  service.stats.reset();
+  return { service, dbPath, env };
+}
+
+interface Answer {
+  results: Array<{ value: string; blocked: boolean; matches: Array<{ id: number; source: string; organizations: string[]; match: { by: string } }>; fresh?: { refreshed: boolean; queries: Array<{ organization: string; from: string; to: string; refreshed: boolean; requests: number; error?: string }> } }>;
+}
+
+const requestsBy = (service: Standin, key: string): number => service.stats.requests.filter((request) => request.key === key).length;
+
+describe('lookup --fresh', () => {
+  it('finds a threat blocked after the last sync, with at most 2 requests per organization, and writes nothing', async () => {
+    const { service, dbPath, env } = await mirrored();
+    const changesBefore = scalar<number>(dbPath, 'SELECT max(change_seq) FROM threats');
+    // Blocked after the sync: a host block, looked up by a URL under it.
+    service.addThreats([{ id: 990_001, content: 'https://fresh-phish.example/', type: 'URL', blockedAt: `${TODAY}T12:30:00.000Z`, organization: 'globex' }]);
+    const value = 'https://login.fresh-phish.example/verify?x=1';
+    expect((await runCli(['lookup', value], env)).code).toBe(1);
+    const fresh = await runCli(['lookup', '--fresh', '--json', value], env);
+    expect(fresh.stderr).toBe('');
+    expect(fresh.code).toBe(0);
+    const [result] = (JSON.parse(fresh.stdout) as Answer).results;
+    expect(result?.blocked).toBe(true);
+    expect(result?.matches).toMatchObject([{ id: 990_001, source: 'service', organizations: ['globex'], match: { by: 'expression' } }]);
+    expect(result?.fresh?.refreshed).toBe(true);
+    // The days after complete_through (yesterday) through today.
+    expect(result?.fresh?.queries.map((query) => [query.organization, query.from, query.to])).toEqual([
+      ['acme', TODAY, TODAY],
+      ['globex', TODAY, TODAY],
+    ]);
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+    expect(service.stats.requests.every((request) => (request.body as { query?: string }).query === 'fresh-phish.example')).toBe(true);
+    const text = await runCli(['lookup', '--fresh', value], env);
+    expect(text.stdout).toContain('from the service, not yet mirrored');
+    expect(scalar(dbPath, 'SELECT max(change_seq) FROM threats')).toBe(changesBefore);
+    expect(scalar(dbPath, 'SELECT count(*) FROM threats WHERE id = 990001')).toBe(0);
+  });
+
+  it('exits 1 for a value blocked nowhere, with at most 2 requests per organization; asks nothing for one the mirror blocks', async () => {
+    const { service, env } = await mirrored();
+    const nowhere = await runCli(['lookup', '--fresh', '--json', 'https://nowhere-at-all.example/'], env);
+    expect(nowhere.code).toBe(1);
+    expect((JSON.parse(nowhere.stdout) as Answer).results[0]?.fresh?.refreshed).toBe(true);
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+    service.stats.reset();
+    const mirroredValue = service.threatsVisibleTo(ACME_KEY)[0]?.content as string;
+    const known = await runCli(['lookup', '--fresh', '--json', mirroredValue], env);
+    expect(known.code).toBe(0);
+    expect((JSON.parse(known.stdout) as Answer).results[0]?.matches.every((match) => match.source === 'mirror')).toBe(true);
+    expect(service.stats.requests).toHaveLength(0);
+  });
+
+  it("answers with the mirror's answer, marked not refreshed, within a few seconds when the service hangs", async () => {
+    const { service, env } = await mirrored();
+    service.faults.enqueue({ kind: 'hang' }, { times: 100 });
+    const started = performance.now();
+    const answer = await runCli(['lookup', '--fresh', '--json', 'https://nowhere-at-all.example/'], env);
+    const elapsed = performance.now() - started;
+    expect(answer.code).toBe(1);
+    const [result] = (JSON.parse(answer.stdout) as Answer).results;
+    expect(result?.blocked).toBe(false);
+    expect(result?.fresh?.refreshed).toBe(false);
+    expect(result?.fresh?.queries[0]?.error).toMatch(/did not answer within 3 s/);
+    // The fresh query gives up after 3 s; a hang would otherwise last the request timeout (30 s) and its retries.
+    expect(elapsed).toBeLessThan(9_000);
+  });
+
+  it('needs the API URL and keys: without them it exits 2 naming the variable', async () => {
+    const { dbPath } = await mirrored();
+    const result = await runCli(['lookup', '--fresh', 'https://x.example/'], { THREAT_MIRROR_DB: dbPath });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('THREAT_MIRROR_API_URL');
+  });
+});
