@@ -43,6 +43,8 @@ export interface Config {
   readonly httpHost: string;
   /** THREAT_MIRROR_HTTP_TOKEN (or _FILE): the bearer token /v1/* requires; undefined: /v1/* is open. */
   readonly httpToken: Secret | undefined;
+  /** Fresh lookups over HTTP: requests per second per key at most. */
+  readonly freshMaxRps: number;
   readonly reports: boolean;
   readonly reportsRecentDays: number;
   /** Every mirrored day is re-walked at least once in this many days (docs/reconciliation.md). */
@@ -100,6 +102,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     httpPort: variables.HTTP_PORT.read(env),
     httpHost: variables.HTTP_HOST.read(env),
     httpToken: loadHttpToken(env, readFile),
+    freshMaxRps: variables.FRESH_MAX_RPS.read(env),
     reports: variables.REPORTS.read(env),
     reportsRecentDays: variables.REPORTS_RECENT_DAYS.read(env),
     reconcileDays: variables.RECONCILE_DAYS.read(env),

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
-import { runCli } from './support/cli.js';
+import { runCli, servingPort, startCli } from './support/cli.js';
 import { scalar } from './support/mirror-db.js';
 import { startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
@@ -101,5 +101,56 @@ describe('lookup --fresh', () => {
     const result = await runCli(['lookup', '--fresh', 'https://x.example/'], { THREAT_MIRROR_DB: dbPath });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('THREAT_MIRROR_API_URL');
+  });
+});
+
+describe('GET and POST /v1/lookup?fresh=1', () => {
+  async function daemon(extra: Record<string, string> = {}): Promise<{ service: Standin; base: string }> {
+    const { service, env } = await mirrored();
+    // A schedule that never comes round during the test: requests after the first sync are the lookups'.
+    const process = startCli([], { ...env, THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', ...extra });
+    const port = await servingPort(process);
+    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "globex"') && log.status === 'succeeded');
+    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "acme"') && log.status === 'succeeded');
+    service.stats.reset();
+    return { service, base: `http://127.0.0.1:${port}/v1/lookup` };
+  }
+
+  it('finds a threat blocked after the last sync, GET and POST, with at most 2 requests per organization each', async () => {
+    const { service, base } = await daemon();
+    service.addThreats([{ id: 990_002, content: 'https://fresh-http.example/login', type: 'URL', blockedAt: `${TODAY}T12:40:00.000Z`, organization: 'acme' }]);
+    const value = 'https://fresh-http.example/login';
+    const plain = (await (await fetch(`${base}?value=${encodeURIComponent(value)}`)).json()) as Answer;
+    expect(plain.results[0]?.blocked).toBe(false);
+    expect(service.stats.requests).toHaveLength(0);
+    const get = (await (await fetch(`${base}?fresh=1&value=${encodeURIComponent(value)}`)).json()) as Answer;
+    expect(get.results[0]).toMatchObject({ blocked: true, matches: [{ id: 990_002, source: 'service', match: { by: 'exact' } }], fresh: { refreshed: true } });
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+    service.stats.reset();
+    const post = await fetch(`${base}?fresh=1`, { method: 'POST', body: JSON.stringify({ values: ['https://nowhere-http.example/'] }) });
+    const posted = (await post.json()) as Answer;
+    expect(posted.results[0]).toMatchObject({ blocked: false, matches: [], fresh: { refreshed: true } });
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+    expect((await fetch(`${base}?fresh=yes&value=x`)).status).toBe(400);
+  });
+
+  it('caps fresh requests per key per second: beyond the cap the mirror answers, marked, and the service is not asked', async () => {
+    const { service, base } = await daemon({ THREAT_MIRROR_FRESH_MAX_RPS: '1' });
+    const values = Array.from({ length: 6 }, (_, index) => `https://capped-${index}.example/`);
+    const answer = (await (await fetch(`${base}?fresh=1&${values.map((value) => `value=${encodeURIComponent(value)}`).join('&')}`)).json()) as Answer;
+    const capped = answer.results.filter((result) => result.fresh?.refreshed === false);
+    expect(capped.length).toBeGreaterThanOrEqual(4);
+    expect(capped[0]?.fresh?.queries[0]?.error).toMatch(/THREAT_MIRROR_FRESH_MAX_RPS/);
+    // One token per key to start with: at most 2 requests each (a value and, at worst, its second page).
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+  });
+
+  it("answers with the mirror's answer, marked not refreshed, within a few seconds when the service hangs", async () => {
+    const { service, base } = await daemon();
+    service.faults.enqueue({ kind: 'hang' }, { times: 100 });
+    const started = performance.now();
+    const answer = (await (await fetch(`${base}?fresh=1&value=${encodeURIComponent('https://nowhere-http.example/')}`)).json()) as Answer;
+    expect(performance.now() - started).toBeLessThan(9_000);
+    expect(answer.results[0]).toMatchObject({ blocked: false, fresh: { refreshed: false } });
   });
 });

@@ -52,6 +52,7 @@ export const HTTP_TOKEN: Variable = {
   default: '(none)',
   meaning: '/v1/* then requires "Authorization: Bearer TOKEN" (16+ characters; or THREAT_MIRROR_HTTP_TOKEN_FILE: a file holding it); probes and /metrics stay open',
 };
+export const FRESH_MAX_RPS = decimal('THREAT_MIRROR_FRESH_MAX_RPS', 2, [0.1, 1_000], 'Requests per second per API key that fresh lookups (GET/POST /v1/lookup?fresh=1) may send; beyond, the mirror answers alone');
 export const REPORTS = onOff('THREAT_MIRROR_REPORTS', false, 'Set to 1 to also mirror GET /organization/reports and their proposals');
 export const REPORTS_RECENT_DAYS = wholeNumber('THREAT_MIRROR_REPORTS_RECENT_DAYS', 30, [1, 3_650], 'Days of reports every incremental run re-reads (their statuses change after filing)');
 export const RECONCILE_DAYS = wholeNumber('THREAT_MIRROR_RECONCILE_DAYS', 7, [0, 3_650], 'Every mirrored day is re-walked (removals, changes) at least once in this many days; 0: every run');
@@ -102,6 +103,7 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   HTTP_PORT,
   HTTP_HOST,
   HTTP_TOKEN,
+  FRESH_MAX_RPS,
   REPORTS,
   REPORTS_RECENT_DAYS,
   RECONCILE_DAYS,

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config, OrganizationConfig } from '../config.js';
 import type { Clock } from '../lib/days.js';
 import { Enforcement } from './enforcement.js';
+import { createFreshAsker } from './fresh-http.js';
 import { startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
@@ -56,6 +57,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           token: config.httpToken,
           registry: metrics.registry,
           onLookups: (batch) => metrics.lookupsAnswered(batch),
+          askFresh: createFreshAsker(config, options.mirror),
           logger,
           onFailure: failed('the HTTP server of THREAT_MIRROR_HTTP_PORT'),
           readiness,

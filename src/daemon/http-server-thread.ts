@@ -10,6 +10,7 @@ import { openDatabaseReadOnly, type ReadOnlyConnection } from '../db/open-databa
 import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../lookup/threat-lookup.js';
+import type { FreshAnswer } from '../lookup/fresh-lookup.js';
 import { type EnforcementCommand, type EnforcementData, type EnforcementEvent, type EnforcementSide, startEnforcementSide } from './enforcement-side.js';
 import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 import { bearerMatches } from '../lib/http-token.js';
@@ -31,6 +32,7 @@ export type FromHttpThread =
   | { readonly kind: 'listening'; readonly port: number }
   | { readonly kind: 'failed'; readonly message: string }
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
+  | { readonly kind: 'fresh'; readonly id: number; readonly value: string }
   | { readonly kind: 'lookup-error'; readonly message: string; readonly stack?: string | undefined }
   | ({ readonly kind: 'lookups' } & LookupBatch)
   | { readonly kind: 'closed' }
@@ -39,6 +41,7 @@ export type FromHttpThread =
 /** From the main thread to the server's thread. */
 export type ToHttpThread =
   | { readonly kind: 'probe-answer'; readonly id: number; readonly answer: ProbeAnswer }
+  | { readonly kind: 'fresh-answer'; readonly id: number; readonly answer: FreshAnswer }
   | { readonly kind: 'close' }
   | { readonly kind: 'enforcement'; readonly command: EnforcementCommand };
 
@@ -49,6 +52,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   let mirror: ReadOnlyConnection | undefined;
   let enforcement: EnforcementSide | undefined;
   const probes = new ProbeForwarder(post);
+  const fresh = new FreshForwarder(post);
   const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
   try {
     // A read-only connection of its own, with the driver alone: this isolate loads only what lookups need.
@@ -62,6 +66,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
         post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
       },
       budget,
+      (value) => fresh.ask(value),
     );
     enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget);
     const feeds = enforcement.feeds;
@@ -74,6 +79,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
     port.on('message', (message: ToHttpThread) => {
       if (message.kind === 'enforcement') return opened.enforcement.command(message.command);
       if (message.kind === 'probe-answer') return probes.answer(message.id, message.answer);
+      if (message.kind === 'fresh-answer') return fresh.answer(message.id, message.answer);
       closing = true;
       lookupStats.stop();
       server.close();
@@ -144,6 +150,30 @@ class ProbeForwarder {
     const response = this.#waiting.get(id);
     this.#waiting.delete(id);
     if (response && !response.writableEnded) send(response, answer);
+  }
+}
+
+/** A fresh lookup's question, asked of the main thread, which holds the keys (fresh-http.ts). */
+class FreshForwarder {
+  readonly #post: (message: FromHttpThread) => void;
+  readonly #waiting = new Map<number, (answer: FreshAnswer) => void>();
+  #next = 1;
+
+  constructor(post: (message: FromHttpThread) => void) {
+    this.#post = post;
+  }
+
+  ask(value: string): Promise<FreshAnswer> {
+    const id = this.#next++;
+    return new Promise((resolve) => {
+      this.#waiting.set(id, resolve);
+      this.#post({ kind: 'fresh', id, value });
+    });
+  }
+
+  answer(id: number, answer: FreshAnswer): void {
+    this.#waiting.get(id)?.(answer);
+    this.#waiting.delete(id);
   }
 }
 

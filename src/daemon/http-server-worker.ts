@@ -8,6 +8,7 @@ import { tokenDigest } from '../lib/http-token.js';
 import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
 import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
 import type { LookupBatch } from './lookup-stats.js';
+import type { FreshAsker } from './fresh-http.js';
 
 export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly host: string;
@@ -19,6 +20,8 @@ export interface HttpServerOptions extends HttpEndpointsOptions {
   /** THREAT_MIRROR_HTTP_TOKEN: /v1/* then requires it as a bearer token. */
   readonly token?: Secret | undefined;
   readonly logger: Logger;
+  /** /v1/lookup?fresh=1: a value the mirror does not block, asked of the service here (fresh-http.ts). */
+  readonly askFresh?: FreshAsker | undefined;
   /** The /v1/* requests the thread answered, about once a second. */
   readonly onLookups?: ((batch: LookupBatch) => void) | undefined;
   /** Called once if the thread dies or fails after it started serving (not on close()). */
@@ -77,7 +80,15 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       if (options.port !== undefined) logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
       resolve({ port, close, enforce: (command) => post({ kind: 'enforcement', command }) });
     };
-    worker.on('message', (message: FromHttpThread) => take(message, { options, serving, answer, fail, closed: () => closed?.() }));
+    const fresh = (id: number, value: string): void => {
+      const asked = options.askFresh?.(value) ?? Promise.reject(new Error('fresh lookups are not set up'));
+      asked
+        .catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, requests: 0, error: String(error) }] }))
+        .then((result) => {
+          if (state === 'serving') post({ kind: 'fresh-answer', id, answer: result });
+        });
+    };
+    worker.on('message', (message: FromHttpThread) => take(message, { options, serving, answer, fresh, fail, closed: () => closed?.() }));
     worker.on('error', (error) => fail(new Error(`the HTTP server's thread failed: ${error.message}`, { cause: error })));
     worker.on('exit', (code) => fail(new Error(`the HTTP server's thread exited (code ${code})`)));
   });
@@ -100,7 +111,14 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
 /** What the main thread does with each message of the server's thread. */
 function take(
   message: FromHttpThread,
-  on: { options: HttpServerOptions; serving: (port: number) => void; answer: (id: number, method: string, path: string) => void; fail: (error: Error) => void; closed: () => void },
+  on: {
+    options: HttpServerOptions;
+    serving: (port: number) => void;
+    answer: (id: number, method: string, path: string) => void;
+    fresh: (id: number, value: string) => void;
+    fail: (error: Error) => void;
+    closed: () => void;
+  },
 ): void {
   const { options } = on;
   switch (message.kind) {
@@ -108,6 +126,8 @@ function take(
       return on.serving(message.port);
     case 'probe':
       return on.answer(message.id, message.method, message.path);
+    case 'fresh':
+      return on.fresh(message.id, message.value);
     case 'lookups':
       return options.onLookups?.(message);
     case 'lookup-error':

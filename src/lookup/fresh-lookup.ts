@@ -30,6 +30,10 @@ export interface FreshSettings {
   /** An organization without a complete day is asked about this many days, ending today. */
   readonly initialDays: number;
   readonly timeoutMs?: number;
+  /** Whether this organization's key may send a fresh query now (FreshCap); absent: always. */
+  readonly admit?: ((organization: FreshOrganization) => boolean) | undefined;
+  /** Told the requests each organization's query sent. */
+  readonly spent?: ((organization: FreshOrganization, requests: number) => void) | undefined;
 }
 
 /** How one organization's fresh query went. */
@@ -53,12 +57,23 @@ export type FreshAnswer = { readonly matches: readonly FreshMatch[]; readonly qu
 export async function askService(value: string, organizations: readonly FreshOrganization[], settings: FreshSettings): Promise<FreshAnswer> {
   const matcher = valueMatcher(value);
   const deadline = AbortSignal.timeout(settings.timeoutMs ?? FRESH_TIMEOUT_MS);
-  const answers = await Promise.all(organizations.map((organization) => askOrganization(organization, matcher, settings, deadline)));
+  const answers = await Promise.all(
+    organizations.map(async (organization) => {
+      const from = firstDayToAsk(organization, settings);
+      if (settings.admit?.(organization) === false) {
+        const error = 'fresh lookups through this key are over their cap of requests per second (THREAT_MIRROR_FRESH_MAX_RPS); the mirror answered';
+        return { matches: [], query: { organization: organization.name, from, to: settings.today, refreshed: false, requests: 0, error } };
+      }
+      const answer = await askOrganization(organization, matcher, settings, deadline);
+      settings.spent?.(organization, answer.query.requests);
+      return answer;
+    }),
+  );
   return { matches: answers.flatMap((answer) => answer.matches), queries: answers.map((answer) => answer.query) };
 }
 
 async function askOrganization(organization: FreshOrganization, matcher: ValueMatcher, settings: FreshSettings, deadline: AbortSignal): Promise<{ matches: FreshMatch[]; query: FreshQuery }> {
-  const from = organization.completeThrough === null ? addDays(settings.today, -(settings.initialDays - 1)) : addDays(organization.completeThrough, 1);
+  const from = firstDayToAsk(organization, settings);
   const window = { organization: organization.name, from, to: settings.today };
   const matches: FreshMatch[] = [];
   let requests = 0;
@@ -78,6 +93,49 @@ async function askOrganization(organization: FreshOrganization, matcher: ValueMa
   } catch (error) {
     const why = deadline.aborted ? `the service did not answer within ${(settings.timeoutMs ?? FRESH_TIMEOUT_MS) / 1000} s` : errorMessage(error);
     return { matches, query: { ...window, refreshed: false, requests: requests + 1, error: why } };
+  }
+}
+
+/** The day after the organization's complete_through (its first days when it has none). */
+function firstDayToAsk(organization: FreshOrganization, settings: FreshSettings): string {
+  return organization.completeThrough === null ? addDays(settings.today, -(settings.initialDays - 1)) : addDays(organization.completeThrough, 1);
+}
+
+/**
+ * Fresh requests per second per key, so that lookups never starve the sync of its key's budget: a
+ * bucket of `perSecond` tokens per key, refilled continuously; a query is admitted while its key's
+ * bucket holds one, and takes one per request it sent (it may go below zero: the next ones wait longer).
+ */
+export class FreshCap {
+  readonly #perSecond: number;
+  readonly #now: () => number;
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(perSecond: number, now: () => number = () => performance.now()) {
+    this.#perSecond = perSecond;
+    this.#now = now;
+  }
+
+  /** Takes the token of the query's first request at once, so queries sent together count together. */
+  admit(key: string): boolean {
+    const bucket = this.#bucket(key);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
+
+  /** The requests an admitted query sent beyond its first. */
+  spend(key: string, requests: number): void {
+    this.#bucket(key).tokens -= Math.max(0, requests - 1);
+  }
+
+  #bucket(key: string): { tokens: number; at: number } {
+    const now = this.#now();
+    const bucket = this.#buckets.get(key) ?? { tokens: this.#perSecond, at: now };
+    bucket.tokens = Math.min(this.#perSecond, bucket.tokens + ((now - bucket.at) / 1000) * this.#perSecond);
+    bucket.at = now;
+    this.#buckets.set(key, bucket);
+    return bucket;
   }
 }
 
