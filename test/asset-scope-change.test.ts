@@ -5,10 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import type { RequestRecord } from '../src/standin/types.js';
-import { runCli } from './support/cli.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { mirroredThreats, scalar, withDb } from './support/mirror-db.js';
 import { startTestStandin } from './support/service.js';
-import { tempDbPath } from './support/temp.js';
+import { tempDbPath, tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -135,5 +137,36 @@ describe('the ledger under a scope', () => {
     expect(verify.stdout).toContain('11 days');
     expect(verify.stdout).toContain('0 drifted');
     expect(scalar(dbPath, "SELECT count(*) FROM sync_windows WHERE asset_types = 'URL'")).toBe(14);
+  });
+});
+
+describe('narrowing, seen by the daemon', () => {
+  it('drops the hidden type from the export files and the zone the export index feeds, after the next run', async () => {
+    const threats: StandinThreat[] = [
+      { id: 5_000_001, content: 'https://url-host.com/', type: 'URL', blockedAt: `${TODAY}T09:00:00.000Z`, organization: 'acme' },
+      { id: 5_000_002, content: 'https://page-host.com/', type: 'PAGE', blockedAt: `${TODAY}T09:30:00.000Z`, organization: 'acme' },
+    ];
+    const service = await startTestStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+    const dir = tempDir();
+    const [hosts, rpz] = [join(dir, 'hosts.txt'), join(dir, 'threats.rpz')];
+    const daemonEnv = (assetTypes: string): Record<string, string> =>
+      env(service, join(dir, 'mirror.db'), assetTypes, { THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', THREAT_MIRROR_EXPORTS: `hosts=${hosts},rpz=${rpz}`, THREAT_MIRROR_INITIAL_DAYS: '3' });
+    const written = (daemon: CliProcess): Promise<unknown> =>
+      daemon.waitForLog(() => daemon.logs.filter((line) => line.msg === 'export written').length >= 2);
+    const first = startCli([], daemonEnv('URL,PAGE'));
+    await written(first);
+    expect(readFileSync(hosts, 'utf8')).toContain('page-host.com');
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+
+    const second = startCli([], daemonEnv('URL'));
+    await second.waitForLog((line) => String(line.msg).startsWith('sync of organization') && line.status === 'succeeded');
+    // Each file once the export job has rewritten it after the run (within the test's timeout; it never is on the old code).
+    await second.waitForLog(() => ![hosts, rpz].some((file) => readFileSync(file, 'utf8').includes('page-host.com')));
+    expect(readFileSync(hosts, 'utf8')).toContain('url-host.com');
+    expect(readFileSync(rpz, 'utf8')).not.toContain('page-host.com');
+    expect(readFileSync(rpz, 'utf8')).toContain('url-host.com');
+    second.child.kill('SIGTERM');
+    await second.exited;
   });
 });
