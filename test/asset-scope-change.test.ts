@@ -170,3 +170,18 @@ describe('narrowing, seen by the daemon', () => {
     await second.exited;
   });
 });
+
+describe('a hidden threat whose type changes into the scope', () => {
+  it('is shown again by the walk that returns it', async () => {
+    const service = await start();
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', FROM], env(service, dbPath, 'URL,PAGE'))).code).toBe(0);
+    expect((await runCli(['--once'], env(service, dbPath, 'URL'))).code).toBe(0);
+    const page = ofTypes(service, ['PAGE']).find((threat) => threat.blockedAt.slice(0, 10) >= addDays(TODAY, -2)) as StandinThreat;
+    expect(scalar(dbPath, 'SELECT count(*) FROM current_threats WHERE id = ?', page.id)).toBe(0);
+    service.updateThreat(page.id, { type: 'URL' });
+    expect((await runCli(['--once'], env(service, dbPath, 'URL'))).code).toBe(0);
+    expect(scalar(dbPath, 'SELECT type FROM current_threats WHERE id = ?', page.id)).toBe('URL');
+    expect(scalar(dbPath, 'SELECT removed_at IS NULL AND out_of_scope = 0 FROM organization_threats WHERE threat_id = ?', page.id)).toBe(1);
+  });
+});
