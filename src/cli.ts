@@ -25,6 +25,7 @@ import { runSync } from './commands/sync-command.js';
 import { runVerify, verifyRange } from './commands/verify-command.js';
 import { type Config, type Environment, loadConfig, loadDatabasePath, registerSecretsOf } from './config.js';
 import { loadZoneTimers } from './dns/dns-config.js';
+import { loadAllowlist } from './allowlist/allowlist-config.js';
 import { addDays, dayOf } from './lib/days.js';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { packageVersion } from './lib/package-root.js';
@@ -67,8 +68,9 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
       return EXIT_OK;
     }
     if (command.kind === 'status') return showStatus(command, loadDatabasePath(env), io);
-    if (command.kind === 'lookup') return runLookup(command, loadDatabasePath(env), io);
-    if (command.kind === 'export') return runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env));
+    // The read commands answer as THREAT_MIRROR_ALLOWLIST is now: read here, a bad line exits 2.
+    if (command.kind === 'lookup') return runLookup(command, loadDatabasePath(env), io, loadAllowlist(env)?.list);
+    if (command.kind === 'export') return runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env), loadAllowlist(env)?.list);
     if (command.kind === 'snapshot') return await runSnapshot(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);

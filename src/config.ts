@@ -6,6 +6,8 @@ import { readBoundedTextFile } from './lib/bounded-file.js';
 import { Secret } from './lib/secret.js';
 import { scheduleOf } from './lib/schedule.js';
 import { DNS_VARIABLES, type DnsConfig, loadDnsConfig } from './dns/dns-config.js';
+import { ALLOWLIST_VARIABLES, loadAllowlist } from './allowlist/allowlist-config.js';
+import type { ReadAllowlist } from './allowlist/allowlist-file.js';
 import { HTTP_TOKEN_VARIABLE, loadHttpToken } from './lib/http-token.js';
 import { assertNotDatabaseFile } from './db/database-files.js';
 import { filesBesideSnapshot } from './db/snapshot-files.js';
@@ -64,6 +66,8 @@ export interface Config {
   readonly dns: DnsConfig | undefined;
   /** Without a terminal to draw on: seconds between `progress` log records of a run. */
   readonly progressSeconds: number;
+  /** THREAT_MIRROR_ALLOWLIST as read at start (the daemon then follows the file); undefined: none. */
+  readonly allowlist: ReadAllowlist | undefined;
 }
 
 export type CheckpointMode = 'auto' | 'external';
@@ -133,6 +137,7 @@ export const ENVIRONMENT_VARIABLES: ReadonlyArray<{ name: string; default: strin
   { name: 'THREAT_MIRROR_WAL_STARVED_SECONDS', default: '1800', meaning: '/readyz reports a reason once readers have kept WAL checkpoints from completing this long' },
   { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' },
   ...DNS_VARIABLES,
+  ...ALLOWLIST_VARIABLES,
   { name: 'THREAT_MIRROR_PROGRESS_SECONDS', default: '30', meaning: 'Seconds between "progress" log records of a run when stderr is no terminal (or NO_COLOR / TERM=dumb)' },
   { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
@@ -235,6 +240,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     snapshotPath: assertNotDatabaseFile('THREAT_MIRROR_SNAPSHOT', value(env, 'THREAT_MIRROR_SNAPSHOT'), dbPath, filesBesideSnapshot),
     dns: loadDnsConfig(env, (name, fallback, min, max) => integer(env, name, fallback, min, max)),
     progressSeconds: value(env, 'THREAT_MIRROR_PROGRESS_SECONDS') === undefined ? 30 : number(env, 'THREAT_MIRROR_PROGRESS_SECONDS', 0.1, 86_400),
+    allowlist: loadAllowlist(env),
   });
 }
 

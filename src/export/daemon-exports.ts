@@ -10,10 +10,10 @@
 import { stat } from 'node:fs/promises';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { errorMessage } from '../lib/errors.js';
-import { buildExport, buildHostExportFromIndex } from './build-export.js';
+import { buildExport, buildHostExportFromIndex, selectSnapshotHosts } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
 import { type ExportFormat, type HostFormat, isHostFormat } from './export-formats.js';
-import { HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
+import type { HostSelection } from './host-selection.js';
 import type { ExportIndex } from './export-index.js';
 import { nextRpzSerial, type ZoneTimers } from './rpz.js';
 import { discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
@@ -106,7 +106,7 @@ export class ExportRefresher {
     const snapshot = new ThreatSnapshot(opened.sqlite, undefined);
     // Reading and canonicalizing every URL is most of a host list's cost: done once for all of them.
     let selection: Promise<HostSelection> | undefined;
-    const hostSelection = (): Promise<HostSelection> => (selection ??= selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES)));
+    const hostSelection = (): Promise<HostSelection> => (selection ??= selectSnapshotHosts(snapshot));
     try {
       for (const target of recordTargets) await this.#refreshOne(target, snapshot, hostSelection);
     } finally {
