@@ -112,11 +112,17 @@ describe('THREAT_MIRROR_ALLOWLIST in lookup', () => {
   }, 60_000);
 
   it('a malformed line, or a file that cannot be read, exits 2 naming the file and the line', async () => {
-    const { dbPath, allowlist } = await mirrored();
+    const { service, dbPath, allowlist } = await mirrored();
     writeFileSync(allowlist, 'customer-portal.com\n\n*.shared-docs.com # every subdomain\n');
     for (const args of [['lookup', 'https://customer-portal.com/'], ['export', '--format', 'domains']]) {
       const result = await runCli(args, { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ALLOWLIST: allowlist });
       expect(result.code, args[0]).toBe(2);
+      expect(result.stderr).toBe(`threat-mirror: THREAT_MIRROR_ALLOWLIST: ${allowlist} line 3: "*.shared-docs.com" is a wildcard: write the bare host (it covers its subdomains)\n`);
+    }
+    // The daemon and a one-shot sync stop before they start: nothing is synced with a list that says something else.
+    for (const args of [[], ['--once']]) {
+      const result = await runCli(args, { ...env(service, join(tempDir(), 'mirror.db')), THREAT_MIRROR_ALLOWLIST: allowlist, THREAT_MIRROR_HTTP_PORT: '0' });
+      expect(result.code, args.join(' ') || 'daemon').toBe(2);
       expect(result.stderr).toBe(`threat-mirror: THREAT_MIRROR_ALLOWLIST: ${allowlist} line 3: "*.shared-docs.com" is a wildcard: write the bare host (it covers its subdomains)\n`);
     }
     const missing = join(tempDir(), 'no-such-file.txt');

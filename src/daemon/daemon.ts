@@ -6,7 +6,8 @@ import { Enforcement } from './enforcement.js';
 import { startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
-import { checkReadiness, withWalHealth } from './readiness.js';
+import { checkReadiness, withAllowlistHealth, withWalHealth } from './readiness.js';
+import { DaemonAllowlist } from './daemon-allowlist.js';
 import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch } from './startup.js';
@@ -50,6 +51,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   // restart (counted, alerted on) is the honest answer; the sync's state survives any stop.
   const httpFailure = new AbortController();
   const enforcement = new Enforcement({ config, logger, metrics });
+  const allowlist = config.allowlist === undefined ? undefined : new DaemonAllowlist(config.allowlist, { clock, logger, observer: metrics });
   const endpoints =
     config.httpPort === undefined && config.dns === undefined
       ? undefined
@@ -58,6 +60,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           port: config.httpPort,
           dbPath: config.dbPath,
           enforcement: enforcement.threadData(),
+          allowlist: allowlist?.state.list,
           onEnforcementEvent: (event) => enforcement.event(event),
           token: config.httpToken,
           registry: metrics.registry,
@@ -68,30 +71,31 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
             httpFailure.abort(error);
           },
           readiness: () =>
-            withWalHealth(
-              checkReadiness(
-                mirror.deps.store.sqlite,
-                organizations.map((organization) => organization.name),
-                clock(),
-                staleAfterSeconds,
-              ),
-              wal,
-              clock(),
+            withAllowlistHealth(
+              withWalHealth(checkReadiness(mirror.deps.store.sqlite, names, clock(), staleAfterSeconds), wal, clock()),
+              allowlist?.readinessReason(),
             ),
           startup,
         });
+  const stopping = AbortSignal.any([signal, httpFailure.signal]);
+  // Each new version of the allowlist: lookups and feeds at once, then the index, the zone and the files.
+  allowlist?.onChange((list) => endpoints?.allowlist(list));
+  allowlist?.onChange((list) => enforcement.allowlistChanged(list, endpoints, stopping));
+  // Followed from now on: a change during the start's refresh is applied right after it.
+  allowlist?.start();
   try {
     // The zone and the files as the mirror holds them now, before the first run: a restart serves at once.
-    await enforcement.refresh(endpoints, { atStart: true, signal: AbortSignal.any([signal, httpFailure.signal]) });
+    await enforcement.refresh(endpoints, { atStart: true, signal: stopping });
     const scheduler = startScheduler({
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
       logger,
-      signal: AbortSignal.any([signal, httpFailure.signal]),
+      signal: stopping,
       run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => enforcement.refresh(endpoints, { signal: runSignal }) }, runSignal),
     });
     await scheduler.stopped;
   } finally {
+    allowlist?.stop();
     await endpoints?.close();
     enforcement.close();
   }

@@ -6,6 +6,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
+import { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { Database } from '../db/sqlite.js';
 import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
@@ -24,6 +26,8 @@ export interface HttpThreadData {
   readonly enforcement: EnforcementData;
   /** sha256 (hex) of THREAT_MIRROR_HTTP_TOKEN, which /v1/* then requires; the token itself never reaches this thread. */
   readonly tokenDigest?: string | undefined;
+  /** THREAT_MIRROR_ALLOWLIST as the main thread read it at start; later versions come as messages. */
+  readonly allowlist: Allowlist | undefined;
 }
 
 /** From the server's thread to the main thread. */
@@ -40,7 +44,9 @@ export type FromHttpThread =
 export type ToHttpThread =
   | { readonly kind: 'probe-answer'; readonly id: number; readonly answer: ProbeAnswer }
   | { readonly kind: 'close' }
-  | { readonly kind: 'enforcement'; readonly command: EnforcementCommand };
+  | { readonly kind: 'enforcement'; readonly command: EnforcementCommand }
+  /** A new version of THREAT_MIRROR_ALLOWLIST: lookups and feeds answer with it from now on. */
+  | { readonly kind: 'allowlist'; readonly list: Allowlist };
 
 const port = parentPort;
 if (port) void serve(port);
@@ -56,6 +62,10 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   const waiting = new Map<number, ServerResponse>();
   let nextProbe = 1;
   const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
+  // The allowlist as the main thread last sent it, which alone reads the file: every answer of
+  // this thread uses one version, the one the index and the files are brought to.
+  let allowlist = data.allowlist;
+  let matcher = allowlist === undefined ? undefined : new AllowMatcher(allowlist.entries);
   try {
     // The same read-only connection the main thread used to open for lookups (openDatabaseReadOnly),
     // without drizzle: this thread's isolate loads only what lookups need.
@@ -70,9 +80,10 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
         post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
       },
       budget,
+      () => matcher,
     );
     const tokenDigest = data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex');
-    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget);
+    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget, () => allowlist);
     const feeds = enforcement.feeds;
     const options = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS };
     const api: Record<string, Handler> = { '/v1/lookup': lookup, '/v1/exports/': (request, response) => feeds.handle(request, response) };
@@ -91,6 +102,11 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
     });
     port.on('message', (message: ToHttpThread) => {
       if (message.kind === 'enforcement') return enforcement?.command(message.command);
+      if (message.kind === 'allowlist') {
+        allowlist = message.list;
+        matcher = new AllowMatcher(message.list.entries);
+        return;
+      }
       if (message.kind === 'probe-answer') {
         const response = waiting.get(message.id);
         waiting.delete(message.id);

@@ -2,6 +2,7 @@
 // HTTP, for services that do not link SQLite. Answers from its own read-only connection, within
 // the HTTP thread's budget of requests and bytes in flight (http-limits.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { checkLookupValues, lookupValues, type ThreatLookup } from '../commands/lookup.js';
 import { type Admission, InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 
@@ -16,7 +17,13 @@ export type LookupHandler = (request: IncomingMessage, response: ServerResponse)
 
 type Send = (status: number, body: unknown, headers?: Record<string, string>) => void;
 
-export function createLookupHandler(lookup: ThreatLookup, onError: (error: unknown) => void, budget: InFlightBudget = new InFlightBudget()): LookupHandler {
+/** `allowlist`: THREAT_MIRROR_ALLOWLIST as it is when a request is answered (undefined: none). */
+export function createLookupHandler(
+  lookup: ThreatLookup,
+  onError: (error: unknown) => void,
+  budget: InFlightBudget = new InFlightBudget(),
+  allowlist: () => AllowMatcher | undefined = () => undefined,
+): LookupHandler {
   const busy = (): { error: string } => ({
     error: `the lookup endpoint is busy (${budget.requests} requests, ${budget.bytes} body bytes in flight); retry in ${RETRY_AFTER_SECONDS} s`,
   });
@@ -39,7 +46,7 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
     const answer = (values: unknown): void => {
       const problem = checkLookupValues(values);
       if (problem !== null) return send(400, { error: problem });
-      lookupValues(lookup, values as string[]).then(
+      lookupValues(lookup, values as string[], { allowlist: allowlist() }).then(
         (document) => send(200, document),
         (error: unknown) => {
           onError(error);

@@ -10,8 +10,9 @@ import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
 import type { EnforcementEvent } from './enforcement-side.js';
+import type { AllowlistObserver } from './daemon-allowlist.js';
 
-export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver {
+export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver {
   readonly registry: Registry;
   /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
   observeWal(wal: WalHealth, clock: () => Date): void;
@@ -82,8 +83,22 @@ export function createMetrics(): MirrorMetrics {
   const dnsTransfers = counter('threat_mirror_dns_transfers_total', 'Zone transfers sent whole, full or incremental', ['kind']);
   const dnsTransferRecords = counter('threat_mirror_dns_transfer_records_total', 'Records sent in zone transfers', ['kind']);
   const dnsNotify = counter('threat_mirror_dns_notify_total', 'NOTIFYs by target and outcome (answered, or unanswered after every retransmission)', ['target', 'outcome']);
+  const allowlist = {
+    entries: gauge('threat_mirror_allowlist_entries', 'Entries of the THREAT_MIRROR_ALLOWLIST version in use, by file', ['file']),
+    applied: gauge('threat_mirror_allowlist_last_applied_timestamp_seconds', 'Unix time the allowlist in use was applied (at start, or when the file changed to it), by file', ['file']),
+    problem: gauge('threat_mirror_allowlist_problem', '1 while the allowlist file cannot be used as it is now (malformed, missing, unreadable): the previous list stays in use; 0 otherwise', ['file']),
+    failures: counter('threat_mirror_allowlist_failures_total', 'Versions of the allowlist file that could not be used (each distinct problem once)', ['file']),
+  };
+  let allowlistFile = '';
   return {
     registry,
+    allowlistState: (state) => {
+      allowlistFile = state.file;
+      allowlist.entries.set({ file: state.file }, state.list.entries.length);
+      allowlist.applied.set({ file: state.file }, state.appliedAt.getTime() / 1000);
+      allowlist.problem.set({ file: state.file }, state.problem === undefined ? 0 : 1);
+    },
+    allowlistFailed: () => allowlist.failures.inc({ file: allowlistFile }),
     zoneSerial: (serial: number, hosts: number) => {
       zoneSerial.set(serial);
       zoneHosts.set(hosts);

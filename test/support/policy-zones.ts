@@ -68,10 +68,15 @@ export interface PolicyResolver {
   stop(): Promise<void>;
 }
 
-/** Unbound with `zones` in this order (the first that matches a name decides) and `stubs` sent to the authority. */
-export async function startPolicyResolver(dir: string, zones: readonly PolicyZone[], stubs: { readonly names: readonly string[]; readonly port: number }): Promise<PolicyResolver> {
+/** Unbound with `zones` in this order (the first that matches a name decides) and `stubs` sent to the authority; on `port` when given (a NOTIFY target). */
+export async function startPolicyResolver(
+  dir: string,
+  zones: readonly PolicyZone[],
+  stubs: { readonly names: readonly string[]; readonly port: number },
+  given?: number,
+): Promise<PolicyResolver> {
   mkdirSync(dir, { recursive: true });
-  const port = await freePort();
+  const port = given ?? (await freePort());
   const rpz = zones.map((zone) =>
     'file' in zone
       ? `rpz:\n  name: "${zone.name}"\n  zonefile: "${zone.file}"\n  rpz-signal-nxdomain-ra: yes\n  rpz-log: yes\n`
