@@ -33,6 +33,7 @@ function threat(content: string, type = 'URL'): StandinThreat {
 const PORTAL = threat('https://customer-portal.com/');
 const FORM = threat('https://shared-docs.com/forms/abc');
 const TREASURY = threat('eip155:1:0xAbC0000000000000000000000000000000000001', 'ADDRESS');
+const VENDOR = threat('billing@vendor-bank.com', 'EMAIL');
 const EVIL = threat('https://still-evil.com/');
 
 let standin: Standin;
@@ -91,7 +92,7 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
     dir = mkdtempSync(join(tmpdir(), 'threat-mirror-allowlist-daemon-'));
     allowlist = join(dir, 'allow.txt');
     writeFileSync(allowlist, '# nothing allowed yet\n');
-    standin = await startStandin({ threats: [PORTAL, FORM, TREASURY, EVIL], keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+    standin = await startStandin({ threats: [PORTAL, FORM, TREASURY, VENDOR, EVIL], keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
     dnsPort = await freePort();
     const resolverPort = await freePort();
     daemon = new CliProcess([], {
@@ -135,12 +136,27 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
     expect(await resolver.blocks('customer-portal.com')).toBe(true); // the other feed's false positive
     expect(await resolver.resolves('unlisted.com', '192.0.2.83')).toBe(true);
     const before = axfr();
-    writeFileSync(allowlist, '# local exceptions\ncustomer-portal.com # ticket 4411\n');
+    writeFileSync(allowlist, '# local exceptions\ncustomer-portal.com # ticket 4411\neip155:1:0xabc0000000000000000000000000000000000001 # treasury\nBilling@Vendor-Bank.com # invoices\n');
     const ms = await followed(true, false);
     expect(ms).toBeLessThan(5_000);
+    // /v1/lookup names each allowed threat, with the line and its reason: a URL, its host's subdomain, an address, an e-mail.
+    const values = ['https://customer-portal.com/', 'https://www.customer-portal.com/a', 'eip155:1:0xABC0000000000000000000000000000000000001', 'billing@vendor-bank.com'];
+    const response = await fetch(`http://127.0.0.1:${httpPort}/v1/lookup`, { method: 'POST', body: JSON.stringify({ values }) });
+    const { results } = (await response.json()) as { results: Array<{ blocked: boolean; allowed?: true; matches: Array<{ id: number; allowed?: true; allowed_by?: { line: number; reason: string } }> }> };
+    expect(results.map((result) => [result.blocked, result.allowed, result.matches.map((match) => [match.id, match.allowed, match.allowed_by?.line, match.allowed_by?.reason])])).toEqual([
+      [false, true, [[PORTAL.id, true, 2, 'ticket 4411']]],
+      [false, true, [[PORTAL.id, true, 2, 'ticket 4411']]],
+      [false, true, [[TREASURY.id, true, 3, 'treasury']]],
+      [false, true, [[VENDOR.id, true, 4, 'invoices']]],
+    ]);
     expect(await resolver.resolves('www.customer-portal.com', '192.0.2.81')).toBe(true);
     expect(await resolver.blocks('still-evil.com')).toBe(true);
     expect(await resolver.blocks('feed-only.com')).toBe(true);
+    // The HTTP feeds: the rpz feed is the zone (passthru included); the others leave allowed threats out.
+    const feed = async (format: string): Promise<string> => (await fetch(`http://127.0.0.1:${httpPort}/v1/exports/${format}`)).text();
+    expect(await feed('rpz')).toContain('\ncustomer-portal.com CNAME rpz-passthru.\n*.customer-portal.com CNAME rpz-passthru.\n');
+    expect((await feed('csv')).split('\r\n').slice(1, -1).map((row) => Number(row.split(',')[0]))).toEqual([FORM.id, EVIL.id]);
+    expect(await feed('jsonl')).not.toContain('vendor-bank');
     // The zone moved one step: an IXFR from the old serial, applied to the old zone, is the new zone.
     const after = axfr();
     expect(serialOf(after)).toBeGreaterThan(serialOf(before));
@@ -150,7 +166,7 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
     const exported = await runCli(['export', '--format', 'rpz'], { THREAT_MIRROR_DB: join(dir, 'mirror.db'), THREAT_MIRROR_ALLOWLIST: allowlist });
     expect(withoutSoa(readFileSync(files().rpz, 'utf8'))).toBe(withoutSoa(exported.stdout));
     const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-    expect(metrics).toContain(`threat_mirror_allowlist_entries{file="${allowlist}"} 1`);
+    expect(metrics).toContain(`threat_mirror_allowlist_entries{file="${allowlist}"} 3`);
     expect(metrics).toContain(`threat_mirror_allowlist_problem{file="${allowlist}"} 0`);
     expect(serviceData()).toBe(data);
   }, 30_000);
@@ -162,6 +178,7 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
     renameSync(next, allowlist);
     expect(await followed(false, true)).toBeLessThan(5_000);
     expect(await blocked('eip155:1:0xabc0000000000000000000000000000000000001')).toBe(false);
+    expect(await blocked('billing@vendor-bank.com')).toBe(true);
     expect(serviceData()).toBe(data);
   }, 30_000);
 
@@ -211,7 +228,7 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
 
   it('the mirror stays exact against the stand-in: what the service lists, nothing more or less', () => {
     const mirrored = withDb(join(dir, 'mirror.db'), (db) => db.prepare("SELECT t.id FROM threats t JOIN organization_threats o ON o.threat_id = t.id WHERE o.organization = 'acme' AND o.removed_at IS NULL ORDER BY t.id").pluck().all());
-    expect(mirrored).toEqual([PORTAL.id, FORM.id, TREASURY.id, EVIL.id]);
+    expect(mirrored).toEqual([PORTAL.id, FORM.id, TREASURY.id, VENDOR.id, EVIL.id]);
   });
 });
 
