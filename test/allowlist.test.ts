@@ -168,20 +168,30 @@ describe('THREAT_MIRROR_ALLOWLIST in exports', () => {
     'the RPZ lets each allowed host through: named-checkzone accepts it, and Unbound with it listed before another feed resolves the host normally',
     async () => {
       const { dbPath, allowlist, dir } = await mirrored();
+      // Also a subdomain of a host blocked whole: its passthru name must win over the parent's block.
+      writeFileSync(allowlist, `${ALLOWLIST}docs.still-evil.com # a subdomain we run ourselves\n`);
       const zoneFile = join(dir, 'threats.rpz');
       const result = await runCli(['export', '--format', 'rpz', '--out', zoneFile], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ALLOWLIST: allowlist });
       expect(result.code, result.stderr).toBe(0);
-      expect(result.stderr).toContain('; 1 allowed hosts let through (rpz-passthru)');
+      expect(result.stderr).toContain('; 2 allowed hosts let through (rpz-passthru)');
       const zone = readFileSync(zoneFile, 'utf8');
       expect(zone).toContain('\ncustomer-portal.com CNAME rpz-passthru.\n*.customer-portal.com CNAME rpz-passthru.\n');
-      expect(zone).toContain('\nstill-evil.com CNAME .\n');
+      expect(zone).toContain('\nstill-evil.com CNAME .\n*.still-evil.com CNAME .\n');
+      expect(zone).toContain('\ndocs.still-evil.com CNAME rpz-passthru.\n*.docs.still-evil.com CNAME rpz-passthru.\n');
       const checked = namedCheckzone('rpz.threat-mirror', zoneFile);
       expect(checked.status, checked.output).toBe(0);
 
       // Another feed blocks the customer's portal (the false positive) and still-evil.com.
       const feed = join(dir, 'feed.rpz');
       writeFileSync(feed, `$TTL 300\n@ IN SOA localhost. hostmaster.localhost. 1 600 120 864000 300\n@ IN NS localhost.\ncustomer-portal.com CNAME .\n*.customer-portal.com CNAME .\nfeed-only.com CNAME .\n`);
-      const authority = await startAuthority({ 'customer-portal.com': '192.0.2.80', 'eu.customer-portal.com': '192.0.2.81', 'feed-only.com': '192.0.2.82', 'unlisted.com': '192.0.2.83' });
+      const authority = await startAuthority({
+        'customer-portal.com': '192.0.2.80',
+        'eu.customer-portal.com': '192.0.2.81',
+        'feed-only.com': '192.0.2.82',
+        'unlisted.com': '192.0.2.83',
+        'docs.still-evil.com': '192.0.2.84',
+        'a.docs.still-evil.com': '192.0.2.85',
+      });
       afterThisTest('servers', () => authority.close());
       const stubs = { names: ['customer-portal.com', 'feed-only.com', 'unlisted.com', 'still-evil.com'], port: authority.port };
       const both = await startPolicyResolver(join(dir, 'both'), [{ name: 'rpz.threat-mirror', file: zoneFile }, { name: 'feed.example', file: feed }], stubs);
@@ -194,6 +204,10 @@ describe('THREAT_MIRROR_ALLOWLIST in exports', () => {
       expect(await both.resolves('eu.customer-portal.com', '192.0.2.81')).toBe(true);
       // What neither allows stays blocked, by either zone; what neither lists resolves.
       expect(await both.blocks('still-evil.com')).toBe(true);
+      expect(await both.blocks('www.still-evil.com')).toBe(true);
+      // Within our zone, the allowed subdomain's passthru wins over the parent's wildcard block.
+      expect(await both.resolves('docs.still-evil.com', '192.0.2.84')).toBe(true);
+      expect(await both.resolves('a.docs.still-evil.com', '192.0.2.85')).toBe(true);
       expect(await both.blocks('feed-only.com')).toBe(true);
       expect(await both.resolves('unlisted.com', '192.0.2.83')).toBe(true);
     },

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from '../cli/args.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
+import { formatAllowlistStatus, readAllowlistStatus } from './allowlist-status.js';
 import { formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readServiceNotices, readStatus } from './status.js';
 
 export function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath: string, io: Io): number {
@@ -15,10 +16,11 @@ export function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath
     const statuses = readStatus(opened.sqlite, command.organization);
     const notices = readServiceNotices(opened.sqlite);
     const files = readFileSizes(dbPath);
+    const allowlist = readAllowlistStatus(opened.sqlite);
     io.stdout(
       command.json
-        ? `${JSON.stringify({ database: dbPath, files, organizations: statuses, serviceNotices: notices }, null, 2)}\n`
-        : `${formatStatus(statuses)}${formatServiceNotices(notices)}${formatFileSizes(files)}`,
+        ? `${JSON.stringify({ database: dbPath, files, organizations: statuses, serviceNotices: notices, allowlist }, null, 2)}\n`
+        : `${formatStatus(statuses)}${formatServiceNotices(notices)}${formatAllowlistStatus(allowlist)}${formatFileSizes(files)}`,
     );
     return EXIT_OK;
   } finally {
