@@ -13,6 +13,7 @@ import type { Standin, StandinThreat } from '../src/standin/index.js';
 import { startStandin } from '../src/standin/index.js';
 import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { hasCommand } from './support/dns-tools.js';
+import { hasTool, promtoolCheckMetrics } from './support/judges.js';
 import { withDb } from './support/mirror-db.js';
 import { type Authority, type PolicyResolver, startAuthority, startPolicyResolver } from './support/policy-zones.js';
 import { dig, freePort, ZONE } from './support/secondaries.js';
@@ -168,6 +169,8 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
     const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
     expect(metrics).toContain(`threat_mirror_allowlist_entries{file="${allowlist}"} 3`);
     expect(metrics).toContain(`threat_mirror_allowlist_problem{file="${allowlist}"} 0`);
+    expect(Number(new RegExp(`^threat_mirror_allowlist_last_applied_timestamp_seconds\\{file="${allowlist}"\\} (\\S+)$`, 'm').exec(metrics)?.[1])).toBeGreaterThan(Date.parse(NOW) / 1000);
+    if (hasTool('promtool')) expect(promtoolCheckMetrics(metrics)).toEqual({ ok: true, output: '' });
     expect(serviceData()).toBe(data);
   }, 30_000);
 

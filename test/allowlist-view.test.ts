@@ -1,12 +1,14 @@
 // Issue 31: SQL readers see the allowlist (the table `allowlist`) and `enforced_threats`, the view of
 // current_threats without what it allows. The view says in SQL what src/allowlist/allow-matcher.ts
-// says in TypeScript: held to the same answer over generated threats (hostile ones included) and
-// entries of every kind, parents and subdomains, paths with and without queries, chains.
+// says in TypeScript, and so does allowed-threats.ts (what exports and the export index use): held
+// to the same answer over generated threats (hostile ones included) and entries of every kind,
+// parents and subdomains, paths with and without queries, chains.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Allowlist, parseAllowlist } from '../src/allowlist/allowlist-entries.js';
 import { AllowMatcher } from '../src/allowlist/allow-matcher.js';
 import { AllowlistRows } from '../src/db/allowlist-rows.js';
+import { allowedThreatIds } from '../src/export/allowed-threats.js';
 import { openDatabase } from '../src/db/open-database.js';
 import type { Database } from '../src/db/sqlite.js';
 import { generateThreats } from '../src/standin/index.js';
@@ -113,6 +115,9 @@ describe('enforced_threats', () => {
       const enforced = new Set(sqlite.prepare('SELECT DISTINCT id FROM enforced_threats').pluck().all() as number[]);
       const allowedBySql = current.filter((row) => !enforced.has(row.id));
       expect(allowedBySql.map((row) => row.id)).toEqual(allowedByMatcher.map((row) => row.id));
+      // And what exports and the export index use: the same threats, found through the indexes.
+      const found = allowedThreatIds(sqlite, matcher);
+      expect(current.filter((row) => found.has(row.id)).map((row) => row.id)).toEqual(allowedByMatcher.map((row) => row.id));
       expect(allowedByMatcher.length).toBeGreaterThan(60);
       // The hand-written cases, by content.
       const allowedContents = new Set(allowedBySql.map((row) => row.content));

@@ -3,6 +3,7 @@
 // THREAT_MIRROR_ALLOWLIST, the threats it allows are left out here, and counted by the reader.
 import type Database from 'better-sqlite3';
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { allowedThreatIds } from './allowed-threats.js';
 import type { Threat } from '../records.js';
 import type { LookupFields } from '../url/lookup-fields.js';
 import { HOST_TYPES } from './host-selection.js';
@@ -37,10 +38,6 @@ export interface AllowedCount {
   allowed: number;
 }
 
-/** The columns an allowlist matches on, read after a query's own (see #allowedAt). */
-const ALLOW_COLUMNS = ', t.content, t.url_expression, t.address, t.address_namespace, t.address_chain, t.email';
-type AllowColumns = [content: string, urlExpression: string | null, address: string | null, addressNamespace: string | null, addressChain: string | null, email: string | null];
-
 /** An organization's (or every organization's) current threats, as one consistent snapshot. */
 export class ThreatSnapshot {
   readonly #sqlite: Database.Database;
@@ -49,17 +46,23 @@ export class ThreatSnapshot {
   readonly changeSeq: number;
   /** THREAT_MIRROR_ALLOWLIST as the export reads it; undefined: none is configured (nothing is counted as allowed). */
   readonly allowlist: AllowMatcher | undefined;
-  /** The matcher when it has entries: only then are the allowlist's columns read. */
-  readonly #filter: AllowMatcher | undefined;
+  /** The threats it allows in this snapshot (allowed-threats.ts); undefined when none can be. */
+  readonly #allowed: ReadonlySet<number> | undefined;
 
-  constructor(sqlite: Database.Database, organization: string | undefined, allowlist?: AllowMatcher) {
+  /** `allowedIds`: what the list allows in this very version of the mirror, when already found (a helper thread's snapshot). */
+  constructor(sqlite: Database.Database, organization: string | undefined, allowlist?: AllowMatcher, allowedIds?: readonly number[]) {
     this.#sqlite = sqlite;
     this.#organization = organization;
     this.allowlist = allowlist;
-    this.#filter = allowlist !== undefined && allowlist.size > 0 ? allowlist : undefined;
     // A read transaction: later statements see the file as it is now, whatever the writer commits.
     sqlite.exec('BEGIN');
     this.changeSeq = sqlite.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
+    if (allowlist !== undefined && allowlist.size > 0) this.#allowed = allowedIds === undefined ? allowedThreatIds(sqlite, allowlist) : new Set(allowedIds);
+  }
+
+  /** The ids the allowlist allows in this snapshot, for a helper thread's snapshot of the same version. */
+  get allowedIds(): number[] {
+    return [...(this.#allowed ?? [])];
   }
 
   /** Current threats ordered by id; removed ones never appear, allowed ones are counted in `skipped`. */
@@ -68,14 +71,14 @@ export class ThreatSnapshot {
     const statement = this.#sqlite.prepare(
       `SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq,
               t.host, t.registrable_domain, t.address_namespace, t.address_chain, t.address, t.email, t.email_domain,
-              group_concat(o.organization, ',') AS organizations${this.#allowColumns()}
+              group_concat(o.organization, ',') AS organizations
          FROM threats t JOIN organization_threats o ON o.threat_id = t.id
         WHERE o.removed_at IS NULL${scope}${rangeSql(range)}
         GROUP BY t.id ORDER BY t.id`,
     );
     const rows = statement.raw().iterate(...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<Row>;
     for (const row of rows) {
-      if (this.#allowedAt(row, 15, skipped)) continue;
+      if (this.#skips(row[0], skipped)) continue;
       const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, host, registrableDomain, addressNamespace, addressChain, address, email, emailDomain, organizations] = row;
       yield {
         id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, host, registrableDomain, addressNamespace, addressChain, address, email, emailDomain,
@@ -91,10 +94,10 @@ export class ThreatSnapshot {
    * was ~4.6 s of a ~10 s STIX export.
    */
   *indicatorSources(range: IdRange = {}, skipped?: AllowedCount): Generator<IndicatorSource> {
-    const rows = this.#sqlite.prepare(`SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq, t.email${this.#allowColumns()} FROM threats t WHERE ${this.#current()}${rangeSql(range)} ORDER BY t.id`)
+    const rows = this.#sqlite.prepare(`SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq, t.email FROM threats t WHERE ${this.#current()}${rangeSql(range)} ORDER BY t.id`)
       .raw().iterate(...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[number, string, string, string, string, string, number, string | null]>;
     for (const row of rows) {
-      if (this.#allowedAt(row, 8, skipped)) continue;
+      if (this.#skips(row[0], skipped)) continue;
       const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email] = row;
       yield { id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email };
     }
@@ -106,9 +109,9 @@ export class ThreatSnapshot {
    * where threats() took 5.5 s (docs/performance.md).
    */
   *ofTypes(types: ReadonlySet<string>, range: IdRange = {}, skipped?: AllowedCount): Generator<{ readonly type: string; readonly content: string }> {
-    const rows = this.#sqlite.prepare(`SELECT t.type, t.content${this.#allowColumns()} FROM threats t WHERE t.type IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}${rangeSql(range)}`)
-      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string]>;
-    for (const row of rows) if (!this.#allowedAt(row, 2, skipped)) yield { type: row[0], content: row[1] };
+    const rows = this.#sqlite.prepare(`SELECT t.type, t.content${this.#idColumn()} FROM threats t WHERE t.type IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}${rangeSql(range)}`)
+      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string, number?]>;
+    for (const row of rows) if (!this.#skips(row[2], skipped)) yield { type: row[0], content: row[1] };
   }
 
   /**
@@ -116,9 +119,9 @@ export class ThreatSnapshot {
    * host formats read when they count the other types as they go (parallel-render.ts).
    */
   *hostSources(range: IdRange = {}, types: ReadonlySet<string> = HOST_TYPES, skipped?: AllowedCount): Generator<{ readonly type: string; readonly content: string | null }> {
-    const rows = this.#sqlite.prepare(`SELECT t.type, CASE WHEN t.type IN (${[...types].map(() => '?').join(', ')}) THEN t.content END${this.#allowColumns()} FROM threats t WHERE ${this.#current()}${rangeSql(range)}`)
-      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string | null]>;
-    for (const row of rows) if (!this.#allowedAt(row, 2, skipped)) yield { type: row[0], content: row[1] };
+    const rows = this.#sqlite.prepare(`SELECT t.type, CASE WHEN t.type IN (${[...types].map(() => '?').join(', ')}) THEN t.content END${this.#idColumn()} FROM threats t WHERE ${this.#current()}${rangeSql(range)}`)
+      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string | null, number?]>;
+    for (const row of rows) if (!this.#skips(row[2], skipped)) yield { type: row[0], content: row[1] };
   }
 
   /** How many current threats are of none of the given types (allowed ones too: with an allowlist, count with hostSources). */
@@ -127,15 +130,14 @@ export class ThreatSnapshot {
       .pluck().get(...types, ...this.#scopeValues()) as number;
   }
 
-  #allowColumns(): string {
-    return this.#filter === undefined ? '' : ALLOW_COLUMNS;
+  /** Queries that read no id read it when the allowlist may leave rows out. */
+  #idColumn(): string {
+    return this.#allowed === undefined ? '' : ', t.id';
   }
 
-  /** Whether the allowlist allows the row whose allowlist columns start at `at`; counted in `skipped` if so. */
-  #allowedAt(row: readonly unknown[], at: number, skipped: AllowedCount | undefined): boolean {
-    if (this.#filter === undefined) return false;
-    const [content, urlExpression, address, addressNamespace, addressChain, email] = row.slice(at, at + 6) as AllowColumns;
-    if (this.#filter.threat({ content, urlExpression, address, addressNamespace, addressChain, email }) === undefined) return false;
+  /** Whether the allowlist allows the threat `id`; counted in `skipped` if so. */
+  #skips(id: number | undefined, skipped: AllowedCount | undefined): boolean {
+    if (this.#allowed === undefined || id === undefined || !this.#allowed.has(id)) return false;
     if (skipped !== undefined) skipped.allowed += 1;
     return true;
   }

@@ -28,7 +28,7 @@ async function help(job: HelperJob, port: NonNullable<typeof parentPort>): Promi
   try {
     sqlite.pragma('busy_timeout = 5000');
     withSmallPageCache(sqlite);
-    const snapshot = new ThreatSnapshot(sqlite, job.organization, job.allowlist === undefined ? undefined : new AllowMatcher(job.allowlist));
+    const snapshot = new ThreatSnapshot(sqlite, job.organization, job.allowlist === undefined ? undefined : new AllowMatcher(job.allowlist), job.allowedIds);
     if (snapshot.changeSeq !== job.changeSeq) {
       post({ kind: 'unusable', message: `the mirror moved on (change_seq ${snapshot.changeSeq}, not ${job.changeSeq})` });
       return;

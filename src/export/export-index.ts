@@ -18,7 +18,8 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { Database, type Statement } from '../db/sqlite.js';
-import { CURRENT, type IndexAllowlist, indexAllowlistOf, indexEntryOf, passthruChange, THREAT_COLUMNS, threatColumns, type ThreatRow, threatsAllowednessChanged } from './index-allowlist.js';
+import { allowedThreatIds } from './allowed-threats.js';
+import { allowsRow, CURRENT, HOST_COLUMNS, type IndexAllowlist, indexAllowlistOf, indexEntryOf, passthruChange, THREAT_COLUMNS, type ThreatRow, threatsAllowednessChanged } from './index-allowlist.js';
 import { INDEX_SCHEMA, IndexView } from './index-view.js';
 import { MAX_HOST, nextRpzSerial } from './rpz.js';
 import { withSmallPageCache } from './page-cache.js';
@@ -125,7 +126,8 @@ export class ExportIndex {
       if (!mirror.inTransaction) mirror.exec('BEGIN');
       const changeSeq = mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
       const previous = this.#db.prepare('SELECT hosts_version, serial FROM index_state').raw().get() as [number, number] | undefined;
-      const rows = mirror.prepare(`SELECT ${threatColumns(allow.matcher)} FROM threats t WHERE ${CURRENT} ORDER BY t.id`).raw().iterate() as IterableIterator<ThreatRow>;
+      const allowed = allow.matcher === undefined ? new Set<number>() : allowedThreatIds(mirror, allow.matcher);
+      const rows = mirror.prepare(`SELECT ${HOST_COLUMNS} FROM threats t WHERE ${CURRENT} ORDER BY t.id`).raw().iterate() as IterableIterator<ThreatRow>;
       const counts = new Map<string, number>();
       let read = 0;
       this.#db.exec('BEGIN');
@@ -135,7 +137,7 @@ export class ExportIndex {
         const insertHost = this.#db.prepare('INSERT INTO temp.added (host) VALUES (?)');
         for (const row of rows) {
           if (++read % ROWS_PER_PAUSE === 0) await yieldToEventLoop();
-          const { kind, host } = indexEntryOf(row, allow.matcher);
+          const { kind, host } = indexEntryOf(row, allowed.has(row[0]));
           counts.set(kind, (counts.get(kind) ?? 0) + 1);
           insertEntry.run(row[0], kind, host);
           if (host !== null) insertHost.run(host);
@@ -165,7 +167,7 @@ export class ExportIndex {
    * allowedness it changed and its passthru names; records the zone's step.
    */
   async #apply(mirror: Database, from: number, changeSeq: number, allow: IndexAllowlist, allowlistChanged: boolean): Promise<IndexChange> {
-    const flipped = allowlistChanged ? await threatsAllowednessChanged(mirror, this.#db, allow.matcher, yieldToEventLoop) : [];
+    const flipped = allowlistChanged ? threatsAllowednessChanged(mirror, this.#db, allow.matcher) : [];
     const byId = mirror.prepare(`SELECT ${THREAT_COLUMNS} FROM threats t WHERE t.id = ?`).raw();
     const fed = mirror.prepare(`SELECT ${THREAT_COLUMNS} FROM threats t WHERE t.change_seq > ? ORDER BY t.change_seq`).raw().iterate(from) as IterableIterator<ThreatRow>;
     const rows = (function* (): Generator<ThreatRow> {
@@ -191,7 +193,7 @@ export class ExportIndex {
         if (++read % ROWS_PER_PAUSE === 0) await yieldToEventLoop();
         const id = row[0];
         const old = statements.entry.get(id) as [string, string | null] | undefined;
-        const entry = row[3] === 1 ? indexEntryOf(row, allow.matcher) : undefined;
+        const entry = row[3] === 1 ? indexEntryOf(row, allowsRow(allow.matcher, row)) : undefined;
         const kind = entry?.kind;
         const host = entry?.host ?? null;
         if (old !== undefined && old[0] === kind && old[1] === host) continue;

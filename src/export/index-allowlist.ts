@@ -5,6 +5,7 @@
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AllowMatcher } from '../allowlist/allow-matcher.js';
 import type { Database } from '../db/sqlite.js';
+import { allowedThreatIds } from './allowed-threats.js';
 import { allowedHostsOf, type HostEntry, hostEntryOf, HOST_TYPES } from './host-selection.js';
 import { ALLOWED_KIND, HOST_KIND, OTHER_TYPE_KIND } from './index-view.js';
 
@@ -13,16 +14,12 @@ export const CURRENT = 'EXISTS (SELECT 1 FROM organization_threats o WHERE o.thr
 /** A threat as the index reads it: id, type, content, whether current, then what the allowlist matches on. */
 export const THREAT_COLUMNS = `t.id, t.type, t.content, ${CURRENT}, t.url_expression, t.address, t.address_namespace, t.address_chain, t.email`;
 /**
- * The same for a build without an allowlist: the content of host types only, nothing for the
- * allowlist (reading only what the host formats need was a good part of the build's time at 1M).
+ * What a build reads of every current threat: the content of host types only (reading only what
+ * the host formats need was a good part of the build's time at 1M); what the allowlist allows is
+ * found apart (allowed-threats.ts).
  */
-const HOST_COLUMNS = `t.id, t.type, CASE WHEN t.type IN (${[...HOST_TYPES].map((type) => `'${type}'`).join(', ')}) THEN t.content END, ${CURRENT}, NULL, NULL, NULL, NULL, NULL`;
+export const HOST_COLUMNS = `t.id, t.type, CASE WHEN t.type IN (${[...HOST_TYPES].map((type) => `'${type}'`).join(', ')}) THEN t.content END, ${CURRENT}, NULL, NULL, NULL, NULL, NULL`;
 export type ThreatRow = [id: number, type: string, content: string | null, current: number, urlExpression: string | null, address: string | null, addressNamespace: string | null, addressChain: string | null, email: string | null];
-
-/** The columns a build reads: the allowlist's only when it has entries. */
-export function threatColumns(matcher: AllowMatcher | undefined): string {
-  return matcher !== undefined && matcher.size > 0 ? THREAT_COLUMNS : HOST_COLUMNS;
-}
 
 /** The allowlist a refresh works with: its version (null: none configured) and its matcher. */
 export interface IndexAllowlist {
@@ -34,14 +31,17 @@ export function indexAllowlistOf(list: Allowlist | undefined): IndexAllowlist {
   return list === undefined ? { version: null, matcher: undefined } : { version: list.version, matcher: new AllowMatcher(list.entries) };
 }
 
+/** Whether the list allows a threat read with THREAT_COLUMNS. */
+export function allowsRow(matcher: AllowMatcher | undefined, row: ThreatRow): boolean {
+  if (matcher === undefined || matcher.size === 0) return false;
+  const [, , content, , urlExpression, address, addressNamespace, addressChain, email] = row;
+  return matcher.threat({ content: content ?? '', urlExpression, address, addressNamespace, addressChain, email }) !== undefined;
+}
+
 /** The kind and host a current threat gives the index: allowed, or its host entry (host-selection.ts). */
-export function indexEntryOf(row: ThreatRow, matcher: AllowMatcher | undefined): { kind: string; host: string | null } {
-  const [, type, text, , urlExpression, address, addressNamespace, addressChain, email] = row;
-  const content = text ?? '';
-  if (matcher !== undefined && matcher.size > 0 && matcher.threat({ content, urlExpression, address, addressNamespace, addressChain, email }) !== undefined) {
-    return { kind: ALLOWED_KIND, host: null };
-  }
-  const entry = hostEntryOf(type, content);
+export function indexEntryOf(row: ThreatRow, allowed: boolean): { kind: string; host: string | null } {
+  if (allowed) return { kind: ALLOWED_KIND, host: null };
+  const entry = hostEntryOf(row[1], row[2] ?? '');
   return { kind: kindOf(entry), host: entry.kind === 'host' ? entry.host : null };
 }
 
@@ -51,21 +51,14 @@ function kindOf(entry: HostEntry): string {
 
 /**
  * The threats whose allowedness the new list changes: those it allows now that the index does not
- * hold as allowed, and those the index holds as allowed that it no longer allows. Every current
- * threat is read once (~1 s a million); nothing is read when neither list allows anything.
+ * hold as allowed, and those the index holds as allowed that it no longer allows (found through the
+ * mirror's indexes: allowed-threats.ts).
  */
-export async function threatsAllowednessChanged(mirror: Database, index: Database, matcher: AllowMatcher | undefined, pause: () => Promise<void>): Promise<number[]> {
+export function threatsAllowednessChanged(mirror: Database, index: Database, matcher: AllowMatcher | undefined): number[] {
   const before = new Set(index.prepare(`SELECT id FROM threat_entries WHERE kind = '${ALLOWED_KIND}'`).pluck().all() as number[]);
-  const changed: number[] = [];
-  if (matcher !== undefined && matcher.size > 0) {
-    const rows = mirror.prepare(`SELECT ${THREAT_COLUMNS} FROM threats t WHERE ${CURRENT}`).raw().iterate() as IterableIterator<ThreatRow>;
-    let read = 0;
-    for (const row of rows) {
-      if (++read % 5_000 === 0) await pause();
-      const allowed = indexEntryOf(row, matcher).kind === ALLOWED_KIND;
-      if (allowed !== before.delete(row[0])) changed.push(row[0]);
-    }
-  }
+  const now = matcher === undefined ? new Set<number>() : allowedThreatIds(mirror, matcher);
+  const current = mirror.prepare(`SELECT ${CURRENT} FROM threats t WHERE t.id = ?`).pluck();
+  const changed = [...now].filter((id) => !before.delete(id) && current.get(id) === 1);
   // Those left were allowed before and are not now (or are no longer current: read again, they leave the index).
   return [...changed, ...before];
 }

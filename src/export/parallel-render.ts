@@ -18,7 +18,7 @@ export async function* renderOnTwoThreads(dbPath: string, snapshot: ThreatSnapsh
   if (format === 'stix') yield STIX_HEAD;
   const batch = blockBatch();
   let firstIndicator = format === 'stix';
-  for await (const block of blocksOnTwoThreads({ dbPath, organization, kind: format, allowlist: snapshot.allowlist?.entries }, snapshot, (range) => renderBlock(snapshot, format, range, counts, batch))) {
+  for await (const block of blocksOnTwoThreads({ dbPath, organization, kind: format, allowlist: snapshot.allowlist?.entries, allowedIds: snapshot.allowedIds }, snapshot, (range) => renderBlock(snapshot, format, range, counts, batch))) {
     if (!block.local) addBlockCounts(counts, block.counts);
     let bytes = block.local ? batch.bytes() : block.bytes;
     // The bundle's first indicator has no comma before it.
@@ -36,7 +36,7 @@ export async function selectHostsOnTwoThreads(dbPath: string, snapshot: ThreatSn
   const hosts = new HostSet();
   const counts = noBlockCounts();
   try {
-    for await (const block of blocksOnTwoThreads({ dbPath, organization, kind: 'hosts', allowlist: snapshot.allowlist?.entries }, snapshot, (range) => selectBlock(snapshot, range, counts, (host) => hosts.add(host)))) {
+    for await (const block of blocksOnTwoThreads({ dbPath, organization, kind: 'hosts', allowlist: snapshot.allowlist?.entries, allowedIds: snapshot.allowedIds }, snapshot, (range) => selectBlock(snapshot, range, counts, (host) => hosts.add(host)))) {
       if (block.local) continue;
       addBlockCounts(counts, block.counts);
       // Host names are ASCII (blockable-host.ts): one byte a character.

@@ -26,8 +26,9 @@ export interface HelperJob {
   readonly dbPath: string;
   readonly organization: string | undefined;
   readonly kind: BlockKind;
-  /** THREAT_MIRROR_ALLOWLIST's entries as this thread's snapshot has them: the helper leaves out the same threats. */
+  /** THREAT_MIRROR_ALLOWLIST's entries as this thread's snapshot has them, and the ids it allows there: the helper leaves out the same threats. */
   readonly allowlist: readonly AllowEntry[] | undefined;
+  readonly allowedIds: readonly number[];
   /** The snapshot's change_seq: the helper's must be the same. */
   readonly changeSeq: number;
   /** The helper's blocks, in order. */
@@ -53,7 +54,7 @@ export type BlockResult = { readonly local: true } | { readonly local: false; re
  * comes. A helper block's bytes are the consumer's until it asks for the next block.
  */
 export async function* blocksOnTwoThreads(
-  job: Pick<HelperJob, 'dbPath' | 'organization' | 'kind' | 'allowlist'>,
+  job: Pick<HelperJob, 'dbPath' | 'organization' | 'kind' | 'allowlist' | 'allowedIds'>,
   snapshot: ThreatSnapshot,
   local: (range: IdRange) => void,
 ): AsyncGenerator<BlockResult> {
