@@ -5,7 +5,7 @@
 // links its output.
 //
 // dist/bin is flat on purpose: the worker threads are started by URLs relative to the module
-// that starts them (`new URL('./page-writer-thread.js', import.meta.url)`), and every thread's
+// that starts them (`new URL('./writer-thread.js', import.meta.url)`), and every thread's
 // file sits beside the code that starts it, as it does in dist/src.
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
@@ -13,13 +13,21 @@ import { build } from 'esbuild';
 const outdir = 'dist/bin';
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: ['dist/src/cli.js', 'dist/src/db/page-writer-thread.js', 'dist/src/daemon/http-server-thread.js', 'dist/src/daemon/export-job-thread.js', 'dist/src/export/export-helper-thread.js', 'dist/src/db/snapshot-thread.js'],
+  entryPoints: [
+    'dist/src/cli.js',
+    'dist/src/db/writer/writer-thread.js',
+    'dist/src/daemon/http-server-thread.js',
+    'dist/src/daemon/export-job-thread.js',
+    'dist/src/export/export-helper-thread.js',
+    'dist/src/db/snapshot-thread.js',
+  ],
   outdir,
   entryNames: '[name]',
   chunkNames: '[name]-[hash]',
   bundle: true,
-  // Shared code in chunks, loaded once per thread; dynamic imports stay lazy (the main thread of
-  // a sync never loads the Public Suffix List, only the writer thread does).
+  // Shared code in chunks, loaded once per thread; dynamic imports stay lazy: the Public Suffix
+  // List only when a sync's first page needs lookup columns (or a lookup runs), drizzle's migrator
+  // only when the writer thread finds a migration pending, the daemon's modules only for the daemon.
   splitting: true,
   format: 'esm',
   platform: 'node',

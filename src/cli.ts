@@ -1,37 +1,27 @@
 #!/usr/bin/env -S node --max-old-space-size=48 --max-semi-space-size=2 --no-parallel-scavenge
-// The entry point: parses flags, loads config, hands the command to its runner (src/commands/), owns the exit code.
-// The shebang caps V8's heap: the working set is a few pages (~30 MB after GC), but V8 otherwise
-// lets dead pages pile up to ~200 MB RSS at 1M threats before collecting. Capped (and the page-
-// writer thread too, see PageWriterWorker), the peak stays under 150 MB (measured, see README).
-// Its young generation is 2 MB, not 1: at 1 MB the main thread scavenged every few pages (481
-// times for 200,000 threats). Every thread (V8 flags are per process) scavenges on its own
-// thread, not in parallel on helper threads, which on two cores beside the writer thread and the
-// service cost more CPU than they saved. 1,000,000 threats at no latency, medians of 3-6 runs:
-// 19.3 s before, 19.0 s with 2 MB alone, 18.6 s with both (docs/performance.md). Not
-// --single-threaded-gc, as fast here: with it, as with --no-parallel-marking and
-// --no-parallel-compaction, the 48 MB heap ran out on Node 22 with four 4 MB pages in flight (the
-// large-records test). Run this file itself, not `node cli.js`.
+// The entry point: parses flags, loads config, hands the command to its runner (src/commands/), owns
+// the exit code. Run this file itself, not `node cli.js`: the shebang's V8 flags keep the process
+// small and fast. The heap is capped because V8 otherwise lets dead pages pile up to ~200 MB RSS
+// at 1M threats; a 2 MB young generation, each thread scavenging on its own thread, is the
+// fastest here (docs/performance.md: "What changed later on 2026-11-25"). The runners are loaded
+// when chosen, so a writing command's writer thread opens the file while the sync's modules
+// load, and a read command loads only what it reads with.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, parseCommandLine } from './cli/args.js';
 import { helpText } from './cli/help.js';
-import { drawsProgressLine } from './commands/terminal-line.js';
-import { runExportCommand } from './commands/export-runner.js';
+import { drawsProgressLine } from './progress/terminal-line.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './commands/io.js';
-import { runLookup } from './commands/lookup-command.js';
-import { runSnapshot } from './commands/snapshot-command.js';
-import { showStatus } from './commands/status-command.js';
-import { runSync } from './commands/sync-command.js';
-import { runVerify, verifyRange } from './commands/verify-command.js';
+import { verifyRange } from './commands/verify-range.js';
 import { type Config, type Environment, loadConfig, loadDatabasePath, registerSecretsOf } from './config.js';
-import { loadZoneTimers } from './dns/dns-config.js';
-import { loadAllowlist } from './allowlist/allowlist-config.js';
-import { addDays, dayOf } from './lib/days.js';
+import { loadAllowlist } from './config/allowlist.js';
+import { loadZoneTimers } from './config/dns.js';
+import { addDays, clockStartingAt, dayOf } from './lib/days.js';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { packageVersion } from './lib/package-root.js';
 import { redact, redactRegistered } from './lib/redact.js';
 import { escapeControls } from './lib/terminal-text.js';
-import { clockFor } from './session/writer-session.js';
+import { startWriter } from './session/writer-start.js';
 
 /**
  * Everything the CLI prints passes the one redaction point (log lines do in the logger), then has
@@ -67,11 +57,14 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
       io.stdout(`${packageVersion()}\n`);
       return EXIT_OK;
     }
-    if (command.kind === 'status') return showStatus(command, loadDatabasePath(env), io);
+    if (command.kind === 'status') return (await import('./commands/status-command.js')).showStatus(command, loadDatabasePath(env), io);
     // The read commands answer as THREAT_MIRROR_ALLOWLIST is now: read here, a bad line exits 2.
-    if (command.kind === 'lookup') return runLookup(command, loadDatabasePath(env), io, loadAllowlist(env)?.list);
-    if (command.kind === 'export') return runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env), loadAllowlist(env)?.list);
-    if (command.kind === 'snapshot') return await runSnapshot(command, loadDatabasePath(env), io);
+    if (command.kind === 'lookup') return await (await import('./commands/lookup-command.js')).runLookup(command, loadDatabasePath(env), io, loadAllowlist(env)?.list);
+    if (command.kind === 'export') {
+      const { runExportCommand } = await import('./commands/export-runner.js');
+      return await runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env), loadAllowlist(env)?.list);
+    }
+    if (command.kind === 'snapshot') return await (await import('./commands/snapshot-command.js')).runSnapshot(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);
   } catch (error) {
@@ -81,8 +74,11 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
     }
     throw error;
   }
-  if (command.kind === 'verify') return runVerify(command, config, io);
-  return runSync(command, config, io);
+  // Every other command writes. Its writer thread starts now and opens (and migrates) the file
+  // while this thread loads the sync; a failed start is reported once the command has its log.
+  const start = startWriter(config, clockStartingAt(config.fixedNow)().toISOString());
+  if (command.kind === 'verify') return (await import('./commands/verify-command.js')).runVerify(command, config, io, start);
+  return (await import('./commands/sync-command.js')).runSync(command, config, io, start);
 }
 
 function assertCommandFitsConfig(command: Command, config: Config): void {
@@ -92,7 +88,7 @@ function assertCommandFitsConfig(command: Command, config: Config): void {
       throw new ConfigError(`--org: "${command.organization}" is not a configured organization (configured: ${names.join(', ')})`);
     }
   }
-  const today = dayOf(clockFor(config)());
+  const today = dayOf(clockStartingAt(config.fixedNow)());
   if (command.kind === 'backfill') {
     if (command.from > today) throw new ConfigError(`--from ${command.from} is after today (${today}, UTC)`);
     if (command.to !== undefined && command.to > today) throw new ConfigError(`--to ${command.to} is after today (${today}, UTC)`);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Allowlist } from '../src/allowlist/allowlist-entries.js';
 import { parseAllowlist } from '../src/allowlist/allowlist-entries.js';
-import { openDatabase } from '../src/db/open-database.js';
+import { openWritableMirrorSync } from './support/writable-mirror.js';
 import { ExportIndex } from '../src/export/export-index.js';
 import type { IndexView } from '../src/export/index-view.js';
 import { generateThreats } from '../src/standin/index.js';
@@ -25,7 +25,7 @@ function mirror(dbPath: string): { add(contents: Array<[string, string]>): void;
   let seq = 0;
   let nextId = 50_000_000;
   const write = (rows: Array<{ id: number; content: string; type: string }>): void => {
-    const opened = openDatabase(dbPath);
+    const opened = openWritableMirrorSync(dbPath);
     try {
       const insert = opened.sqlite.prepare(
         `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain, address_namespace, address_chain, address, email, email_domain, url_expression)
@@ -49,7 +49,7 @@ function mirror(dbPath: string): { add(contents: Array<[string, string]>): void;
     hosts,
     add: (contents) => write(contents.map(([content, type]) => ({ id: ++nextId, content, type }))),
     remove: (id) => {
-      const opened = openDatabase(dbPath);
+      const opened = openWritableMirrorSync(dbPath);
       try {
         opened.sqlite.prepare('UPDATE organization_threats SET removed_at = ? WHERE threat_id = ?').run(STAMP, id);
         opened.sqlite.prepare('UPDATE threats SET change_seq = ? WHERE id = ?').run(++seq, id);

@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Allowlist, parseAllowlist } from '../src/allowlist/allowlist-entries.js';
 import { AllowMatcher } from '../src/allowlist/allow-matcher.js';
-import { AllowlistRows } from '../src/db/allowlist-rows.js';
+import { AllowlistRows } from '../src/db/sql/allowlist-rows.js';
+import { MirrorSettings } from '../src/db/sql/settings.js';
 import { allowedThreatIds } from '../src/export/allowed-threats.js';
-import { openDatabase } from '../src/db/open-database.js';
+import { openWritableMirrorSync } from './support/writable-mirror.js';
 import type { Database } from '../src/db/sqlite.js';
 import { generateThreats } from '../src/standin/index.js';
 import { deriveLookupFields } from '../src/url/lookup-fields.js';
@@ -93,14 +94,14 @@ function entriesFor(sqlite: Database): string[] {
 
 describe('enforced_threats', () => {
   it('is current_threats without what the allowlist allows, exactly as the matcher decides', () => {
-    const opened = openDatabase(join(tempDir(), 'mirror.db'));
+    const opened = openWritableMirrorSync(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     try {
       writeThreats(sqlite);
       const lines = entriesFor(sqlite);
       expect(lines.length).toBeGreaterThan(50);
       const list: Allowlist = { file: '/etc/tm/allow.txt', version: 'v1', entries: parseAllowlist('/etc/tm/allow.txt', lines) };
-      const rows = new AllowlistRows(sqlite);
+      const rows = new AllowlistRows(sqlite, new MirrorSettings(sqlite));
       expect(sqlite.transaction(() => rows.mirror({ ...list, appliedAt: STAMP }, STAMP))()).toBe(true);
       // The same version again writes nothing.
       expect(sqlite.transaction(() => rows.mirror({ ...list, appliedAt: STAMP }, STAMP))()).toBe(false);

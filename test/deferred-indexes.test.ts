@@ -4,9 +4,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
-import { buildDeferredIndexes, DEFERRABLE_INDEXES, deferLookupIndexes, deferredIndexes } from '../src/db/deferred-indexes.js';
-import { openDatabase } from '../src/db/open-database.js';
-import { PageWriter } from '../src/db/page-writer.js';
+import { buildDeferredIndexes, DEFERRABLE_INDEXES, deferLookupIndexes, deferredIndexes } from '../src/db/sql/deferred-indexes.js';
+import { PageWriter } from '../src/db/writer/page-writer.js';
+import { deriveLookupFields } from '../src/url/lookup-fields.js';
+import { openWritableMirror } from './support/writable-mirror.js';
 import { generateThreats } from '../src/standin/index.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { runCli, startCli } from './support/cli.js';
@@ -31,18 +32,18 @@ function threatIndexes(dbPath: string): Record<string, string> {
 }
 
 /** The indexes a freshly migrated file has. */
-function migratedIndexes(): Record<string, string> {
+async function migratedIndexes(): Promise<Record<string, string>> {
   const path = join(tempDir(), 'fresh.db');
-  openDatabase(path).close();
+  (await openWritableMirror(path)).close();
   return threatIndexes(path);
 }
 
 describe('lookup indexes of a first backfill', () => {
-  it('are dropped only on an empty mirror, answer lookups exactly meanwhile, and come back as defined', () => {
-    const expected = migratedIndexes();
+  it('are dropped only on an empty mirror, answer lookups exactly meanwhile, and come back as defined', async () => {
+    const expected = await migratedIndexes();
     for (const name of DEFERRABLE_INDEXES) expect(expected[name]).toBeDefined();
     const path = tempDbPath();
-    const opened = openDatabase(path);
+    const opened = await openWritableMirror(path);
     try {
       const { sqlite } = opened;
       expect(deferLookupIndexes(sqlite, NOW)).toBe(DEFERRABLE_INDEXES.length);
@@ -52,7 +53,7 @@ describe('lookup indexes of a first backfill', () => {
       const plan = sqlite.prepare("INSERT INTO sync_plans (organization, mode, range_start, range_end, created_at) VALUES ('acme', 'backfill', ?, ?, 'x') RETURNING id").pluck().get(TODAY, TODAY) as number;
       sqlite.prepare('INSERT INTO sync_cursors (plan_id, window_start, window_end) VALUES (?, ?, ?)').run(plan, TODAY, TODAY);
       const run = sqlite.prepare("INSERT INTO sync_runs (organization, mode, status, range_start, range_end, started_at) VALUES ('acme', 'backfill', 'running', ?, ?, 'x') RETURNING id").pluck().get(TODAY, TODAY) as number;
-      new PageWriter(sqlite).write({
+      new PageWriter(sqlite, { derive: deriveLookupFields }).write({
         organization: 'acme',
         runId: run,
         window: { planId: plan, windowStart: TODAY, windowEnd: TODAY },
@@ -64,7 +65,7 @@ describe('lookup indexes of a first backfill', () => {
         rejected: [],
         nextPage: '2',
         retries: 0,
-        stamp: NOW,
+        now: NOW,
         windowSeenIds: null,
         windowDigests: null,
         windowPages: 1,
@@ -97,7 +98,7 @@ describe('lookup indexes of a first backfill', () => {
   });
 
   it('left unbuilt by a kill, are built by the next start, which then completes the data exactly', async () => {
-    const expectedIndexes = migratedIndexes();
+    const expectedIndexes = await migratedIndexes();
     const from = addDays(TODAY, -39);
     const standin = await serveThreats(KEY, NOW, generateThreats({ seed: 21, organizations: ['acme'], count: 8000, fromDay: from, toDay: TODAY }));
     standin.setLatency(15);
@@ -126,7 +127,7 @@ describe('lookup indexes of a first backfill', () => {
   });
 
   it('of an uninterrupted first backfill are all built when the CLI exits', async () => {
-    const expectedIndexes = migratedIndexes();
+    const expectedIndexes = await migratedIndexes();
     const from = addDays(TODAY, -9);
     const standin = await serveThreats(KEY, NOW, generateThreats({ seed: 22, organizations: ['acme'], count: 1500, fromDay: from, toDay: TODAY }));
     const dbPath = tempDbPath();

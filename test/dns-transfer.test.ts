@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decode, encode } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../src/db/open-database.js';
+import { openWritableMirrorSync } from './support/writable-mirror.js';
 import { Database } from '../src/db/sqlite.js';
-import { AddressAcl, parseCidr } from '../src/dns/acl.js';
+import { parseCidr } from '../src/config/dns.js';
+import { AddressAcl } from '../src/dns/acl.js';
 import { type DnsServer, startDnsServer } from '../src/dns/dns-server.js';
 import { ZoneReader } from '../src/dns/zone-reader.js';
 import { ExportIndex } from '../src/export/export-index.js';
-import { zoneTimersFor } from '../src/export/zone-params.js';
+import { zoneTimersFor } from '../src/lib/rpz-zone.js';
 
 const HOSTS = 50_000;
 const ZONE = 'rpz.threat-mirror';
@@ -28,7 +29,7 @@ let dir: string;
 const transfers: Array<{ kind: string; records: number }> = [];
 
 function writeMirror(dbPath: string): void {
-  const opened = openDatabase(dbPath);
+  const opened = openWritableMirrorSync(dbPath);
   try {
     const insert = opened.sqlite.prepare('INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq) VALUES (?, ?, ?, ?, ?, ?, ?)');
     const link = opened.sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');

@@ -10,10 +10,10 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { readAllowlist } from '../src/allowlist/allowlist-file.js';
 import { AllowMatcher } from '../src/allowlist/allow-matcher.js';
-import { openDatabase } from '../src/db/open-database.js';
+import { openWritableMirrorSync } from './support/writable-mirror.js';
 import { Database } from '../src/db/sqlite.js';
 import { buildExport } from '../src/export/build-export.js';
-import type { ExportFormat } from '../src/export/export-formats.js';
+import type { ExportFormat } from '../src/config/export-formats.js';
 import { ThreatSnapshot } from '../src/export/current-threats.js';
 import { writeExportStream } from '../src/export/write-export.js';
 import { generateThreats } from '../src/standin/index.js';
@@ -27,7 +27,7 @@ const STAMP = '2026-03-15T12:00:00.000Z';
 /** ~9,000 current threats written as the page writer would; every 7th removed, every 5th of both organizations. */
 function writeMirror(dbPath: string): void {
   const threats = generateThreats({ seed: 29, organizations: ['acme', 'globex'], count: 9_500, fromDay: '2026-03-01', toDay: '2026-03-15', hostile: true });
-  const opened = openDatabase(dbPath);
+  const opened = openWritableMirrorSync(dbPath);
   const { sqlite } = opened;
   try {
     const insertThreat = sqlite.prepare(

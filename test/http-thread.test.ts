@@ -1,11 +1,12 @@
 // The HTTP server of THREAT_MIRROR_HTTP_PORT runs on a thread of its own: /v1/lookup answers while
 // the main thread (which fetches, parses and validates the sync's pages) is stuck, the probes still
-// show that the main thread is stuck, and the thread dying does not go unnoticed.
+// show that the main thread is stuck, and the thread dying does not go unnoticed; nor does the
+// writer thread's.
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
-import { type CliProcess, startCli } from './support/cli.js';
+import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { runs } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 
@@ -30,7 +31,7 @@ afterEach(async () => {
 const threats: StandinThreat[] = [{ id: 1, content: 'https://evil.example/', type: 'URL', blockedAt: `${NOW.slice(0, 10)}T10:00:00.000Z`, organization: 'acme' }];
 
 /** The daemon with the fault fixture loaded, serving on a free port after its first sync. */
-async function startDaemon(fault: 'block' | 'end-workers'): Promise<{ port: number; dbPath: string }> {
+async function startDaemon(fault: 'block' | 'end-workers' | 'end-writer'): Promise<{ port: number; dbPath: string }> {
   standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
   const dbPath = join(tempDir(), 'mirror.db');
   daemon = startCli([], {
@@ -114,5 +115,22 @@ describe('the HTTP server thread', () => {
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
     // The sync's work is intact: the first run committed, and nothing is left running.
     expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded']);
+  });
+});
+
+describe('the writer thread', () => {
+  it('stops the daemon with exit 1, saying why, when it dies: no write could be made after it', async () => {
+    const { dbPath } = await startDaemon('end-writer');
+    const running = daemon as CliProcess;
+    running.kill('SIGUSR2');
+    const result = await running.exited;
+    expect(result.code).toBe(1);
+    expect(result.logs.some((log) => typeof log.msg === 'string' && log.msg.startsWith('the writer thread failed: stopping the daemon (exit 1)'))).toBe(true);
+    expect(result.logs.at(-1)?.msg).toBe('stopped');
+    // What was committed stays, and the next process (the supervisor's restart) syncs on from it.
+    expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded']);
+    const env = { THREAT_MIRROR_API_URL: (standin as Standin).url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: KEY, THREAT_MIRROR_NOW: NOW };
+    expect((await runCli(['--once'], env)).code).toBe(0);
+    expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded', 'succeeded']);
   });
 });

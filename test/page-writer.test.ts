@@ -1,20 +1,21 @@
 // The page writer on a real SQLite file: a page that fails to write never lets a later page of
-// its window move the checkpoint past it, and does not take other windows down with it.
+// its window move the window's cursor past it, and does not take other windows down with it.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Threat } from '../src/records.js';
-import { openDatabase, type OpenedDatabase } from '../src/db/open-database.js';
-import { type PageInput, PageNotWrittenError, PageWriter } from '../src/db/page-writer.js';
-import type { PageWriterWorker } from '../src/db/page-writer-worker.js';
-import { DayLedger } from '../src/db/day-ledger.js';
-import { deferredIndexes } from '../src/db/deferred-indexes.js';
+import { type PageInput, PageNotWrittenError, PageWriter } from '../src/db/writer/page-writer.js';
+import type { WriterClient } from '../src/db/writer/writer-client.js';
+import { LedgerReads } from '../src/db/read/ledger-reads.js';
+import { deferredIndexes } from '../src/db/sql/deferred-indexes.js';
 import { digestHex } from '../src/db/content-hash.js';
+import { deriveLookupFields } from '../src/url/lookup-fields.js';
+import { openWritableMirror, type WritableMirror } from './support/writable-mirror.js';
 import { WindowSeen } from '../src/sync/window-seen.js';
 import { tempDir } from './support/temp.js';
 
-let opened: OpenedDatabase | undefined;
+let opened: WritableMirror | undefined;
 afterEach(() => {
   opened?.close();
   opened = undefined;
@@ -61,7 +62,7 @@ function page(planId: number, runId: number, windowStart: string, ids: number[],
     rejected: [],
     nextPage,
     retries: 0,
-    stamp: new Date(stampMs).toISOString(),
+    now: new Date(stampMs).toISOString(),
     windowSeenIds: null,
     windowDigests: null,
     windowPages: 1,
@@ -69,13 +70,13 @@ function page(planId: number, runId: number, windowStart: string, ids: number[],
 }
 
 describe('PageWriter.writeBatch', () => {
-  it('stops a window at its failed page, keeps the others, and lets the next run resume it', () => {
-    opened = openDatabase(join(tempDir(), 'mirror.db'));
+  it('stops a window at its failed page, keeps the others, and lets the next run resume it', async () => {
+    opened = await openWritableMirror(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
     // A fault SQLite itself raises, as a full disk or a corrupt page would, for one record only.
     sqlite.exec(`CREATE TRIGGER inject_fault BEFORE INSERT ON threats WHEN NEW.id = 13 BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
-    const writer = new PageWriter(sqlite);
+    const writer = new PageWriter(sqlite, { derive: deriveLookupFields });
     const cursor = (windowStart: string): string | null =>
       sqlite.prepare('SELECT next_page FROM sync_cursors WHERE plan_id = ? AND window_start = ?').pluck().get(planId, windowStart) as string | null;
     const held = (): number[] => sqlite.prepare('SELECT id FROM threats ORDER BY id').pluck().all() as number[];
@@ -103,7 +104,7 @@ describe('PageWriter.writeBatch', () => {
     expect(cursor(DAY)).toBe('a2');
     expect(cursor('2026-03-02')).toBe('b3');
 
-    // The fault gone, the next run resumes the window from its checkpoint.
+    // The fault gone, the next run resumes the window from its cursor.
     sqlite.exec('DROP TRIGGER inject_fault');
     const resumed = writer.writeBatch([page(planId, runId(2), DAY, [13, 14], 'a3'), page(planId, runId(2), DAY, [15, 16], 'a4')]);
     expect(resumed.map((outcome) => outcome.error?.message ?? 'written')).toEqual(['written', 'written']);
@@ -111,11 +112,11 @@ describe('PageWriter.writeBatch', () => {
     expect(cursor(DAY)).toBe('a4');
   });
 
-  it('writes a batch of healthy pages and counts what each one changed', () => {
-    opened = openDatabase(join(tempDir(), 'mirror.db'));
+  it('writes a batch of healthy pages and counts what each one changed', async () => {
+    opened = await openWritableMirror(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
-    const writer = new PageWriter(sqlite);
+    const writer = new PageWriter(sqlite, { derive: deriveLookupFields });
     const outcomes = writer.writeBatch([page(planId, runId(1), DAY, [1, 2, 3], 'a2'), page(planId, runId(1), DAY, [3, 4], 'a3')]);
     expect(outcomes.map((outcome) => outcome.result)).toEqual([
       { inserted: 3, updated: 0, rejected: 0, removed: 0 },
@@ -140,7 +141,7 @@ describe('the ledger of a completed window', () => {
         rejected: [],
         nextPage: last ? null : `p${index + 2}`,
         retries: 0,
-        stamp: new Date(stampMs).toISOString(),
+        now: new Date(stampMs).toISOString(),
         windowSeenIds: last ? seen.ids : null,
         windowDigests: last ? seen.digests : null,
         windowPages: index + 1,
@@ -151,17 +152,17 @@ describe('the ledger of a completed window', () => {
   /** What the ledger recorded for a day, and the digest of the rows the file holds for it. */
   function ledgerAndRows(sqlite: Database.Database, day: string): { ledger: unknown; rows: unknown } {
     const ledger = sqlite.prepare("SELECT records, content_hash AS hash FROM sync_windows WHERE organization = 'acme' AND day = ?").get(day);
-    const digest = new DayLedger(sqlite).currentDigests('acme', day, day).get(day);
+    const digest = new LedgerReads(sqlite).currentDigests('acme', day, day).get(day);
     return { ledger, rows: { records: digest?.records ?? 0, hash: digest ? digestHex(digest) : '0000000000000000' } };
   }
 
   const on = (id: number, day: string, content = `https://t${id}.example/`): Threat => ({ id, content, type: 'URL', blockedAt: `${day}T10:00:00Z` });
 
-  it("records the walk's digest, equal to the rows', and hands back what the walk did not return; removes only what the conclusion confirms", () => {
-    opened = openDatabase(join(tempDir(), 'mirror.db'));
+  it("records the walk's digest, equal to the rows', and hands back what the walk did not return; removes only what the conclusion confirms", async () => {
+    opened = await openWritableMirror(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
-    const writer = new PageWriter(sqlite);
+    const writer = new PageWriter(sqlite, { derive: deriveLookupFields });
     writer.writeBatch(walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY), on(5, DAY)]]));
     // Another organization's threat of the same day, which acme's walks never return.
     writer.writeBatch(walk(planId, runId(1), DAY, [[on(9, DAY)]]).map((input) => ({ ...input, organization: 'globex' })));
@@ -172,7 +173,7 @@ describe('the ledger of a completed window', () => {
     expect(sqlite.prepare('SELECT completed_at FROM sync_cursors WHERE plan_id = ? AND window_start = ?').pluck().get(planId, DAY)).toBeNull();
     expect(sqlite.prepare("SELECT count(*) FROM organization_threats WHERE removed_at IS NOT NULL").pluck().get()).toBe(0);
     const window = { planId, windowStart: DAY, windowEnd: DAY };
-    const concluded = writer.conclude({ organization: 'acme', runId: runId(2), window, removedIds: [5], found: [], complete: true, windowPages: 2, stamp: new Date((stampMs += 1)).toISOString() });
+    const concluded = writer.conclude({ organization: 'acme', runId: runId(2), window, removedIds: [5], found: [], complete: true, windowPages: 2, now: new Date((stampMs += 1)).toISOString() });
     expect(concluded).toEqual({ inserted: 0, updated: 0, rejected: 0, removed: 1 });
     const { ledger, rows } = ledgerAndRows(sqlite, DAY);
     expect(ledger).toEqual(rows);
@@ -181,22 +182,22 @@ describe('the ledger of a completed window', () => {
     expect(current).toEqual([1, 2, 3].map((id) => ({ organization: 'acme', threat_id: id })).concat([{ organization: 'globex', threat_id: 9 }]));
   });
 
-  it('reads the window back when an id came twice in a page: the copy written last counts', () => {
-    opened = openDatabase(join(tempDir(), 'mirror.db'));
+  it('reads the window back when an id came twice in a page: the copy written last counts', async () => {
+    opened = await openWritableMirror(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
-    const writer = new PageWriter(sqlite);
+    const writer = new PageWriter(sqlite, { derive: deriveLookupFields });
     writer.writeBatch(walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY), on(2, DAY, 'https://second-copy.example/')]]));
     const { ledger, rows } = ledgerAndRows(sqlite, DAY);
     expect(ledger).toEqual(rows);
     expect(ledger).toMatchObject({ records: 2 });
   });
 
-  it('reads the window back when a threat it saw was stored under another day before it completed', () => {
-    opened = openDatabase(join(tempDir(), 'mirror.db'));
+  it('reads the window back when a threat it saw was stored under another day before it completed', async () => {
+    opened = await openWritableMirror(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
-    const writer = new PageWriter(sqlite);
+    const writer = new PageWriter(sqlite, { derive: deriveLookupFields });
     const [first, last] = walk(planId, runId(1), DAY, [[on(1, DAY), on(2, DAY)], [on(7, DAY)]]) as [PageInput, PageInput];
     const nextDay = '2026-03-02';
     writer.writeBatch([first]);
@@ -215,11 +216,11 @@ describe("a window's conclusion", () => {
   const cursorRow = (sqlite: Database.Database, planId: number): unknown =>
     sqlite.prepare('SELECT next_page AS nextPage, pages, records, last_id AS lastId, started_at AS startedAt, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? AND window_start = ?').get(planId, DAY);
 
-  it('writes a threat still listed elsewhere, removes nothing else, and sends a window the walk missed a record of back to its first page', () => {
-    opened = openDatabase(join(tempDir(), 'mirror.db'));
+  it('writes a threat still listed elsewhere, removes nothing else, and sends a window the walk missed a record of back to its first page', async () => {
+    opened = await openWritableMirror(join(tempDir(), 'mirror.db'));
     const { sqlite } = opened;
     const { planId, runId } = setUp(sqlite);
-    const writer = new PageWriter(sqlite);
+    const writer = new PageWriter(sqlite, { derive: deriveLookupFields });
     const stamp = (): string => new Date((stampMs += 1)).toISOString();
     const firstPage = (ids: number[], nextPage: string | null): PageInput => ({
       ...page(planId, runId(1), DAY, ids, nextPage ?? 'x'), nextPage, requestedPage: null, walkStartedAt: '2026-03-03T00:00:00.000Z',
@@ -236,7 +237,7 @@ describe("a window's conclusion", () => {
     const window = { planId, windowStart: DAY, windowEnd: DAY };
     const ledgerRow = (): unknown => sqlite.prepare('SELECT completed_at, records FROM sync_windows WHERE day = ?').get(DAY);
     const ledgerBefore = ledgerRow();
-    const concluded = writer.conclude({ organization: 'acme', runId: runId(1), window, removedIds: [], found: [moved], complete: false, windowPages: 1, stamp: stamp() });
+    const concluded = writer.conclude({ organization: 'acme', runId: runId(1), window, removedIds: [], found: [moved], complete: false, windowPages: 1, now: stamp() });
     expect(concluded).toEqual({ inserted: 0, updated: 1, rejected: 0, removed: 0 });
     expect(sqlite.prepare('SELECT blocked_at FROM threats WHERE id = 2').pluck().get()).toBe(moved.blockedAt);
     expect(sqlite.prepare('SELECT count(*) FROM organization_threats WHERE removed_at IS NOT NULL').pluck().get()).toBe(0);
@@ -248,13 +249,14 @@ describe("a window's conclusion", () => {
 
 describe('the page-writer thread', () => {
   /** A new mirror file with one plan and run, and the built writer thread on it (closed by the caller). */
-  async function threadOnNewMirror(name: string): Promise<{ dbPath: string; sqlite: Database.Database; planId: number; run: number; worker: PageWriterWorker }> {
-    // The built thread (globalSetup compiles the project): the worker loads page-writer-thread.js beside it.
-    const { PageWriterWorker } = (await import(join(import.meta.dirname, '..', 'dist', 'src', 'db', 'page-writer-worker.js'))) as typeof import('../src/db/page-writer-worker.js');
+  async function threadOnNewMirror(name: string): Promise<{ dbPath: string; sqlite: Database.Database; planId: number; run: number; worker: WriterClient }> {
+    // The built thread (globalSetup compiles the project): the client loads writer-thread.js beside it.
+    const { WriterClient } = (await import(join(import.meta.dirname, '..', 'dist', 'src', 'db', 'writer', 'writer-client.js'))) as typeof import('../src/db/writer/writer-client.js');
     const dbPath = join(tempDir(), name);
-    opened = openDatabase(dbPath);
+    opened = await openWritableMirror(dbPath);
     const { planId, runId } = setUp(opened.sqlite);
-    return { dbPath, sqlite: opened.sqlite, planId, run: runId(1), worker: new PageWriterWorker(dbPath, 4 * 2 ** 20) };
+    const worker = new WriterClient({ dbPath, maxPageBytes: 4 * 2 ** 20, autoCheckpoint: true, now: new Date(stampMs).toISOString() });
+    return { dbPath, sqlite: opened.sqlite, planId, run: runId(1), worker };
   }
 
   it('folds the WAL into the file while pages wait for their commit, so the close has less left to fold', async () => {
@@ -265,14 +267,14 @@ describe('the page-writer thread', () => {
       // 2,500 threats in one commit: nothing waited yet, so nothing was folded (SQLite's own
       // checkpoint comes at ~40 MB of WAL), and the file is as the migrations left it.
       const first = Array.from({ length: 25 }, (_, index) => page(planId, run, DAY, range(index * 100 + 1, 100), String(index + 2)));
-      await Promise.all(first.map((input) => worker.write(input)));
+      await Promise.all(first.map((input) => worker.writePage(input)));
       expect(statSync(dbPath).size).toBe(migratedBytes);
       // The next page waits for others: the writer folds the 2,500 committed threats meanwhile.
       // A page that reaches the thread after its interval has passed (a loaded machine: a CI run
       // failed so) commits at once without waiting, so pages go one after another until one waits.
       let pages = 0;
       while (pages < 10 && statSync(dbPath).size <= migratedBytes + 500_000) {
-        await worker.write(page(planId, run, DAY, range(2_501 + pages * 100, 100), String(27 + pages)));
+        await worker.writePage(page(planId, run, DAY, range(2_501 + pages * 100, 100), String(27 + pages)));
         pages += 1;
       }
       expect(statSync(dbPath).size).toBeGreaterThan(migratedBytes + 500_000);
@@ -293,14 +295,14 @@ describe('the page-writer thread', () => {
       // that never come. After a second of that, a wait is spent building the indexes.
       let pages = 0;
       while (pages < 40 && !hasContentIndex()) {
-        await worker.write(page(planId, run, DAY, range(pages * 100 + 1, 100), String(pages + 2)));
+        await worker.writePage(page(planId, run, DAY, range(pages * 100 + 1, 100), String(pages + 2)));
         pages += 1;
       }
       expect(hasContentIndex()).toBe(true);
       expect(pages).toBeGreaterThanOrEqual(10);
       expect(deferredIndexes(sqlite)).toEqual([]);
       // Kept row by row from then on: the next page's threats are in the index.
-      await worker.write(page(planId, run, DAY, range(9_001, 100), 'last'));
+      await worker.writePage(page(planId, run, DAY, range(9_001, 100), 'last'));
       const plan = sqlite.prepare("EXPLAIN QUERY PLAN SELECT id FROM threats WHERE content = 'https://t9050.example/'").all() as Array<{ detail: string }>;
       expect(plan.map((row) => row.detail).join(' ')).toContain('threats_content');
       expect(sqlite.prepare("SELECT id FROM threats WHERE content = 'https://t9050.example/'").pluck().get()).toBe(9_050);

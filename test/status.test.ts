@@ -37,6 +37,7 @@ it('shows checkpoints, open work, recent runs and counts, and leaves the file un
   expect(text.stdout).toMatch(/#1 threats incremental .* succeeded/);
   expect(readFileSync(dbPath).equals(before)).toBe(true);
   const missing = await runCli(['status'], { THREAT_MIRROR_DB: join(tempDir(), 'none.db') });
-  expect(missing.code).toBe(1);
-  expect(missing.stderr).toMatch(/no database at .*none\.db/);
+  // Exit 2 and the variable named, as lookup, export and snapshot answer a missing database.
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toMatch(/THREAT_MIRROR_DB: no database at .*none\.db/);
 });

@@ -56,12 +56,28 @@ function expectExportAgrees(content: string): void {
   expect(exported, JSON.stringify(content)).toBe((browser as string).replace(/\.$/, ''));
 }
 
+/**
+ * Cases where a Node major's own parser disagrees with the web-platform-tests; the exports must
+ * still agree with the tests (the cases below hold them to it), so only the oracle check knows.
+ * Node 24.21 (ada 3) accepts `xn--pokxncvks`, a label whose Punycode decodes to a string that is
+ * not valid IDNA; the WPT and Node 20/22 reject it. A later release that agrees again passes.
+ */
+const NODE_DEVIATIONS: Record<string, string[]> = { '24': ['http://a.b.c.xn--pokxncvks'] };
+
 describe('the WHATWG URL authority cases (web-platform-tests)', () => {
-  it('hold for Node, the oracle', () => {
+  it('hold for Node, the oracle, but for the deviations known in its major', () => {
+    const deviations: string[] = [];
     for (const { input, hostname, failure } of CASES) {
-      if (failure) expect(() => new URL(input), JSON.stringify(input)).toThrow();
-      else expect(new URL(input).hostname, JSON.stringify(input)).toBe(hostname);
+      let nodeHost: string | null;
+      try {
+        nodeHost = new URL(input).hostname;
+      } catch {
+        nodeHost = null;
+      }
+      if (failure ? nodeHost !== null : nodeHost !== hostname) deviations.push(input);
     }
+    const known = NODE_DEVIATIONS[process.versions.node.split('.')[0] as string] ?? [];
+    expect(deviations.filter((input) => !known.includes(input))).toEqual([]);
   });
 
   it('the canonical host is the browser hostname under Safe Browsing dot rules, for every case a browser opens as http(s)', () => {

@@ -13,6 +13,21 @@ export interface RequestBudgetOptions {
 
 type Release = () => void;
 
+/** What one key's requests wait on and report to: all that the retry policy needs. */
+export interface KeyBudget {
+  /** Resolves with a release function once a request may start. */
+  acquire(signal?: AbortSignal): Promise<Release>;
+  /** A Retry-After: no request of this key starts before it has passed. */
+  pause(ms: number): void;
+  onRateLimited(): void;
+  onSuccess(): void;
+}
+
+/** The budget of each API key. */
+export interface KeyBudgets {
+  forKey(apiKey: string): KeyBudget;
+}
+
 interface Waiter {
   readonly resolve: (release: Release) => void;
   readonly reject: (reason: unknown) => void;
@@ -20,7 +35,8 @@ interface Waiter {
   readonly onAbort: () => void;
 }
 
-export class RequestBudget {
+/** A key's budget: concurrency that halves after a 429 and grows back, spacing, Retry-After pauses. */
+export class RequestBudget implements KeyBudget {
   readonly #maxConcurrency: number;
   readonly #spacingMs: number;
   readonly #now: () => number;
@@ -124,15 +140,18 @@ export class RequestBudget {
 }
 
 /** One budget per distinct key, so organizations that share a key share its budget. */
-export class RequestBudgets {
+export class RequestBudgets implements KeyBudgets {
   readonly #budgets = new Map<string, RequestBudget>();
+  readonly #options: RequestBudgetOptions;
 
-  constructor(private readonly options: RequestBudgetOptions) {}
+  constructor(options: RequestBudgetOptions) {
+    this.#options = options;
+  }
 
   forKey(apiKey: string): RequestBudget {
     let budget = this.#budgets.get(apiKey);
     if (!budget) {
-      budget = new RequestBudget(this.options);
+      budget = new RequestBudget(this.#options);
       this.#budgets.set(apiKey, budget);
     }
     return budget;

@@ -3,7 +3,7 @@
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import { PermanentApiError, RetryableApiError, type RetryReason } from './errors.js';
-import type { RequestBudget } from './request-budget.js';
+import type { KeyBudget } from './request-budget.js';
 
 export interface RetryPolicy {
   readonly maxRetries: number;
@@ -40,7 +40,7 @@ export interface ApiReporting {
 
 export interface AttemptContext extends ApiReporting {
   readonly organization: string;
-  readonly budget: RequestBudget;
+  readonly budget: KeyBudget;
   readonly policy: RetryPolicy;
   readonly signal?: AbortSignal | undefined;
 }
@@ -64,7 +64,7 @@ export async function withRetry<T>(context: AttemptContext, attempt: () => Promi
         observer?.requestFinished?.(organization, 'ok');
         return result;
       } catch (error) {
-        observer?.requestFinished?.(organization, outcomeOf(error));
+        observer?.requestFinished?.(organization, failureLabel(error));
         if (error instanceof RetryableApiError && error.retryAfterMs !== undefined && error.retryAfterMs > policy.maxRetryAfterMs) {
           throw retryAfterTooLong(error, error.retryAfterMs, policy.maxRetryAfterMs);
         }
@@ -123,7 +123,8 @@ function formatSeconds(ms: number): string {
   return `${Math.ceil(ms / 1000)} s`;
 }
 
-function outcomeOf(error: unknown): string {
+/** A failed request's label in the requests metric: its retry reason, status_NNN, or error. */
+function failureLabel(error: unknown): string {
   if (error instanceof RetryableApiError) return error.reason;
   if (error && typeof error === 'object' && 'status' in error) return `status_${String((error as { status: unknown }).status)}`;
   return 'error';

@@ -5,7 +5,7 @@ import type { Secret } from '../lib/secret.js';
 import type { RejectedRecord } from '../records.js';
 import { type DeprecationNotice, requestJson } from './http.js';
 import { rawArrayElements } from './raw-json.js';
-import type { RequestBudgets } from './request-budget.js';
+import type { KeyBudgets } from './request-budget.js';
 import { type ApiReporting, type Retried, type RetryPolicy, withRetry } from './retry.js';
 
 export interface ApiCaller {
@@ -18,7 +18,7 @@ export interface ApiClientOptions extends ApiReporting {
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
   readonly retry: RetryPolicy;
-  readonly budgets: RequestBudgets;
+  readonly budgets: KeyBudgets;
   /** Told of every response that carries Deprecation or Sunset headers. */
   readonly notices?: ServiceNoticeSink | undefined;
 }

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../lib/errors.js';
 import { isDay } from '../lib/days.js';
-import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from '../export/export-formats.js';
+import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from '../config/export-formats.js';
 
 export type Command =
   | { readonly kind: 'help' }

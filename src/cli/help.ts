@@ -1,5 +1,5 @@
 // The --help text: every command, flag and environment variable.
-import { ENVIRONMENT_VARIABLES } from '../config.js';
+import { ENVIRONMENT_VARIABLES } from '../config/variables.js';
 
 export function helpText(version: string): string {
   const width = Math.max(...ENVIRONMENT_VARIABLES.map((variable) => variable.name.length));
@@ -14,7 +14,7 @@ Usage:
   threat-mirror --backfill --from YYYY-MM-DD [--to YYYY-MM-DD] [--org NAME]
                                         sync that range of days (UTC, inclusive; --to defaults to today), then exit
   threat-mirror status [--json] [--org NAME]
-                                        checkpoints, runs in progress (percentage, rate, ETA), recent runs and row counts, read without writing
+                                        how far each organization is complete, runs in progress (percentage, rate, ETA), recent runs and row counts, read without writing
   threat-mirror lookup VALUE... [--json] [--org NAME]
                                         print the mirrored threats matching URLs, domains, addresses or any content
   threat-mirror verify [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--org NAME]
@@ -23,11 +23,11 @@ Usage:
                                         write the current threats as a block list or feed (read-only):
                                         domains, hosts, adguard, rpz, suricata, metamask, stix, csv, jsonl
   threat-mirror snapshot --out FILE     write a consistent, compacted copy that opens read-only anywhere,
-                                        and its manifest FILE.json (sha256, bytes, change_seq, checkpoints)
+                                        and its manifest FILE.json (sha256, bytes, change_seq, complete_through)
 
 Options:
   --once             one incremental run, then exit
-  --backfill         one run over --from..--to, then exit; resumable; never moves the checkpoint back
+  --backfill         one run over --from..--to, then exit; resumable; never moves complete_through back
   --from YYYY-MM-DD  first day of a backfill or verify range
   --to YYYY-MM-DD    last day (inclusive) of a backfill or verify range
   --org NAME         only this configured organization

@@ -2,7 +2,7 @@
 import type { Command } from '../cli/args.js';
 import { refusalOfDatabaseFile } from '../db/database-files.js';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
-import type { ZoneTimers } from '../export/zone-params.js';
+import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { errorMessage } from '../lib/errors.js';
 import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 

@@ -1,5 +1,6 @@
 // What a command writes to and the exit codes it returns: shared by every command and the entry.
 import { existsSync } from 'node:fs';
+import { TerminalLine } from '../progress/terminal-line.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -20,4 +21,9 @@ export function databaseExists(dbPath: string, io: Io): boolean {
   if (existsSync(dbPath)) return true;
   io.stderr(`threat-mirror: THREAT_MIRROR_DB: no database at ${dbPath}; run a sync first or point THREAT_MIRROR_DB at the mirror\n`);
   return false;
+}
+
+/** The progress line, where the terminal may show one (Io.terminal). */
+export function terminalLineFor(io: Io): TerminalLine | undefined {
+  return io.terminal === undefined ? undefined : new TerminalLine(io.terminal.write, io.terminal.columns);
 }

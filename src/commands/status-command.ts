@@ -1,16 +1,13 @@
-// `threat-mirror status`: checkpoints, open work, recent runs, service notices and file sizes (read-only).
-import { existsSync } from 'node:fs';
+// `threat-mirror status`: complete_through, open work, recent runs, service notices and file sizes (read-only).
 import type { Command } from '../cli/args.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
-import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
-import { formatAllowlistStatus, readAllowlistStatus } from './allowlist-status.js';
-import { formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readServiceNotices, readStatus } from './status.js';
+import { readAllowlistStatus } from '../db/read/allowlist-status.js';
+import { readServiceNotices } from '../db/read/service-notices.js';
+import { databaseExists, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
+import { formatAllowlistStatus, formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readStatus } from './status.js';
 
 export function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath: string, io: Io): number {
-  if (!existsSync(dbPath)) {
-    io.stderr(`threat-mirror: no database at ${dbPath} yet; run a sync first (or set THREAT_MIRROR_DB)\n`);
-    return EXIT_FAILED;
-  }
+  if (!databaseExists(dbPath, io)) return EXIT_USAGE;
   const opened = openDatabaseReadOnly(dbPath);
   try {
     const statuses = readStatus(opened.sqlite, command.organization);
@@ -24,6 +21,6 @@ export function showStatus(command: Extract<Command, { kind: 'status' }>, dbPath
     );
     return EXIT_OK;
   } finally {
-    opened.sqlite.close();
+    opened.close();
   }
 }

@@ -1,9 +1,11 @@
-// `threat-mirror status`: per organization, the checkpoint, unfinished plans, recent runs and row counts.
+// `threat-mirror status`: per organization, complete_through, unfinished plans, recent runs and row counts.
 // Opens the file read-only: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
-import type Database from 'better-sqlite3';
-import { type OpenPlanRow, type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, readSettingsWithPrefix, StatusReads } from '../db/status-reads.js';
-import { describeProgress, openPlanProgress, type PlanProgress } from './progress.js';
+import type { AllowlistStatus } from '../db/read/allowlist-status.js';
+import type { ServiceNotice } from '../db/read/service-notices.js';
+import type { Database } from '../db/sqlite.js';
+import { type OpenPlanRow, type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads } from '../db/read/status-reads.js';
+import { describeProgress, openPlanProgress, type PlanProgress } from '../progress/plan-progress.js';
 
 export interface OrganizationStatus {
   readonly organization: string;
@@ -21,7 +23,7 @@ export interface OrganizationStatus {
 const RECENT_RUNS = 5;
 
 /** `now`: the rate and ETA of a running run are measured up to it. */
-export function readStatus(sqlite: Database.Database, only?: string, now: Date = new Date()): OrganizationStatus[] {
+export function readStatus(sqlite: Database, only?: string, now: Date = new Date()): OrganizationStatus[] {
   const reads = new StatusReads(sqlite, RECENT_RUNS);
   const progress = new ProgressReads(sqlite);
   const organizations = reads.organizations().filter((name) => only === undefined || name === only);
@@ -68,35 +70,6 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A deprecation the service announced (Deprecation / Sunset headers, RFC 8594), per endpoint. */
-export interface ServiceNotice {
-  readonly endpoint: string;
-  readonly deprecation: string | null;
-  readonly sunset: string | null;
-  /** When a process last recorded these values: its first response carrying them, or a change. */
-  readonly seenAt: string;
-}
-
-/** Key prefix of the notices in mirror_settings; the rest of the key is the endpoint. */
-export const DEPRECATION_SETTING_PREFIX = 'deprecation ';
-
-export function readServiceNotices(sqlite: Database.Database): ServiceNotice[] {
-  return readSettingsWithPrefix(sqlite, DEPRECATION_SETTING_PREFIX).map((row) => {
-    let parsed: { deprecation?: unknown; sunset?: unknown } = {};
-    try {
-      parsed = JSON.parse(row.value) as typeof parsed;
-    } catch {
-      // written by this program, so always JSON; an edited row shows as empty values
-    }
-    return {
-      endpoint: row.key.slice(DEPRECATION_SETTING_PREFIX.length),
-      deprecation: typeof parsed.deprecation === 'string' ? parsed.deprecation : null,
-      sunset: typeof parsed.sunset === 'string' ? parsed.sunset : null,
-      seenAt: row.updatedAt,
-    };
-  });
-}
-
 export function formatServiceNotices(notices: readonly ServiceNotice[]): string {
   if (notices.length === 0) return '';
   const lines = ['service notices:'];
@@ -110,6 +83,11 @@ export function formatServiceNotices(notices: readonly ServiceNotice[]): string 
 export interface FileSizes {
   readonly databaseBytes: number;
   readonly walBytes: number;
+}
+
+export function formatAllowlistStatus(status: AllowlistStatus | null): string {
+  if (status === null) return 'allowlist: none (THREAT_MIRROR_ALLOWLIST unset for the last writer)\n';
+  return `allowlist: ${status.entries} ${status.entries === 1 ? 'entry' : 'entries'} from ${status.file}, applied ${status.appliedAt ?? '(unknown)'}\n`;
 }
 
 export function readFileSizes(dbPath: string): FileSizes {

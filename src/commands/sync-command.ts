@@ -1,15 +1,17 @@
 // `--once`, `--backfill` and the daemon: sync the configured organizations as the one writer.
 import type { Command } from '../cli/args.js';
-import { withProgress } from './progress-reporter.js';
-import { terminalLineFor } from './terminal-line.js';
-import { withWriter } from '../cli/with-writer.js';
+import { withProgress } from '../progress/progress-reporter.js';
+import { terminalLineFor } from './io.js';
+import { withWriter } from './with-writer.js';
 import type { Config } from '../config.js';
 import { dayOf } from '../lib/days.js';
 import type { RunSummary, SyncRequest } from '../sync/run-contract.js';
+import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
 import { syncOrganizations } from '../sync/sync-all.js';
 import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
 
-export async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | 'daemon' }>, config: Config, io: Io): Promise<number> {
+/** `start`: the writer lock and thread, started by the entry before it loaded this module. */
+export async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | 'daemon' }>, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
   if (command.kind === 'daemon') {
     // Loaded for the daemon only: a one-shot run serves no /metrics, and importing prom-client
     // is a good part of its start-up.
@@ -18,6 +20,7 @@ export async function runSync(command: Extract<Command, { kind: 'once' | 'backfi
     return withWriter(
       config,
       io,
+      start,
       async (mirror, organizations, signal, { logger, clock }) => {
         await runDaemon({ config, mirror, metrics, organizations: organizations(undefined), logger, clock, signal });
         return EXIT_OK;
@@ -29,6 +32,7 @@ export async function runSync(command: Extract<Command, { kind: 'once' | 'backfi
   return withWriter(
     config,
     io,
+    start,
     async (mirror, organizations, signal, { clock, logger }) => {
       const selected = organizations('organization' in command ? command.organization : undefined);
       const request: SyncRequest =
@@ -38,7 +42,7 @@ export async function runSync(command: Extract<Command, { kind: 'once' | 'backfi
           label: command.kind === 'backfill' ? 'backfill' : 'sync',
           modes: [request.mode],
           organizations: selected.map((organization) => organization.name),
-          sqlite: mirror.deps.store.sqlite,
+          sqlite: mirror.reader,
           clock,
           logger,
           line,

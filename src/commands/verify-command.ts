@@ -1,21 +1,23 @@
 // `threat-mirror verify`: re-fetch closed days, report the drift and repair it, as the one writer.
 import type { Command } from '../cli/args.js';
-import { withProgress } from './progress-reporter.js';
-import { terminalLineFor } from './terminal-line.js';
-import { withWriter } from '../cli/with-writer.js';
+import { withProgress } from '../progress/progress-reporter.js';
+import { terminalLineFor } from './io.js';
+import { withWriter } from './with-writer.js';
 import type { Config } from '../config.js';
-import { addDays, dayOf } from '../lib/days.js';
-import { clockFor } from '../session/writer-session.js';
+import { clockStartingAt, dayOf } from '../lib/days.js';
+import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
 import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
 import { formatDrift, verifyOrganization } from './verify.js';
+import { verifyRange } from './verify-range.js';
 
-export async function runVerify(command: Extract<Command, { kind: 'verify' }>, config: Config, io: Io): Promise<number> {
-  const clock = clockFor(config);
+export async function runVerify(command: Extract<Command, { kind: 'verify' }>, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
+  const clock = clockStartingAt(config.fixedNow);
   const { from, to } = verifyRange(command, config, dayOf(clock()));
   const line = terminalLineFor(io);
   return withWriter(
     config,
     io,
+    start,
     async (mirror, organizations, signal, { logger, clock: writerClock }) => {
       const selected = organizations(command.organization);
       const results = await withProgress(
@@ -23,7 +25,7 @@ export async function runVerify(command: Extract<Command, { kind: 'verify' }>, c
           label: 'verify',
           modes: ['verify'],
           organizations: selected.map((organization) => organization.name),
-          sqlite: mirror.deps.store.sqlite,
+          sqlite: mirror.reader,
           clock: writerClock,
           logger,
           line,
@@ -38,10 +40,4 @@ export async function runVerify(command: Extract<Command, { kind: 'verify' }>, c
     },
     { line },
   );
-}
-
-/** Default: the last THREAT_MIRROR_INITIAL_DAYS closed days. */
-export function verifyRange(command: Extract<Command, { kind: 'verify' }>, config: Config, today: string): { from: string; to: string } {
-  const to = command.to ?? addDays(today, -1);
-  return { from: command.from ?? addDays(to, -(config.initialDays - 1)), to };
 }

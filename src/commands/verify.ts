@@ -31,10 +31,10 @@ export interface VerifyResult {
 }
 
 export async function verifyOrganization(deps: SyncDeps, organization: OrganizationConfig, from: string, to: string, signal: AbortSignal): Promise<VerifyResult> {
-  const { store } = deps;
+  const { ledger: ledgerReads } = deps.reads;
   const name = organization.name;
-  const ledger = store.ledgerDays(name, from, to);
-  const before = store.dayDigests(name, from, to);
+  const ledger = ledgerReads.recordedDays(name, from, to);
+  const before = ledgerReads.currentDigests(name, from, to);
   const service = new Map<string, DayDigest>();
   const summary = await syncThreats(
     deps,
@@ -58,7 +58,7 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
   );
   const days = daysBetween(from, to);
   if (summary.status !== 'succeeded') return { summary, days, drift: [] };
-  const after = store.dayDigests(name, from, to);
+  const after = ledgerReads.currentDigests(name, from, to);
   const drift: DayDrift[] = [];
   for (let offset = 0; offset < days; offset += 1) {
     const day = addDays(from, offset);

@@ -6,15 +6,17 @@ import { Enforcement } from './enforcement.js';
 import { startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
-import { checkReadiness, withAllowlistHealth, withWalHealth } from './readiness.js';
+import { checkReadiness, type Readiness, withAllowlistHealth, withWalHealth } from './readiness.js';
 import { DaemonAllowlist } from './daemon-allowlist.js';
 import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
-import { createStartupLatch } from './startup.js';
+import { createStartupLatch, type Startup } from './startup.js';
 import { syncOrganizations } from '../sync/sync-all.js';
-import { withProgress } from '../commands/progress-reporter.js';
-import { runningProgress } from '../commands/progress.js';
-import { ProgressReads } from '../db/status-reads.js';
+import { withProgress } from '../progress/progress-reporter.js';
+import { runningProgress } from '../progress/plan-progress.js';
+import { ProgressReads } from '../db/read/status-reads.js';
+import { STALE_AFTER_SECONDS_KEY } from '../db/setting-keys.js';
+import type { WriterClient } from '../db/writer/writer-client.js';
 import { WalHealth } from './wal-health.js';
 import { longestScheduleGapSeconds } from '../lib/schedule.js';
 
@@ -30,28 +32,22 @@ export interface DaemonOptions {
 
 /** Runs until the signal aborts; resolves once every part has stopped. */
 export async function runDaemon(options: DaemonOptions): Promise<void> {
-  const { config, mirror, metrics, organizations, logger, clock, signal } = options;
-  const staleAfterSeconds = 2 * longestScheduleGapSeconds(config.schedule);
-  mirror.deps.store.recordSetting('stale_after_seconds', String(staleAfterSeconds), clock().toISOString());
-  const names = organizations.map((organization) => organization.name);
-  const lastRuns = checkReadiness(mirror.deps.store.sqlite, names, clock(), staleAfterSeconds).organizations;
-  metrics.startedWith(staleAfterSeconds, lastRuns.map((state) => ({ organization: state.organization, at: state.lastSuccessAt })));
-  const progress = new ProgressReads(mirror.deps.store.sqlite);
-  metrics.observeProgress(() => runningProgress(progress, names, clock()));
-  const startup = createStartupLatch(
-    mirror.deps.store.sqlite,
-    organizations.map((organization) => organization.name),
-    () => logger.info('every organization has synced once: /startupz (the container health) answers 200 from now on'),
-  );
-  startup(); // a file that already holds a mirror counts at once
-  const wal = new WalHealth(config.dbPath, config.walStarvedSeconds);
-  metrics.observeWal(wal, clock);
-  // The HTTP server runs on a thread of its own (lookups never wait behind the sync). If that thread
-  // dies, the daemon stops and exits 1: its probes and lookups are gone, and the supervisor's
-  // restart (counted, alerted on) is the honest answer; the sync's state survives any stop.
-  const httpFailure = new AbortController();
+  const { config, mirror, metrics, logger, clock, signal } = options;
+  const { names, staleAfterSeconds, startup, wal } = await health(options);
+  // The HTTP server and the writer run on threads of their own (lookups never wait behind the
+  // sync; writes never hold up the main thread). If either dies, the daemon stops and exits 1: its
+  // probes and lookups, or every write, are gone, and the supervisor's restart (counted, alerted
+  // on) is the honest answer; the sync's state survives any stop.
+  const partFailed = new AbortController();
+  const failed = (what: string) => (error: Error): void => {
+    logger.error({ err: error }, `${what} failed: stopping the daemon (exit 1) for its supervisor to restart it`);
+    if (!partFailed.signal.aborted) partFailed.abort(error);
+  };
+  void mirror.deps.writer.failed.then(failed('the writer thread'));
   const enforcement = new Enforcement({ config, logger, metrics });
   const allowlist = config.allowlist === undefined ? undefined : new DaemonAllowlist(config.allowlist, { clock, logger, observer: metrics });
+  const readiness = (): Readiness =>
+    withAllowlistHealth(withWalHealth(checkReadiness(mirror.reader, names, clock(), staleAfterSeconds), wal, clock()), allowlist?.readinessReason());
   const endpoints =
     config.httpPort === undefined && config.dns === undefined
       ? undefined
@@ -66,32 +62,34 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           registry: metrics.registry,
           onLookups: (batch) => metrics.lookupsAnswered(batch),
           logger,
-          onFailure: (error) => {
-            logger.error({ err: error }, 'the HTTP server of THREAT_MIRROR_HTTP_PORT failed: stopping the daemon (exit 1) for its supervisor to restart it');
-            httpFailure.abort(error);
-          },
-          readiness: () =>
-            withAllowlistHealth(
-              withWalHealth(checkReadiness(mirror.deps.store.sqlite, names, clock(), staleAfterSeconds), wal, clock()),
-              allowlist?.readinessReason(),
-            ),
+          onFailure: failed('the HTTP server of THREAT_MIRROR_HTTP_PORT'),
+          readiness,
           startup,
         });
-  const stopping = AbortSignal.any([signal, httpFailure.signal]);
-  // Each new version of the allowlist: lookups and feeds at once, then the index, the zone and the files.
-  allowlist?.onChange((list) => endpoints?.allowlist(list));
-  allowlist?.onChange((list) => enforcement.allowlistChanged(list, endpoints, stopping));
-  // Followed from now on: a change during the start's refresh is applied right after it.
-  allowlist?.start();
+  const stopping = AbortSignal.any([signal, partFailed.signal]);
+  if (allowlist !== undefined) {
+    // Each new version: lookups and feeds at once, then the mirror's table, then the index, the zone and the files.
+    allowlist.onChange((list) => endpoints?.allowlist(list));
+    allowlist.onChange(() => mirrorAllowlist(mirror.deps.writer, allowlist, clock));
+    allowlist.onChange((list) => enforcement.allowlistChanged(list, endpoints, stopping));
+    // Followed from now on: a change during the start's refresh is applied right after it.
+    allowlist.start();
+  }
   try {
     // The zone and the files as the mirror holds them now, before the first run: a restart serves at once.
     await enforcement.refresh(endpoints, { atStart: true, signal: stopping });
+    const afterRun = async (runSignal: AbortSignal): Promise<void> => {
+      if (allowlist !== undefined) {
+        await mirrorAllowlist(mirror.deps.writer, allowlist, clock).catch((error: unknown) => logger.error({ err: error }, 'the allowlist table was not updated; trying again after the next run'));
+      }
+      await enforcement.refresh(endpoints, { signal: runSignal });
+    };
     const scheduler = startScheduler({
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
       logger,
       signal: stopping,
-      run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => enforcement.refresh(endpoints, { signal: runSignal }) }, runSignal),
+      run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => afterRun(runSignal) }, runSignal),
     });
     await scheduler.stopped;
   } finally {
@@ -99,7 +97,27 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     await endpoints?.close();
     enforcement.close();
   }
-  if (httpFailure.signal.aborted) throw httpFailure.signal.reason;
+  if (partFailed.signal.aborted) throw partFailed.signal.reason;
+}
+
+/**
+ * What the health endpoints and /metrics read: how long without a success is stale (recorded for
+ * sync_status too), each organization's last success as the file has it, the running runs'
+ * progress, the startup latch and the WAL's health.
+ */
+async function health({ config, mirror, metrics, organizations, logger, clock }: DaemonOptions): Promise<{ names: string[]; staleAfterSeconds: number; startup: () => Startup; wal: WalHealth }> {
+  const staleAfterSeconds = 2 * longestScheduleGapSeconds(config.schedule);
+  await mirror.deps.writer.call('recordSetting', { key: STALE_AFTER_SECONDS_KEY, value: String(staleAfterSeconds), now: clock().toISOString() });
+  const names = organizations.map((organization) => organization.name);
+  const lastRuns = checkReadiness(mirror.reader, names, clock(), staleAfterSeconds).organizations;
+  metrics.startedWith(staleAfterSeconds, lastRuns.map((state) => ({ organization: state.organization, at: state.lastSuccessAt })));
+  const progress = new ProgressReads(mirror.reader);
+  metrics.observeProgress(() => runningProgress(progress, names, clock()));
+  const startup = createStartupLatch(mirror.reader, names, () => logger.info('every organization has synced once: /startupz (the container health) answers 200 from now on'));
+  startup(); // a file that already holds a mirror counts at once
+  const wal = new WalHealth(config.dbPath, config.walStarvedSeconds);
+  metrics.observeWal(wal, clock);
+  return { names, staleAfterSeconds, startup, wal };
 }
 
 /** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */
@@ -114,7 +132,7 @@ async function scheduledRun(
       label: 'sync',
       modes: ['incremental'],
       organizations: organizations.map((organization) => organization.name),
-      sqlite: mirror.deps.store.sqlite,
+      sqlite: mirror.reader,
       clock,
       logger,
       logIntervalMs: config.progressSeconds * 1000,
@@ -125,7 +143,7 @@ async function scheduledRun(
   startup();
   if (config.checkpoints === 'auto') {
     // On the writer thread: the event loop goes on answering probes and signals meanwhile.
-    const outcome = await mirror.deps.store.checkpointWal();
+    const outcome = await mirror.deps.writer.call('checkpointWal', {});
     wal.record(outcome, clock());
     if (!outcome.complete) logger.debug({ ...outcome, walBytes: wal.walBytes() }, 'WAL checkpoint held off by a reader; trying again after the next run');
   }
@@ -135,4 +153,14 @@ async function scheduledRun(
   }
   // After every run, also a failed one (its committed pages count); not on the way out.
   if (!runSignal.aborted) await refresh();
+}
+
+/**
+ * The mirror's allowlist table made to hold the list in use (SQL readers: enforced_threats), as of
+ * when it came into use; no write when it holds it already. After each run too: a version whose
+ * write failed is written then.
+ */
+async function mirrorAllowlist(writer: WriterClient, allowlist: DaemonAllowlist, clock: Clock): Promise<void> {
+  const { list, appliedAt } = allowlist.state;
+  await writer.call('mirrorAllowlist', { list: { file: list.file, version: list.version, appliedAt: appliedAt.toISOString(), entries: list.entries }, now: clock().toISOString() });
 }

@@ -4,12 +4,12 @@
 // a feed never waits behind the sync, and the sync never waits behind them.
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AddressAcl } from '../dns/acl.js';
-import type { DnsConfig } from '../dns/dns-config.js';
+import type { DnsConfig } from '../config/dns.js';
 import { type DnsServer, startDnsServer } from '../dns/dns-server.js';
 import type { RcodeName } from '../dns/messages.js';
 import { Notifier } from '../dns/notify.js';
 import { ZoneReader } from '../dns/zone-reader.js';
-import type { ZoneTimers } from '../export/zone-params.js';
+import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { createFeedHandler, type FeedHandler } from './export-feeds.js';
 import type { InFlightBudget } from './http-limits.js';
 

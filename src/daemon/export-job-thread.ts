@@ -10,9 +10,9 @@ import { buildExport, buildHostExportFromIndex, type BuiltExport } from '../expo
 import { ThreatSnapshot } from '../export/current-threats.js';
 import { type ExportLog, ExportRefresher } from '../export/daemon-exports.js';
 import { type IndexChange, ExportIndex } from '../export/export-index.js';
-import { isHostFormat } from '../export/export-formats.js';
+import { isHostFormat } from '../config/export-formats.js';
 import { IndexView } from '../export/index-view.js';
-import { nextRpzSerial } from '../export/zone-params.js';
+import { nextRpzSerial } from '../lib/rpz-zone.js';
 import type { ExportJob, FeedJob, FromJobThread, JobEvent, RefreshJob, RefreshResult } from './export-jobs.js';
 import { withSmallPageCache } from '../export/page-cache.js';
 

@@ -13,9 +13,9 @@ import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { TempFile } from '../export/atomic-file.js';
 import type { ExportTarget, RefresherState } from '../export/daemon-exports.js';
 import type { IndexChange } from '../export/export-index.js';
-import type { ExportFormat } from '../export/export-formats.js';
+import type { ExportFormat } from '../config/export-formats.js';
 import type { IndexState } from '../export/index-view.js';
-import type { ZoneTimers } from '../export/zone-params.js';
+import type { ZoneTimers } from '../lib/rpz-zone.js';
 
 export interface RefreshJob {
   readonly kind: 'refresh';

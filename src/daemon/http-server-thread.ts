@@ -3,15 +3,15 @@
 // (fetching, parsing and validating pages held p99 at 62 ms at 500 lookups/s during a backfill).
 // Every other path (/healthz, /readyz, /startupz, /metrics) is asked of the main thread: they must
 // go on saying whether *it* answers, so a stuck main thread still shows in them.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { Database } from '../db/sqlite.js';
+import { openDatabaseReadOnly, type ReadOnlyConnection } from '../db/open-database.js';
 import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
-import { ThreatLookup } from '../commands/lookup.js';
+import { ThreatLookup } from '../lookup/threat-lookup.js';
 import { type EnforcementCommand, type EnforcementData, type EnforcementEvent, type EnforcementSide, startEnforcementSide } from './enforcement-side.js';
 import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 import { bearerMatches } from '../lib/http-token.js';
@@ -48,33 +48,25 @@ export type ToHttpThread =
   /** A new version of THREAT_MIRROR_ALLOWLIST: lookups and feeds answer with it from now on. */
   | { readonly kind: 'allowlist'; readonly list: Allowlist };
 
-const port = parentPort;
-if (port) void serve(port);
-
 async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   const data = workerData as HttpThreadData;
   const post = (message: FromHttpThread): void => port.postMessage(message);
   let closing = false;
-  let sqlite: Database | undefined;
+  let mirror: ReadOnlyConnection | undefined;
   let enforcement: EnforcementSide | undefined;
-  // Probes wait for the main thread's answer as long as it takes, as they did when the main
-  // thread served them: the orchestrator's own probe timeout decides what "stuck" is.
-  const waiting = new Map<number, ServerResponse>();
-  let nextProbe = 1;
+  const probes = new ProbeForwarder(post);
   const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
   // The allowlist as the main thread last sent it, which alone reads the file: every answer of
   // this thread uses one version, the one the index and the files are brought to.
   let allowlist = data.allowlist;
   let matcher = allowlist === undefined ? undefined : new AllowMatcher(allowlist.entries);
   try {
-    // The same read-only connection the main thread used to open for lookups (openDatabaseReadOnly),
-    // without drizzle: this thread's isolate loads only what lookups need.
-    sqlite = new Database(data.dbPath, { readonly: true, fileMustExist: true });
-    sqlite.pragma('busy_timeout = 5000');
+    // A read-only connection of its own, with the driver alone: this isolate loads only what lookups need.
+    mirror = openDatabaseReadOnly(data.dbPath);
     // One budget of requests in flight for lookups and feeds alike (http-limits.ts).
     const budget = new InFlightBudget();
     const lookup = createLookupHandler(
-      new ThreatLookup(sqlite),
+      new ThreatLookup(mirror.sqlite),
       (error) => {
         if (closing) return; // the connection closed under a request cut short by the shutdown
         post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
@@ -82,61 +74,92 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
       budget,
       () => matcher,
     );
-    const tokenDigest = data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex');
     enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget, () => allowlist);
     const feeds = enforcement.feeds;
-    const options = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS };
     const api: Record<string, Handler> = { '/v1/lookup': lookup, '/v1/exports/': (request, response) => feeds.handle(request, response) };
-    const server = createServer(options, (request: IncomingMessage, response: ServerResponse) => {
-      const path = (request.url ?? '/').split('?')[0] ?? '/';
-      if (path.startsWith('/v1/')) {
-        // Lookups' count and duration for /metrics; a feed's duration is its client's reading speed.
-        const started = performance.now();
-        if (!path.startsWith('/v1/exports/')) response.once('finish', () => lookupStats.answered(response.statusCode, (performance.now() - started) / 1000));
-        return serveApi(api, tokenDigest, path, request, response);
-      }
-      const id = nextProbe++;
-      waiting.set(id, response);
-      response.once('close', () => waiting.delete(id));
-      post({ kind: 'probe', id, method: request.method ?? 'GET', path });
-    });
+    const server = createServer(
+      { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
+      route({ api, tokenDigest: data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex'), lookupStats, probes }),
+    );
+    const opened = { mirror, enforcement };
     port.on('message', (message: ToHttpThread) => {
-      if (message.kind === 'enforcement') return enforcement?.command(message.command);
+      if (message.kind === 'enforcement') return opened.enforcement.command(message.command);
+      if (message.kind === 'probe-answer') return probes.answer(message.id, message.answer);
       if (message.kind === 'allowlist') {
         allowlist = message.list;
         matcher = new AllowMatcher(message.list.entries);
-        return;
-      }
-      if (message.kind === 'probe-answer') {
-        const response = waiting.get(message.id);
-        waiting.delete(message.id);
-        if (response && !response.writableEnded) send(response, message.answer);
         return;
       }
       closing = true;
       lookupStats.stop();
       server.close();
       server.closeAllConnections();
-      void enforcement?.close().finally(() => {
-        sqlite?.close();
+      void opened.enforcement.close().finally(() => {
+        opened.mirror.close();
         post({ kind: 'closed' });
         port.close();
       });
     });
-    server.maxConnections = MAX_CONNECTIONS;
-    server.setTimeout(IDLE_TIMEOUT_MS);
-    server.once('error', (error) => {
-      sqlite?.close();
-      post({ kind: 'failed', message: error.message });
+    listen(server, data, () => {
+      opened.mirror.close();
       port.close();
-    });
-    if (data.port === undefined) post({ kind: 'listening', port: 0 });
-    else server.listen(data.port, data.host, () => post({ kind: 'listening', port: (server.address() as AddressInfo).port }));
+    }, post);
   } catch (error) {
     await enforcement?.close().catch(() => undefined);
-    sqlite?.close();
+    mirror?.close();
     post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) });
     port.close();
+  }
+}
+
+/** Serves on the configured port (none: DNS only), with its bounds; a failure to listen is told, and `release` lets go. */
+function listen(server: Server, data: HttpThreadData, release: () => void, post: (message: FromHttpThread) => void): void {
+  server.maxConnections = MAX_CONNECTIONS;
+  server.setTimeout(IDLE_TIMEOUT_MS);
+  server.once('error', (error) => {
+    post({ kind: 'failed', message: error.message });
+    release();
+  });
+  if (data.port === undefined) post({ kind: 'listening', port: 0 });
+  else server.listen(data.port, data.host, () => post({ kind: 'listening', port: (server.address() as AddressInfo).port }));
+}
+
+/** /v1/* answered here (counted for /metrics, feeds aside: their duration is the client's reading speed); every other path asked of the main thread. */
+function route({ api, tokenDigest, lookupStats, probes }: { api: Record<string, Handler>; tokenDigest: Buffer | undefined; lookupStats: LookupStats; probes: ProbeForwarder }): Handler {
+  return (request, response) => {
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    if (!path.startsWith('/v1/')) return probes.forward(request, response, path);
+    const started = performance.now();
+    if (!path.startsWith('/v1/exports/')) response.once('finish', () => lookupStats.answered(response.statusCode, (performance.now() - started) / 1000));
+    serveApi(api, tokenDigest, path, request, response);
+  };
+}
+
+/**
+ * The probes (/healthz, /readyz, /startupz, /metrics), each asked of the main thread and answered
+ * with what it says. They wait for that answer as long as it takes: the orchestrator's own probe
+ * timeout decides what "stuck" is.
+ */
+class ProbeForwarder {
+  readonly #post: (message: FromHttpThread) => void;
+  readonly #waiting = new Map<number, ServerResponse>();
+  #next = 1;
+
+  constructor(post: (message: FromHttpThread) => void) {
+    this.#post = post;
+  }
+
+  forward(request: IncomingMessage, response: ServerResponse, path: string): void {
+    const id = this.#next++;
+    this.#waiting.set(id, response);
+    response.once('close', () => this.#waiting.delete(id));
+    this.#post({ kind: 'probe', id, method: request.method ?? 'GET', path });
+  }
+
+  answer(id: number, answer: ProbeAnswer): void {
+    const response = this.#waiting.get(id);
+    this.#waiting.delete(id);
+    if (response && !response.writableEnded) send(response, answer);
   }
 }
 
@@ -159,3 +182,6 @@ function send(response: ServerResponse, answer: ProbeAnswer): void {
   response.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
   response.end(answer.body);
 }
+
+// Last: the classes above are defined by the time the thread starts serving.
+if (parentPort) void serve(parentPort);

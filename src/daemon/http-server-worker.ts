@@ -78,30 +78,12 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       else if (was === 'serving') options.onFailure(error);
       closed?.();
     };
-    worker.on('message', (message: FromHttpThread) => {
-      switch (message.kind) {
-        case 'listening':
-          state = 'serving';
-          if (options.port !== undefined) logger.info({ host: options.host, port: message.port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
-          resolve({ port: message.port, close, enforce: (command) => post({ kind: 'enforcement', command }), allowlist: (list) => post({ kind: 'allowlist', list }) });
-          return;
-        case 'probe':
-          return answer(message.id, message.method, message.path);
-        case 'lookups':
-          options.onLookups?.(message);
-          return;
-        case 'lookup-error':
-          logger.error({ err: { message: message.message, stack: message.stack } }, 'lookup failed');
-          return;
-        case 'failed':
-          return fail(new Error(`the HTTP server on ${options.host}:${options.port} failed: ${message.message}`));
-        case 'closed':
-          closed?.();
-          return;
-        case 'enforcement':
-          return options.onEnforcementEvent(message.event);
-      }
-    });
+    const serving = (port: number): void => {
+      state = 'serving';
+      if (options.port !== undefined) logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
+      resolve({ port, close, enforce: (command) => post({ kind: 'enforcement', command }), allowlist: (list) => post({ kind: 'allowlist', list }) });
+    };
+    worker.on('message', (message: FromHttpThread) => take(message, { options, serving, answer, fail, closed: () => closed?.() }));
     worker.on('error', (error) => fail(new Error(`the HTTP server's thread failed: ${error.message}`, { cause: error })));
     worker.on('exit', (code) => fail(new Error(`the HTTP server's thread exited (code ${code})`)));
   });
@@ -118,5 +100,30 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       post({ kind: 'close' });
     });
     await worker.terminate();
+  }
+}
+
+/** What the main thread does with each message of the server's thread. */
+function take(
+  message: FromHttpThread,
+  on: { options: HttpServerOptions; serving: (port: number) => void; answer: (id: number, method: string, path: string) => void; fail: (error: Error) => void; closed: () => void },
+): void {
+  const { options } = on;
+  switch (message.kind) {
+    case 'listening':
+      return on.serving(message.port);
+    case 'probe':
+      return on.answer(message.id, message.method, message.path);
+    case 'lookups':
+      return options.onLookups?.(message);
+    case 'lookup-error':
+      options.logger.error({ err: { message: message.message, stack: message.stack } }, 'lookup failed');
+      return;
+    case 'failed':
+      return on.fail(new Error(`the HTTP server on ${options.host}:${options.port} failed: ${message.message}`));
+    case 'closed':
+      return on.closed();
+    case 'enforcement':
+      return options.onEnforcementEvent(message.event);
   }
 }

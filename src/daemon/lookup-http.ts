@@ -3,7 +3,7 @@
 // the HTTP thread's budget of requests and bytes in flight (http-limits.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { checkLookupValues, lookupValues, type ThreatLookup } from '../commands/lookup.js';
+import { checkLookupValues, lookupValues, type ThreatLookup } from '../lookup/threat-lookup.js';
 import { type Admission, InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 
 /** A request body above this is refused: 1,000 values of a long URL each fit with room to spare. */

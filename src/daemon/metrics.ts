@@ -2,10 +2,10 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { RetryReason } from '../api/errors.js';
 import type { ApiObserver } from '../api/retry.js';
-import type { PageCounts } from '../db/mirror-store.js';
+import type { PageCounts } from '../db/writer/page-writer.js';
 import { redact } from '../lib/redact.js';
 import type { ExportObserver } from '../export/daemon-exports.js';
-import type { PlanProgress } from '../commands/progress.js';
+import type { PlanProgress } from '../progress/plan-progress.js';
 import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
@@ -28,109 +28,46 @@ export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver
   startedWith(staleAfterSeconds: number, lastSuccess: ReadonlyArray<{ readonly organization: string; readonly at: string | null }>): void;
 }
 
+type Factory = <L extends string>(name: string, help: string, labelNames: readonly L[]) => Counter<L>;
+type GaugeFactory = <L extends string>(name: string, help: string, labelNames: readonly L[]) => Gauge<L>;
+
 export function createMetrics(): MirrorMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'threat_mirror_' });
   // prom-client names these three gauges `_total`, a suffix Prometheus keeps for counters
   // (`promtool check metrics` rejects them); the per-type gauges without it stay.
   for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) registry.removeSingleMetric(`threat_mirror_nodejs_${name}`);
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter({ name, help, labelNames, registers: [registry] });
-  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Gauge({ name, help, labelNames, registers: [registry] });
+  const counter: Factory = (name, help, labelNames) => new Counter({ name, help, labelNames, registers: [registry] });
+  const gauge: GaugeFactory = (name, help, labelNames) => new Gauge({ name, help, labelNames, registers: [registry] });
+  return {
+    registry,
+    ...runMetrics(registry, counter, gauge),
+    ...requestMetrics(counter),
+    ...exportMetrics(counter, gauge),
+    ...lookupMetrics(registry, counter),
+    ...allowlistMetrics(counter, gauge),
+    dnsEvent: dnsMetrics(counter),
+    observeWal: (wal, clock) => observeWal(registry, wal, clock),
+    observeProgress: (read) => observeProgress(registry, read),
+  };
+}
+
+/** The runs and their pages: outcomes, failures in a row, durations, last success, what each page wrote, overdue days. */
+function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): SyncObserver & Pick<MirrorMetrics, 'startedWith'> {
   const runs = counter('threat_mirror_runs_total', 'Runs by organization, stream (threats, reports) and outcome', ['organization', 'stream', 'outcome']);
   const pages = counter('threat_mirror_pages_total', 'Pages committed', ['organization']);
   const threats = counter('threat_mirror_threats_total', 'Threat records by what the write did: inserted, updated or rejected', ['organization', 'result']);
-  const requests = counter('threat_mirror_requests_total', 'HTTP requests to the service by outcome (ok, status_NNN, network, timeout, ...)', ['organization', 'outcome']);
-  const retries = counter('threat_mirror_retries_total', 'Requests retried, by reason', ['organization', 'reason']);
-  const rateLimitWait = counter('threat_mirror_rate_limit_wait_seconds_total', 'Time the service asked us to wait with Retry-After', ['organization']);
-  const deprecations = counter(
-    'threat_mirror_deprecation_notices_total',
-    'Responses that carried a Deprecation or Sunset header (RFC 8594), by endpoint; see the warning in the log and `threat-mirror status`',
-    ['endpoint'],
-  );
   const lastSuccess = gauge('threat_mirror_last_success_timestamp_seconds', 'Unix time of the last successful run', ['organization']);
-  const staleAfter = gauge(
-    'threat_mirror_stale_after_seconds',
-    'Seconds without a successful run after which the mirror is stale: twice the longest gap of THREAT_MIRROR_SCHEDULE (as /readyz judges)',
-    [],
-  );
-  const failedInARow = gauge(
-    'threat_mirror_consecutive_failed_runs',
-    'Runs of the organization and stream that failed since its last success (interrupted runs do not count; reconciliation is left out)',
-    ['organization', 'stream'],
-  );
+  const staleAfter = gauge('threat_mirror_stale_after_seconds', 'Seconds without a successful run after which the mirror is stale: twice the longest gap of THREAT_MIRROR_SCHEDULE (as /readyz judges)', []);
+  const failedInARow = gauge('threat_mirror_consecutive_failed_runs', 'Runs of the organization and stream that failed since its last success (interrupted runs do not count; reconciliation is left out)', ['organization', 'stream']);
   const overdueDays = gauge('threat_mirror_reconcile_overdue', 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run', ['organization']);
-  const duration = new Histogram({
-    name: 'threat_mirror_run_duration_seconds',
-    help: 'Duration of a run of one organization',
-    labelNames: ['organization'],
-    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
-    registers: [registry],
-  });
-  const lookups = counter('threat_mirror_lookup_requests_total', 'Requests to /v1/* (lookups) answered by the HTTP thread, by HTTP status', ['code']);
-  const lookupDuration = new Histogram({
-    name: 'threat_mirror_lookup_duration_seconds',
-    help: 'Time from a /v1/* request to the last byte of its answer, on the HTTP thread',
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
-  const exportEntries = gauge('threat_mirror_export_entries', 'Entries (hosts, rules or threats) in each export file (THREAT_MIRROR_EXPORTS)', ['format', 'path']);
-  const exportWritten = gauge('threat_mirror_export_last_write_timestamp_seconds', 'Unix time each export file was last written (its mtime)', ['format', 'path']);
-  const exportFailures = counter('threat_mirror_export_failures_total', 'Export refreshes that failed (the previous file is kept)', ['format', 'path']);
-  const zoneSerial = gauge('threat_mirror_zone_serial', 'SOA serial of the response policy zone (the export index)', []);
-  const zoneHosts = gauge('threat_mirror_zone_hosts', 'Hosts blocked as a whole in the export index (the zone lists those short enough for a zone name)', []);
-  const dnsQueries = counter('threat_mirror_dns_queries_total', 'DNS queries answered, by kind (soa, ns, axfr, ixfr, other) and response code', ['kind', 'rcode']);
-  const dnsMalformed = counter('threat_mirror_dns_malformed_total', 'DNS messages that were no query (garbage, responses), dropped', ['transport']);
-  const dnsTransfers = counter('threat_mirror_dns_transfers_total', 'Zone transfers sent whole, full or incremental', ['kind']);
-  const dnsTransferRecords = counter('threat_mirror_dns_transfer_records_total', 'Records sent in zone transfers', ['kind']);
-  const dnsNotify = counter('threat_mirror_dns_notify_total', 'NOTIFYs by target and outcome (answered, or unanswered after every retransmission)', ['target', 'outcome']);
-  const allowlist = {
-    entries: gauge('threat_mirror_allowlist_entries', 'Entries of the THREAT_MIRROR_ALLOWLIST version in use, by file', ['file']),
-    applied: gauge('threat_mirror_allowlist_last_applied_timestamp_seconds', 'Unix time the allowlist in use was applied (at start, or when the file changed to it), by file', ['file']),
-    problem: gauge('threat_mirror_allowlist_problem', '1 while the allowlist file cannot be used as it is now (malformed, missing, unreadable): the previous list stays in use; 0 otherwise', ['file']),
-    failures: counter('threat_mirror_allowlist_failures_total', 'Versions of the allowlist file that could not be used (each distinct problem once)', ['file']),
-  };
-  let allowlistFile = '';
+  const buckets = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600];
+  const duration = new Histogram({ name: 'threat_mirror_run_duration_seconds', help: 'Duration of a run of one organization', labelNames: ['organization'], buckets, registers: [registry] });
   return {
-    registry,
-    allowlistState: (state) => {
-      allowlistFile = state.file;
-      allowlist.entries.set({ file: state.file }, state.list.entries.length);
-      allowlist.applied.set({ file: state.file }, state.appliedAt.getTime() / 1000);
-      allowlist.problem.set({ file: state.file }, state.problem === undefined ? 0 : 1);
-    },
-    allowlistFailed: () => allowlist.failures.inc({ file: allowlistFile }),
-    zoneSerial: (serial: number, hosts: number) => {
-      zoneSerial.set(serial);
-      zoneHosts.set(hosts);
-    },
-    dnsEvent: (event: EnforcementEvent) => {
-      if (event.type === 'dns-answered') dnsQueries.inc({ kind: event.kind, rcode: event.rcode });
-      else if (event.type === 'dns-malformed') dnsMalformed.inc({ transport: event.transport });
-      else if (event.type === 'dns-transferred') {
-        dnsTransfers.inc({ kind: event.kind });
-        dnsTransferRecords.inc({ kind: event.kind }, event.records);
-      } else if (event.type === 'dns-notified') dnsNotify.inc({ target: event.target, outcome: event.outcome });
-    },
-    exportChecked: (format: string, path: string, entries: number, lastWriteMs: number) => {
-      exportEntries.set({ format, path }, entries);
-      exportWritten.set({ format, path }, lastWriteMs / 1000);
-    },
-    exportFailed: (format: string, path: string) => exportFailures.inc({ format, path }),
-    observeWal: (wal, clock) => observeWal(registry, wal, clock),
-    lookupsAnswered: (batch) => {
-      for (const [code, count] of Object.entries(batch.codes)) lookups.inc({ code }, count);
-      for (const seconds of batch.seconds) lookupDuration.observe(seconds);
-    },
-    observeProgress: (read) => observeProgress(registry, read),
     startedWith: (staleAfterSeconds, successes) => {
       staleAfter.set(staleAfterSeconds);
       for (const { organization, at } of successes) if (at !== null) lastSuccess.set({ organization }, Date.parse(at) / 1000);
     },
-    requestFinished: (organization: string, outcome: string) => requests.inc({ organization, outcome }),
-    retried: (organization: string, reason: RetryReason) => retries.inc({ organization, reason }),
-    rateLimitWaited: (organization: string, ms: number) => rateLimitWait.inc({ organization }, ms / 1000),
-    // The endpoint label is one of the client's fixed paths; redacted all the same, as every label is text that leaves.
-    deprecationAnnounced: (endpoint: string) => deprecations.inc({ endpoint: redact(endpoint) }),
     pageCommitted: (organization: string, counts: PageCounts) => {
       pages.inc({ organization });
       threats.inc({ organization, result: 'inserted' }, counts.inserted);
@@ -149,6 +86,97 @@ export function createMetrics(): MirrorMetrics {
       duration.observe({ organization: summary.organization }, summary.durationMs / 1000);
       if (summary.status === 'succeeded') lastSuccess.set({ organization: summary.organization }, Date.parse(summary.finishedAt) / 1000);
     },
+  };
+}
+
+/** What the API client reports: requests by outcome, retries, Retry-After waits, deprecation notices. */
+function requestMetrics(counter: Factory): ApiObserver {
+  const requests = counter('threat_mirror_requests_total', 'HTTP requests to the service by outcome (ok, status_NNN, network, timeout, ...)', ['organization', 'outcome']);
+  const retries = counter('threat_mirror_retries_total', 'Requests retried, by reason', ['organization', 'reason']);
+  const rateLimitWait = counter('threat_mirror_rate_limit_wait_seconds_total', 'Time the service asked us to wait with Retry-After', ['organization']);
+  const deprecations = counter(
+    'threat_mirror_deprecation_notices_total',
+    'Responses that carried a Deprecation or Sunset header (RFC 8594), by endpoint; see the warning in the log and `threat-mirror status`',
+    ['endpoint'],
+  );
+  return {
+    requestFinished: (organization: string, outcome: string) => requests.inc({ organization, outcome }),
+    retried: (organization: string, reason: RetryReason) => retries.inc({ organization, reason }),
+    rateLimitWaited: (organization: string, ms: number) => rateLimitWait.inc({ organization }, ms / 1000),
+    // The endpoint label is one of the client's fixed paths; redacted all the same, as every label is text that leaves.
+    deprecationAnnounced: (endpoint: string) => deprecations.inc({ endpoint: redact(endpoint) }),
+  };
+}
+
+/** The export files and the zone of the export index. */
+function exportMetrics(counter: Factory, gauge: GaugeFactory): ExportObserver & Pick<MirrorMetrics, 'zoneSerial'> {
+  const exportEntries = gauge('threat_mirror_export_entries', 'Entries (hosts, rules or threats) in each export file (THREAT_MIRROR_EXPORTS)', ['format', 'path']);
+  const exportWritten = gauge('threat_mirror_export_last_write_timestamp_seconds', 'Unix time each export file was last written (its mtime)', ['format', 'path']);
+  const exportFailures = counter('threat_mirror_export_failures_total', 'Export refreshes that failed (the previous file is kept)', ['format', 'path']);
+  const zoneSerial = gauge('threat_mirror_zone_serial', 'SOA serial of the response policy zone (the export index)', []);
+  const zoneHosts = gauge('threat_mirror_zone_hosts', 'Hosts blocked as a whole in the export index (the zone lists those short enough for a zone name)', []);
+  return {
+    zoneSerial: (serial: number, hosts: number) => {
+      zoneSerial.set(serial);
+      zoneHosts.set(hosts);
+    },
+    exportChecked: (format: string, path: string, entries: number, lastWriteMs: number) => {
+      exportEntries.set({ format, path }, entries);
+      exportWritten.set({ format, path }, lastWriteMs / 1000);
+    },
+    exportFailed: (format: string, path: string) => exportFailures.inc({ format, path }),
+  };
+}
+
+/** The /v1/* requests the HTTP thread answered, by status, and how long each took. */
+function lookupMetrics(registry: Registry, counter: Factory): Pick<MirrorMetrics, 'lookupsAnswered'> {
+  const lookups = counter('threat_mirror_lookup_requests_total', 'Requests to /v1/* (lookups) answered by the HTTP thread, by HTTP status', ['code']);
+  const lookupDuration = new Histogram({
+    name: 'threat_mirror_lookup_duration_seconds',
+    help: 'Time from a /v1/* request to the last byte of its answer, on the HTTP thread',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  return {
+    lookupsAnswered: (batch) => {
+      for (const [code, count] of Object.entries(batch.codes)) lookups.inc({ code }, count);
+      for (const seconds of batch.seconds) lookupDuration.observe(seconds);
+    },
+  };
+}
+
+/** THREAT_MIRROR_ALLOWLIST as the daemon follows it: the version in use, since when, and whether the file can be used now. */
+function allowlistMetrics(counter: Factory, gauge: GaugeFactory): AllowlistObserver {
+  const entries = gauge('threat_mirror_allowlist_entries', 'Entries of the THREAT_MIRROR_ALLOWLIST version in use, by file', ['file']);
+  const applied = gauge('threat_mirror_allowlist_last_applied_timestamp_seconds', 'Unix time the allowlist in use was applied (at start, or when the file changed to it), by file', ['file']);
+  const problem = gauge('threat_mirror_allowlist_problem', '1 while the allowlist file cannot be used as it is now (malformed, missing, unreadable): the previous list stays in use; 0 otherwise', ['file']);
+  const failures = counter('threat_mirror_allowlist_failures_total', 'Versions of the allowlist file that could not be used (each distinct problem once)', ['file']);
+  let file = '';
+  return {
+    allowlistState: (state) => {
+      file = state.file;
+      entries.set({ file }, state.list.entries.length);
+      applied.set({ file }, state.appliedAt.getTime() / 1000);
+      problem.set({ file }, state.problem === undefined ? 0 : 1);
+    },
+    allowlistFailed: () => failures.inc({ file }),
+  };
+}
+
+/** What the DNS primary on the serving thread reports: queries, malformed messages, transfers, NOTIFYs. */
+function dnsMetrics(counter: Factory): MirrorMetrics['dnsEvent'] {
+  const dnsQueries = counter('threat_mirror_dns_queries_total', 'DNS queries answered, by kind (soa, ns, axfr, ixfr, other) and response code', ['kind', 'rcode']);
+  const dnsMalformed = counter('threat_mirror_dns_malformed_total', 'DNS messages that were no query (garbage, responses), dropped', ['transport']);
+  const dnsTransfers = counter('threat_mirror_dns_transfers_total', 'Zone transfers sent whole, full or incremental', ['kind']);
+  const dnsTransferRecords = counter('threat_mirror_dns_transfer_records_total', 'Records sent in zone transfers', ['kind']);
+  const dnsNotify = counter('threat_mirror_dns_notify_total', 'NOTIFYs by target and outcome (answered, or unanswered after every retransmission)', ['target', 'outcome']);
+  return (event: EnforcementEvent) => {
+    if (event.type === 'dns-answered') dnsQueries.inc({ kind: event.kind, rcode: event.rcode });
+    else if (event.type === 'dns-malformed') dnsMalformed.inc({ transport: event.transport });
+    else if (event.type === 'dns-transferred') {
+      dnsTransfers.inc({ kind: event.kind });
+      dnsTransferRecords.inc({ kind: event.kind }, event.records);
+    } else if (event.type === 'dns-notified') dnsNotify.inc({ target: event.target, outcome: event.outcome });
   };
 }
 

@@ -1,6 +1,6 @@
 // Whether the mirror's data can be trusted now: every organization synced, recently, and the file answers.
 import type Database from 'better-sqlite3';
-import { LAST_THREAT_RUNS_SQL } from '../db/status-reads.js';
+import { LAST_THREAT_RUNS_SQL } from '../db/read/status-reads.js';
 import { errorMessage } from '../lib/errors.js';
 import type { WalHealth } from './wal-health.js';
 

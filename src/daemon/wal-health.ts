@@ -1,6 +1,6 @@
 // How the WAL fares beside readers: its size, and how long readers have kept checkpoints from completing.
 import { statSync } from 'node:fs';
-import type { WalCheckpoint } from '../db/wal-checkpoint.js';
+import type { WalCheckpoint } from '../db/writer/wal-checkpoint.js';
 
 export class WalHealth {
   readonly #walPath: string;

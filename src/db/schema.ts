@@ -74,6 +74,7 @@ export const syncCheckpoints = sqliteTable('sync_checkpoints', {
 
 /** reconcile: a re-walk of days whose last walk is older than THREAT_MIRROR_RECONCILE_DAYS. */
 export const SYNC_MODES = ['incremental', 'backfill', 'verify', 'reconcile'] as const;
+export type SyncMode = (typeof SYNC_MODES)[number];
 
 /** Unfinished work: the range a run set out to cover. Deleted when every window of it is done. */
 export const syncPlans = sqliteTable(
@@ -123,13 +124,12 @@ export const syncCursors = sqliteTable(
 export const dayLedger = sqliteTable(
   'sync_windows',
   {
-    organization: text('organization').notNull(),
-    day: text('day').notNull(),
+    // The primary key: one row per organization and day.
+    organization: text('organization').notNull(), day: text('day').notNull(),
     completedAt: text('completed_at').notNull(),
     runId: integer('run_id').notNull(),
-    windowStart: text('window_start'),
-    windowEnd: text('window_end'),
-    /** Pages of the window that covered the day (a window may span several days). */
+    /** The window that covered the day (a window may span several days), and its pages. */
+    windowStart: text('window_start'), windowEnd: text('window_end'),
     pages: integer('pages'),
     records: integer('records'),
     contentHash: text('content_hash'),
@@ -258,8 +258,7 @@ export const reports = sqliteTable(
     createdAt: text('created_at'),
     status: text('status'),
     raw: text('raw').notNull(),
-    firstSeenAt: text('first_seen_at').notNull(),
-    updatedAt: text('updated_at').notNull(),
+    firstSeenAt: text('first_seen_at').notNull(), updatedAt: text('updated_at').notNull(),
     /** The number of the last walk (report_sync_state.walk) that listed it. */
     lastSeenWalk: integer('last_seen_walk'),
     /** The first walk that covered it without listing it; cleared when one lists it again. */
@@ -276,12 +275,12 @@ export const reportProposals = sqliteTable(
   {
     organization: text('organization').notNull(),
     reportId: text('report_id').notNull(),
+    /** Text, like the report's id: the service's documentation shows it both ways. */
     id: text('id').notNull(),
+    /** The review's outcome as the service words it (rejected, approved, …). */
     reviewStatus: text('review_status'),
-    assetId: text('asset_id'),
-    assetType: text('asset_type'),
-    assetContent: text('asset_content'),
-    assetStatus: text('asset_status'),
+    // The asset the proposal is about, its fields as received.
+    assetId: text('asset_id'), assetType: text('asset_type'), assetContent: text('asset_content'), assetStatus: text('asset_status'),
     /** The mirrored threat whose content equals the asset's, when there is one. */
     threatId: integer('threat_id'),
   },

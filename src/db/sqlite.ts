@@ -20,3 +20,11 @@ export const SQLITE_DRIVER = NODE_MAJOR >= 22 ? 'better-sqlite3-napi' : 'better-
 export const Database = createRequire(import.meta.url)(SQLITE_DRIVER) as typeof BetterSqlite3;
 export type Database = BetterSqlite3.Database;
 export type Statement = BetterSqlite3.Statement;
+
+/** Statements prepared once, by name. */
+export type Statements<Name extends string> = { readonly [Key in Name]: Statement };
+
+/** Prepares each statement of `sql` on this connection: one object in place of a field per statement. */
+export function prepareAll<const T extends Record<string, string>>(sqlite: Database, sql: T): Statements<Extract<keyof T, string>> {
+  return Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, sqlite.prepare(text)])) as Statements<Extract<keyof T, string>>;
+}

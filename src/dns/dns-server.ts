@@ -8,7 +8,7 @@ import { createServer, isIP, type Server, type Socket } from 'node:net';
 import type { Answer, DecodedPacket } from 'dns-packet';
 import type { AddressAcl } from './acl.js';
 import { decodeQuery, OPCODE, opcodeOf, type RcodeName, response, transferMessages } from './messages.js';
-import { RPZ_TTL, SOA_MNAME, serialAfter } from '../export/zone-params.js';
+import { RPZ_TTL, SOA_MNAME, serialAfter } from '../lib/rpz-zone.js';
 import { soaRecord, type ZoneReader } from './zone-reader.js';
 
 export interface DnsObserver {

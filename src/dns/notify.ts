@@ -5,13 +5,9 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { decode } from 'dns-packet';
+import type { NotifyTarget } from '../config/dns.js';
 import { notifyMessage } from './messages.js';
 import { soaRecord, type ZoneSettings } from './zone-reader.js';
-
-export interface NotifyTarget {
-  readonly host: string;
-  readonly port: number;
-}
 
 export interface NotifyObserver {
   /** answered: the secondary acknowledged; unanswered: every retransmission went unanswered. */

@@ -6,7 +6,7 @@
 import type { Answer } from 'dns-packet';
 import { Database } from '../db/sqlite.js';
 import { IndexView, type ZoneName, type ZoneStep } from '../export/index-view.js';
-import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../export/zone-params.js';
+import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../lib/rpz-zone.js';
 import { withSmallPageCache } from '../export/page-cache.js';
 
 export interface ZoneSettings {

@@ -4,7 +4,7 @@
 import { renderAdguard } from './adguard.js';
 import type { ThreatSnapshot } from './current-threats.js';
 import { renderDomains } from './domains.js';
-import { type ExportFormat, type HostFormat, isHostFormat } from './export-formats.js';
+import { type ExportFormat, type HostFormat, isHostFormat } from '../config/export-formats.js';
 import type { HostListContext } from './host-header.js';
 import type { IndexView } from './index-view.js';
 import { allowedHostsOf, describeLeftOut, HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';

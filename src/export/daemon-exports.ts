@@ -14,7 +14,7 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { errorMessage } from '../lib/errors.js';
 import { buildExport, buildHostExportFromIndex, selectSnapshotHosts } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
-import { type ExportFormat, type HostFormat, isHostFormat } from './export-formats.js';
+import { type ExportFormat, type HostFormat, isHostFormat } from '../config/export-formats.js';
 import type { HostSelection } from './host-selection.js';
 import type { ExportIndex } from './export-index.js';
 import { nextRpzSerial, type ZoneTimers } from './rpz.js';

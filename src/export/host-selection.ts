@@ -5,7 +5,7 @@ import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { blockableHost, type HostRefusal } from './blockable-host.js';
 import { hostBlockOf } from './host-block.js';
 import { type HostList, HostSet } from './host-set.js';
-import { MAX_HOST } from './zone-params.js';
+import { MAX_HOST } from '../lib/rpz-zone.js';
 
 /** Why a URL/PAGE threat gave no host entry: a path-level block, or the host's refusal (blockable-host.ts). */
 export type HostsLeftOut = {

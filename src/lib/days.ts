@@ -4,6 +4,14 @@ export type Clock = () => Date;
 
 export const systemClock: Clock = () => new Date();
 
+/** The clock a fixed start asks for (THREAT_MIRROR_NOW): time starts there, and it still moves. */
+export function clockStartingAt(fixedNow: Date | undefined): Clock {
+  if (fixedNow === undefined) return systemClock;
+  const startMs = fixedNow.getTime();
+  const origin = performance.now();
+  return () => new Date(startMs + (performance.now() - origin));
+}
+
 const DAY_MS = 86_400_000;
 const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 

@@ -4,9 +4,18 @@ import { redact } from './redact.js';
 
 export interface MirrorLogger {
   readonly logger: Logger;
-  /** Writes what is buffered; call before the process exits. */
+  /** Writes what is buffered, at once; for a process about to exit now (a second signal). */
   flush(): void;
+  /**
+   * Waits until every line logged so far is written, in order; for the end of a command. A
+   * synchronous flush while an earlier write is still in flight writes the later lines first
+   * (seen: "stopped" before the error that stopped the daemon).
+   */
+  drain(): Promise<void>;
 }
+
+/** How long drain() waits for stdout before it writes what is left at once. */
+const DRAIN_TIMEOUT_MS = 2_000;
 
 export interface LoggerOptions {
   /**
@@ -37,14 +46,25 @@ export function createLogger(level: LevelWithSilent, options: LoggerOptions = {}
     },
     destination,
   );
-  return {
-    logger,
-    flush: () => {
-      try {
-        destination.flushSync();
-      } catch {
-        // nothing buffered or stdout already closed
-      }
-    },
+  const flush = (): void => {
+    try {
+      destination.flushSync();
+    } catch {
+      // nothing buffered or stdout already closed
+    }
   };
+  const drain = async (): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const drained = new Promise<void>((resolve) => {
+      try {
+        destination.flush(() => resolve());
+      } catch {
+        resolve(); // stdout already closed
+      }
+    });
+    await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_TIMEOUT_MS)))]);
+    clearTimeout(timer);
+    flush();
+  };
+  return { logger, flush, drain };
 }

@@ -5,7 +5,7 @@
 // neighbour is itself the most overdue day left, so a request is never spent on a day while one
 // walked longer ago waits. Costs are estimated from the records the ledger saw at the last walk.
 import { PAGE_SIZE } from '../api/threat-client.js';
-import type { LedgerDay } from '../db/reconcile-ledger.js';
+import type { LedgerDay } from '../db/read/ledger-reads.js';
 import { addDays } from '../lib/days.js';
 import { TARGET_RECORDS_PER_WINDOW } from './window-planner.js';
 
@@ -29,7 +29,7 @@ export function requestsFor(records: number): number {
 }
 
 /**
- * `due`: longest-unwalked first (as ReconcileLedger.dueDays returns them).
+ * `due`: longest-unwalked first (as LedgerReads.dueDays returns them).
  * Some 60 lines on purpose: one greedy pass whose helper shares the pass's `taken` set and cursor;
  * split apart, the pieces would hand that state back and forth.
  */

@@ -8,10 +8,10 @@
 // days stay due and the next run walks them again from the first page.
 import type { OrganizationConfig } from '../config.js';
 import type { Logger } from 'pino';
-import type { PlanWindow } from '../db/mirror-store.js';
-import type { DueRule, LedgerDay } from '../db/reconcile-ledger.js';
+import type { DueRule, LedgerDay } from '../db/read/ledger-reads.js';
+import type { PlanWindow } from '../db/read/plan-reads.js';
 import { errorMessage } from '../lib/errors.js';
-import { planReconciliation } from './reconcile-planner.js';
+import { planReconciliation, type ReconcileWindow } from './reconcile-planner.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
 import { emptyTotals, finishRunSummary, type Outcome, outcomeOf, type RunSummary, type SyncDeps } from './run-contract.js';
 import { walkWindows } from './walk-windows.js';
@@ -28,17 +28,17 @@ export async function reconcileOrganization(
   incremental: RunSummary,
   signal: AbortSignal,
 ): Promise<RunSummary | undefined> {
-  const { store, settings } = deps;
+  const { writer, reads, settings } = deps;
   const name = organization.name;
   const log = deps.logger.child({ organization: name, phase: 'reconcile' });
   const rule = dueRule(incremental, settings.reconcileDays);
-  const due = store.reconcile.dueDays(name, rule);
+  const due = reads.ledger.dueDays(name, rule);
   if (settings.reconcileMaxRequests === 0) {
     reportOverdue(deps, name, due);
     return undefined;
   }
   // A reconciliation a killed process left half-walked is started over, never resumed.
-  store.deleteOpenPlans(name, 'reconcile');
+  await writer.call('deletePlans', { organization: name, mode: 'reconcile' });
   const { windows, tooLarge } = planReconciliation(due, settings.reconcileMaxRequests);
   for (const day of tooLarge) {
     log.warn(
@@ -47,19 +47,31 @@ export async function reconcileOrganization(
     );
   }
   if (windows.length === 0) return finish(deps, name, due, undefined);
+  const summary = await runReconciliation(deps, { organization, log, windows, dueDays: due.length }, signal);
+  return finish(deps, name, reads.ledger.dueDays(name, rule), summary);
+}
 
+/** The reconciliation's run: its plan (every window recorded before the walk), its walk within the allowance, its outcome. */
+async function runReconciliation(
+  deps: SyncDeps,
+  { organization, log, windows, dueDays }: { organization: OrganizationConfig; log: Logger; windows: readonly ReconcileWindow[]; dueDays: number },
+  signal: AbortSignal,
+): Promise<RunSummary> {
+  const { writer, settings } = deps;
+  const name = organization.name;
   const started = deps.clock();
   const rangeStart = windows[0]?.start as string;
   const rangeEnd = windows.reduce((last, window) => (window.end > last ? window.end : last), rangeStart);
-  const plan = store.createPlan(name, 'reconcile', rangeStart, rangeEnd, started.toISOString());
-  for (const window of windows) store.addWindow(plan.id, window.start, window.end);
-  const runId = store.startRun(name, 'reconcile', rangeStart, rangeEnd, started.toISOString());
-  log.info({ runId, windows: windows.length, dueDays: due.length, estimatedRequests: windows.reduce((sum, window) => sum + window.estimatedRequests, 0) }, 'reconciliation started');
+  const plan = await writer.call('createPlan', { organization: name, mode: 'reconcile', rangeStart, rangeEnd, createdAt: started.toISOString() });
+  await writer.call('addWindows', { windows: windows.map((window) => ({ planId: plan.id, windowStart: window.start, windowEnd: window.end })) });
+  const runId = await writer.call('startRun', { organization: name, stream: 'threats', mode: 'reconcile', rangeStart, rangeEnd, startedAt: started.toISOString() });
+  log.info({ runId, windows: windows.length, dueDays, estimatedRequests: windows.reduce((sum, window) => sum + window.estimatedRequests, 0) }, 'reconciliation started');
   const allowance = new RequestAllowance(settings.reconcileMaxRequests);
   const walkDeps: SyncDeps = { ...deps, api: { ...deps.api, budgets: allowance.budgets(deps.api.budgets) } };
   const totals = emptyTotals();
+  const observed = new ObservedSizes(deps, log, name);
   const onWindowStopped = (window: PlanWindow, records: number, error: unknown): void => {
-    if (error instanceof RequestAllowanceSpent) recordObservedSize(deps, log, name, window, records);
+    if (error instanceof RequestAllowanceSpent) observed.record(window, records);
   };
   const outcome = await outcomeOf(() => walkWindows({ deps: walkDeps, organization, runId, totals, log, onWindowStopped }, plan, signal), signal, {
     interrupted: 'stopped by a signal; the days not walked to the end stay due',
@@ -70,36 +82,49 @@ export async function reconcileOrganization(
       return { status: 'succeeded', error: undefined };
     },
   });
-  if (outcome.status !== 'interrupted') store.deletePlan(plan.id);
-  const summary = finishRunSummary(deps, log, {
-    organization: name,
-    stream: 'threats',
-    mode: 'reconcile',
-    runId,
-    ...outcome,
-    rangeStart,
-    rangeEnd,
-    started,
-    totals,
-    message: `reconciliation of organization "${name}"`,
-  });
-  return finish(deps, name, store.reconcile.dueDays(name, rule), summary);
+  await observed.recorded();
+  if (outcome.status !== 'interrupted') await writer.call('deletePlans', { planIds: [plan.id] });
+  return finishRunSummary(deps, log, { organization: name, stream: 'threats', mode: 'reconcile', runId, ...outcome, rangeStart, rangeEnd, started, totals, message: `reconciliation of organization "${name}"` });
 }
 
 /**
  * A window the budget cut short holds more than its days' ledger counts promised (a late arrival):
  * planned from those counts again, it would take the whole budget every run and never finish. Its
  * days are estimated at what the walk saw (and one more: a next page was due), so the planner cuts
- * them into windows that fit.
+ * them into windows that fit. A size not recorded only leaves the next run to plan the same window
+ * again: logged, not fatal.
  */
-function recordObservedSize(deps: SyncDeps, log: Logger, organization: string, window: PlanWindow, records: number): void {
-  const days = `${window.windowStart}..${window.windowEnd}`;
-  const { before, after } = deps.store.reconcile.recordObservedSize(organization, window.windowStart, window.windowEnd, records + 1);
-  if (after === before) return;
-  log.warn(
-    { days, atLeast: records + 1, atLastWalk: before, maxRequests: deps.settings.reconcileMaxRequests },
-    `days ${days} hold at least ${records + 1} threats now (${before} at their last walk), more than THREAT_MIRROR_RECONCILE_MAX_REQUESTS let this run re-walk in one window; the next runs walk them in smaller windows`,
-  );
+class ObservedSizes {
+  readonly #deps: SyncDeps;
+  readonly #log: Logger;
+  readonly #organization: string;
+  readonly #pending: Array<Promise<void>> = [];
+
+  constructor(deps: SyncDeps, log: Logger, organization: string) {
+    this.#deps = deps;
+    this.#log = log;
+    this.#organization = organization;
+  }
+
+  record(window: PlanWindow, records: number): void {
+    this.#pending.push(this.#record(window, records).catch((caught: unknown) => this.#log.warn({ error: errorMessage(caught) }, 'could not record what the cut walk saw')));
+  }
+
+  /** Resolves once every size is recorded (or logged as not). */
+  async recorded(): Promise<void> {
+    await Promise.all(this.#pending);
+  }
+
+  async #record(window: PlanWindow, records: number): Promise<void> {
+    const days = `${window.windowStart}..${window.windowEnd}`;
+    const atLeast = records + 1;
+    const { before, after } = await this.#deps.writer.call('recordObservedSize', { organization: this.#organization, from: window.windowStart, to: window.windowEnd, atLeast });
+    if (after === before) return;
+    this.#log.warn(
+      { days, atLeast, atLastWalk: before, maxRequests: this.#deps.settings.reconcileMaxRequests },
+      `days ${days} hold at least ${atLeast} threats now (${before} at their last walk), more than THREAT_MIRROR_RECONCILE_MAX_REQUESTS let this run re-walk in one window; the next runs walk them in smaller windows`,
+    );
+  }
 }
 
 /** Due: walked before the incremental run, and longer ago than THREAT_MIRROR_RECONCILE_DAYS. */
@@ -112,9 +137,9 @@ function dueRule(incremental: RunSummary, reconcileDays: number): DueRule {
 }
 
 /** Records a completed cycle when nothing is due any more, and reports what is. */
-function finish(deps: SyncDeps, organization: string, stillDue: readonly LedgerDay[], summary: RunSummary | undefined): RunSummary | undefined {
+async function finish(deps: SyncDeps, organization: string, stillDue: readonly LedgerDay[], summary: RunSummary | undefined): Promise<RunSummary | undefined> {
   if (stillDue.length === 0 && (summary === undefined || summary.status === 'succeeded')) {
-    deps.store.reconcile.recordCycleCompleted(organization, deps.clock().toISOString());
+    await deps.writer.call('recordReconcileCycle', { organization, at: deps.clock().toISOString() });
   }
   reportOverdue(deps, organization, stillDue);
   return summary;

@@ -12,7 +12,7 @@
 // A threat not listed in its window may have moved to another day: a request for its content over
 // all days finds it then (it is written, never removed). Only a threat found nowhere is removed.
 import { fetchThreatPage, PAGE_SIZE, type ThreatPage } from '../api/threat-client.js';
-import type { RemovalCandidate } from '../db/mirror-store.js';
+import type { RemovalCandidate } from '../db/writer/window-end.js';
 import type { Threat } from '../records.js';
 import type { RunContext } from './run-contract.js';
 import type { PageBounds } from './window-seen.js';

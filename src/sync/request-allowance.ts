@@ -1,6 +1,6 @@
 // A count of requests a part of a run may send, enforced where every attempt starts: at the key's
 // request budget. Retries count too, so the service sees no more than the allowance.
-import { type RequestBudget, RequestBudgets } from '../api/request-budget.js';
+import type { KeyBudget, KeyBudgets } from '../api/request-budget.js';
 
 /** The allowance is spent: the walk stops before sending another request. */
 export class RequestAllowanceSpent extends Error {
@@ -27,8 +27,8 @@ export class RequestAllowance {
    * key's own budget is still the one acquired: its concurrency, spacing and 429 pauses are shared
    * with everything else this key does.
    */
-  budgets(shared: RequestBudgets): RequestBudgets {
-    return new AllowanceBudgets(shared, this);
+  budgets(shared: KeyBudgets): KeyBudgets {
+    return { forKey: (apiKey) => this.#limited(shared.forKey(apiKey)) };
   }
 
   /** Counts one request, or throws when none is left. */
@@ -36,40 +36,22 @@ export class RequestAllowance {
     if (this.#used >= this.#total) throw new RequestAllowanceSpent(this.#total);
     this.#used += 1;
   }
-}
 
-class AllowanceBudgets extends RequestBudgets {
-  readonly #shared: RequestBudgets;
-  readonly #allowance: RequestAllowance;
-
-  constructor(shared: RequestBudgets, allowance: RequestAllowance) {
-    super({ concurrency: 1 }); // unused: every key's budget comes from `shared`
-    this.#shared = shared;
-    this.#allowance = allowance;
-  }
-
-  override forKey(apiKey: string): RequestBudget {
-    const budget = this.#shared.forKey(apiKey);
-    const allowance = this.#allowance;
-    // A Proxy rather than a subclass: the budget must be the key's shared instance. Its methods
-    // run on the instance itself, as its private fields require.
-    return new Proxy(budget, {
-      get(target, property) {
-        if (property === 'acquire') {
-          return async (signal?: AbortSignal) => {
-            const release = await target.acquire(signal);
-            try {
-              allowance.take();
-            } catch (error) {
-              release();
-              throw error;
-            }
-            return release;
-          };
+  #limited(budget: KeyBudget): KeyBudget {
+    return {
+      acquire: async (signal) => {
+        const release = await budget.acquire(signal);
+        try {
+          this.take();
+        } catch (error) {
+          release();
+          throw error;
         }
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        return release;
       },
-    });
+      pause: (ms) => budget.pause(ms),
+      onRateLimited: () => budget.onRateLimited(),
+      onSuccess: () => budget.onSuccess(),
+    };
   }
 }

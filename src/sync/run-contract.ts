@@ -5,8 +5,10 @@ import type { Logger } from 'pino';
 import { ProtocolError } from '../api/errors.js';
 import type { ApiClientOptions } from '../api/service-call.js';
 import type { OrganizationConfig } from '../config.js';
-import type { MirrorStore, PageCounts, SyncMode } from '../db/mirror-store.js';
-import type { RunStatus } from '../db/schema.js';
+import type { MirrorReads } from '../db/read/mirror-reads.js';
+import type { RunStatus, SyncMode } from '../db/schema.js';
+import type { PageCounts } from '../db/writer/page-writer.js';
+import type { WriterClient } from '../db/writer/writer-client.js';
 import type { Clock } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import { redact } from '../lib/redact.js';
@@ -55,7 +57,10 @@ export interface SyncObserver {
 }
 
 export interface SyncDeps {
-  readonly store: MirrorStore;
+  /** Every write goes to the writer thread through this. */
+  readonly writer: WriterClient;
+  /** What the sync reads of the mirror, on the main thread's read-only connection. */
+  readonly reads: MirrorReads;
   readonly api: ApiClientOptions;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -184,16 +189,25 @@ export interface FinishedRun extends Pick<RunSummary, 'organization' | 'stream' 
 
 /**
  * The end of a run of either stream: records the outcome, builds the summary, logs it (one line
- * per organization run, at info, or error for a failure) and tells the observer.
+ * per organization run, at info, or error for a failure) and tells the observer. A run whose end
+ * cannot be recorded (the writer thread is gone) ends failed, with why: its row stays `running`,
+ * and the next writer to start marks it interrupted.
  */
-export function finishRunSummary(deps: SyncDeps, log: Logger, run: FinishedRun): RunSummary {
+export async function finishRunSummary(deps: SyncDeps, log: Logger, run: FinishedRun): Promise<RunSummary> {
   const finished = deps.clock();
   // The error is stored, logged and printed: it passes the redaction point once, here.
-  const error = run.error === undefined ? undefined : redact(run.error);
-  deps.store.finishRun(run.runId, run.status, error ?? null, finished.toISOString());
-  const { started, totals, message, quiet, error: _unredacted, ...identity } = run;
+  let error = run.error === undefined ? undefined : redact(run.error);
+  let status = run.status;
+  try {
+    await deps.writer.call('finishRun', { runId: run.runId, status, error: error ?? null, finishedAt: finished.toISOString() });
+  } catch (caught) {
+    status = 'failed';
+    error = redact(`${error === undefined ? '' : `${error}; `}the run's end could not be recorded: ${errorMessage(caught)}`);
+  }
+  const { started, totals, message, quiet, error: _unredacted, status: _recorded, ...identity } = run;
   const summary: RunSummary = {
     ...identity,
+    status,
     pages: totals.pages,
     inserted: totals.inserted,
     updated: totals.updated,

@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import { PermanentApiError } from '../api/errors.js';
 import { fetchReportPage, type ReportPageRequest } from '../api/report-client.js';
 import type { OrganizationConfig } from '../config.js';
-import type { ReportCoverage, ReportWalk } from '../db/report-writer.js';
+import type { ReportState, ReportWalk } from '../db/read/report-state.js';
+import type { ReportCoverage } from '../db/writer/protocol.js';
 import { addDays, dayOf } from '../lib/days.js';
 import {
   addPage,
@@ -26,27 +27,41 @@ import {
 const DISABLED_FOR_MS = 24 * 3_600_000;
 
 export async function syncReports(deps: SyncDeps, organization: OrganizationConfig, request: SyncRequest, signal: AbortSignal): Promise<RunSummary> {
-  const { store, clock, settings } = deps;
+  const { writer, reads, clock, settings } = deps;
   const log = deps.logger.child({ organization: organization.name, stream: 'reports' });
   const started = clock();
   const today = dayOf(started);
-  const writer = store.reportWriter;
-  const state = writer.state(organization.name);
+  const state = reads.reports.state(organization.name);
   const mode = request.mode === 'backfill' ? 'backfill' : 'incremental';
   const range = request.mode === 'backfill' ? { start: request.from, end: request.to } : { start: addDays(today, -(settings.reportsRecentDays - 1)), end: today };
-  const runId = store.startRun(organization.name, mode, range.start, range.end, started.toISOString(), 'reports');
+  const runId = await writer.call('startRun', {
+    organization: organization.name,
+    stream: 'reports',
+    mode,
+    rangeStart: range.start,
+    rangeEnd: range.end,
+    startedAt: started.toISOString(),
+  });
   const totals = emptyTotals();
   const disabled = state?.disabledUntil && state.disabledUntil > started.toISOString();
+  let notServed = false;
   const outcome: Outcome = disabled
     ? { status: 'skipped', error: state.disabledReason ?? 'reports are not served by this deployment' }
     : await outcomeOf(
         async () => {
           await walkReports({ deps, organization, runId, totals, log }, walkToResume(deps, organization.name, request, state, today), signal);
-          writer.linkThreats(organization.name);
+          await writer.call('linkReportThreats', { organization: organization.name });
         },
         signal,
-        { classify: (caught) => (caught instanceof PermanentApiError && caught.status === 404 ? skipForADay(deps, organization.name, log) : undefined) },
+        {
+          classify: (caught) => {
+            if (!(caught instanceof PermanentApiError && caught.status === 404)) return undefined;
+            notServed = true;
+            return NOT_SERVED;
+          },
+        },
       );
+  if (notServed) await skipForADay(deps, organization.name, log);
   return finishRunSummary(deps, log, {
     organization: organization.name,
     stream: 'reports',
@@ -62,13 +77,17 @@ export async function syncReports(deps: SyncDeps, organization: OrganizationConf
   });
 }
 
+const NOT_SERVED: Outcome = {
+  status: 'skipped',
+  error: 'GET /organization/reports answered 404: this deployment does not serve reports; threats still sync, reports are tried again in 24 hours',
+};
+
 /** A deployment that answers 404 serves no reports: the stream is left alone for a day. */
-function skipForADay(deps: SyncDeps, organization: string, log: Logger): Outcome {
-  const error = 'GET /organization/reports answered 404: this deployment does not serve reports; threats still sync, reports are tried again in 24 hours';
+async function skipForADay(deps: SyncDeps, organization: string, log: Logger): Promise<void> {
   const now = deps.clock();
-  deps.store.reportWriter.saveState(organization, null, { reason: error, until: new Date(now.getTime() + DISABLED_FOR_MS).toISOString() }, now.toISOString());
-  log.warn(`reports of organization "${organization}" skipped: ${error}`);
-  return { status: 'skipped', error };
+  const reason = NOT_SERVED.error as string;
+  await deps.writer.call('disableReports', { organization, reason, until: new Date(now.getTime() + DISABLED_FOR_MS).toISOString(), now: now.toISOString() });
+  log.warn(`reports of organization "${organization}" skipped: ${reason}`);
 }
 
 /** A walk of the reports list: its range and resume point, and its number (reports record the last walk that listed them). */
@@ -81,7 +100,7 @@ function walkToResume(
   deps: SyncDeps,
   organization: string,
   request: SyncRequest,
-  state: ReturnType<SyncDeps['store']['reportWriter']['state']>,
+  state: ReportState | undefined,
   today: string,
 ): NumberedWalk {
   const backfill = request.mode === 'backfill' ? request : undefined;
@@ -93,7 +112,7 @@ function walkToResume(
     return { mode, rangeStart, rangeEnd, nextCursor: state.nextCursor, number: last };
   }
   // A first run reads THREAT_MIRROR_INITIAL_DAYS of history, not everything the service holds.
-  if (!backfill && deps.store.hasNoReports(organization)) {
+  if (!backfill && deps.reads.contents.hasNoReports(organization)) {
     return { mode, rangeStart: addDays(today, -(deps.settings.initialDays - 1)), rangeEnd: today, nextCursor: null, number: last + 1 };
   }
   return { mode, rangeStart, rangeEnd, nextCursor: null, number: last + 1 };
@@ -101,7 +120,7 @@ function walkToResume(
 
 async function walkReports(context: RunContext, walk: NumberedWalk, signal: AbortSignal): Promise<void> {
   const { deps, organization, runId, totals, log } = context;
-  const { store, clock, settings } = deps;
+  const { writer, clock, settings } = deps;
   const recentFrom = new Date(clock().getTime() - settings.reportsRecentDays * 86_400_000).toISOString();
   const dated = walk.rangeStart !== null && walk.rangeEnd !== null;
   const request = (cursor: string | null): ReportPageRequest => ({
@@ -111,8 +130,8 @@ async function walkReports(context: RunContext, walk: NumberedWalk, signal: Abor
   const cursors = new CursorGuard((next) => `organization "${organization.name}": the service returned the reports cursor "${next}" again; stopped to avoid a loop`);
   let cursor = walk.nextCursor;
   const order = new NewestFirst();
-  const finish = (coverage: ReportCoverage | undefined): void => {
-    const removed = store.reportWriter.finishWalk({ organization: organization.name, runId, walkNumber: walk.number, coverage, stamp: store.strictlyLaterStamp(clock().toISOString()) });
+  const finish = async (coverage: ReportCoverage | undefined): Promise<void> => {
+    const removed = await writer.call('finishReportWalk', { organization: organization.name, runId, walkNumber: walk.number, coverage, now: clock().toISOString() });
     totals.removed += removed;
     if (removed > 0) log.info({ removed }, `${removed} reports no longer listed by the service (missed by two walks) marked removed_at`);
   };
@@ -124,7 +143,7 @@ async function walkReports(context: RunContext, walk: NumberedWalk, signal: Abor
     // unchanged, everything after it is too. A dated walk (backfill, first run) reads its range whole.
     const settledAfter = (unchanged: ReadonlySet<string>): boolean =>
       !dated && page.reports.some((report) => report.createdAt !== null && report.createdAt < recentFrom && unchanged.has(report.id));
-    const result = store.reportWriter.write({
+    const result = await writer.call('reportPage', {
       organization: organization.name,
       runId,
       reports: page.reports,
@@ -132,7 +151,7 @@ async function walkReports(context: RunContext, walk: NumberedWalk, signal: Abor
       walk: page.nextCursor === null ? null : { mode: walk.mode, rangeStart: walk.rangeStart, rangeEnd: walk.rangeEnd, nextCursor: page.nextCursor },
       walkNumber: walk.number,
       retries: page.retries,
-      stamp: store.strictlyLaterStamp(clock().toISOString()),
+      now: clock().toISOString(),
     });
     addPage(totals, result, { retries: page.retries, records: page.reports.length + page.rejected.length });
     log.debug({ cursor, reports: page.reports.length, inserted: result.inserted, updated: result.updated, nextCursor: page.nextCursor }, 'reports page committed');

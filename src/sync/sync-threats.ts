@@ -1,25 +1,32 @@
 // One organization's threats run: choose the range, resume or make its plan, walk its windows
 // (walk-windows.ts), record the outcome.
 import type { OrganizationConfig } from '../config.js';
-import type { Plan, PlanWindow } from '../db/mirror-store.js';
+import type { Plan, PlanWindow } from '../db/read/plan-reads.js';
 import { addDays, dayOf, minDay } from '../lib/days.js';
 import { emptyTotals, finishRunSummary, outcomeOf, type RunSummary, type SyncDeps, type SyncRequest } from './run-contract.js';
 import { walkWindows } from './walk-windows.js';
 
 export async function syncThreats(deps: SyncDeps, organization: OrganizationConfig, request: SyncRequest, signal: AbortSignal): Promise<RunSummary> {
-  const { store, clock, logger } = deps;
+  const { writer, reads, clock, logger } = deps;
   const started = clock();
   const log = logger.child({ organization: organization.name });
-  const plan = openPlan(deps, organization.name, request, dayOf(started));
-  const runId = store.startRun(organization.name, plan.mode, plan.rangeStart, plan.rangeEnd, started.toISOString());
+  const plan = await openPlan(deps, organization.name, request, dayOf(started));
+  const runId = await writer.call('startRun', {
+    organization: organization.name,
+    stream: 'threats',
+    mode: plan.mode,
+    rangeStart: plan.rangeStart,
+    rangeEnd: plan.rangeEnd,
+    startedAt: started.toISOString(),
+  });
   const totals = emptyTotals();
   const outcome = await outcomeOf(async () => {
     const verify = request.mode === 'verify' ? request : undefined;
     const onPage = verify?.onPage;
     const onWalkStart = verify ? (window: PlanWindow): void => verify.onWalkStart(window.windowStart, window.windowEnd) : undefined;
     await walkWindows({ deps, organization, runId, totals, log, onPage, onWalkStart }, plan, signal);
-    finishPlan(deps, plan);
-    if (totals.records === 0 && store.hasNoThreats(organization.name)) {
+    await finishPlan(deps, plan);
+    if (totals.records === 0 && reads.contents.hasNoThreats(organization.name)) {
       log.warn(
         { rangeStart: plan.rangeStart, rangeEnd: plan.rangeEnd },
         'the service returned no threats for this organization; if that is unexpected, check that its API key belongs to it',
@@ -41,21 +48,21 @@ export async function syncThreats(deps: SyncDeps, organization: OrganizationConf
 }
 
 /** Resumes the unfinished plan a killed run left, or makes a new one. */
-function openPlan(deps: SyncDeps, organization: string, request: SyncRequest, today: string): Plan {
-  const { store, settings } = deps;
-  const now = deps.clock().toISOString();
+async function openPlan(deps: SyncDeps, organization: string, request: SyncRequest, today: string): Promise<Plan> {
+  const { writer, reads, settings } = deps;
+  const createdAt = deps.clock().toISOString();
   if (request.mode === 'verify') {
     // A verify must see every page itself: a half-done one from a killed process is started over.
-    store.deleteOpenPlans(organization, 'verify');
-    return store.createPlan(organization, 'verify', request.from, request.to, now);
+    await writer.call('deletePlans', { organization, mode: 'verify' });
+    return writer.call('createPlan', { organization, mode: 'verify', rangeStart: request.from, rangeEnd: request.to, createdAt });
   }
-  if (request.mode === 'backfill') return openBackfillPlan(deps, organization, request.from, request.to, now);
-  const open = store.findOpenPlan(organization, 'incremental');
-  if (open) return open.rangeEnd >= today ? open : store.extendPlan(open, today);
-  const completeThrough = store.completeThrough(organization);
+  if (request.mode === 'backfill') return openBackfillPlan(deps, { organization, from: request.from, to: request.to, createdAt });
+  const [open] = reads.plans.openPlans(organization, 'incremental');
+  if (open) return open.rangeEnd >= today ? open : writer.call('extendPlan', { plan: open, rangeEnd: today });
+  const completeThrough = reads.plans.completeThrough(organization);
   const rescanFrom = addDays(today, -settings.lookbackDays);
   const from = completeThrough === null ? addDays(today, -(settings.initialDays - 1)) : minDay(addDays(completeThrough, 1), rescanFrom);
-  return store.createPlan(organization, 'incremental', from, today, now);
+  return writer.call('createPlan', { organization, mode: 'incremental', rangeStart: from, rangeEnd: today, createdAt });
 }
 
 /**
@@ -64,32 +71,35 @@ function openPlan(deps: SyncDeps, organization: string, request: SyncRequest, to
  * backfill inside the requested range is dropped, so none is left behind that no rerun resumes.
  * What they committed stays.
  */
-function openBackfillPlan(deps: SyncDeps, organization: string, from: string, to: string, now: string): Plan {
-  const { store } = deps;
-  const open = store.openPlans(organization, 'backfill');
+async function openBackfillPlan(deps: SyncDeps, request: { organization: string; from: string; to: string; createdAt: string }): Promise<Plan> {
+  const { writer, reads } = deps;
+  const { organization, from, to, createdAt } = request;
+  const open = reads.plans.openPlans(organization, 'backfill');
   const resumable = open.find((plan) => plan.rangeStart === from && plan.rangeEnd <= to);
-  for (const plan of open) if (plan !== resumable && plan.rangeStart >= from && plan.rangeEnd <= to) store.deletePlan(plan.id);
-  if (!resumable) return store.createPlan(organization, 'backfill', from, to, now);
-  return resumable.rangeEnd === to ? resumable : store.extendPlan(resumable, to);
+  const dropped = open.filter((plan) => plan !== resumable && plan.rangeStart >= from && plan.rangeEnd <= to);
+  if (dropped.length > 0) await writer.call('deletePlans', { planIds: dropped.map((plan) => plan.id) });
+  if (!resumable) return writer.call('createPlan', { organization, mode: 'backfill', rangeStart: from, rangeEnd: to, createdAt });
+  return resumable.rangeEnd === to ? resumable : writer.call('extendPlan', { plan: resumable, rangeEnd: to });
 }
 
 /**
- * Every window walked: the plan is done, and the checkpoint moves over the days it covered whose
+ * Every window walked: the plan is done, and complete_through moves over the days it covered whose
  * windows were walked after the day ended (by when the walk began, not the clock now: a window
  * walked at 23:59 may miss what was blocked at 23:59:30, however late the run ends).
  */
-function finishPlan(deps: SyncDeps, plan: Plan): void {
-  const { store } = deps;
+async function finishPlan(deps: SyncDeps, plan: Plan): Promise<void> {
+  const { writer, reads } = deps;
   const now = deps.clock().toISOString();
   if (plan.mode === 'verify') {
-    store.finishPlan(plan.id, null, now);
+    await writer.call('finishPlan', { planId: plan.id, completeThrough: null, now });
     return;
   }
-  const closedEnd = closedThrough(plan, store.planWindows(plan.id));
-  const completeThrough = store.completeThrough(plan.organization);
-  const reachesCheckpoint =
+  const closedEnd = closedThrough(plan, reads.plans.planWindows(plan.id));
+  const completeThrough = reads.plans.completeThrough(plan.organization);
+  const reachesCompleteThrough =
     plan.mode === 'incremental' || (completeThrough === null ? plan.rangeEnd >= addDays(dayOf(new Date(now)), -1) : plan.rangeStart <= addDays(completeThrough, 1));
-  store.finishPlan(plan.id, reachesCheckpoint && closedEnd !== null ? { organization: plan.organization, day: closedEnd } : null, now);
+  const advance = reachesCompleteThrough && closedEnd !== null ? { organization: plan.organization, day: closedEnd } : null;
+  await writer.call('finishPlan', { planId: plan.id, completeThrough: advance, now });
 }
 
 /** The last day of the plan's range up to which every day's window was walked after that day ended; null when not even the first. */

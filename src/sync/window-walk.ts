@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { PermanentApiError, ProtocolError } from '../api/errors.js';
 import { fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
 import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
-import type { PlanWindow, RemovalCandidate } from '../db/mirror-store.js';
+import type { PlanWindow } from '../db/read/plan-reads.js';
+import type { RemovalCandidate } from '../db/writer/window-end.js';
 import { dayOf } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Threat } from '../records.js';
@@ -202,7 +203,7 @@ export class WindowWalk {
     const complete = settled.complete && settled.failure === undefined;
     const window = { planId: this.#window.planId, windowStart: this.#window.windowStart, windowEnd: this.#window.windowEnd };
     const conclusion = { organization: organization.name, runId, window, removedIds: settled.removedIds, found: settled.found, complete };
-    const counts = await deps.store.concludeWindow({ ...conclusion, windowPages: this.#pages, now: deps.clock().toISOString() });
+    const counts = await deps.writer.concludeWindow({ ...conclusion, windowPages: this.#pages, now: deps.clock().toISOString() });
     addConclusion(totals, counts);
     log.info(
       { window: this.#range, candidates: candidates.length, removed: counts.removed, stillListed: settled.found.length, unsettled: settled.unsettled, complete },
@@ -263,7 +264,7 @@ export class WindowWalk {
     const rejectedReasons = page.rejected.map((record) => record.reason);
     const last = nextPage === null;
     const { rejectedNotKept } = page;
-    const committed = deps.store.commitPage({
+    const committed = deps.writer.writePage({
       organization: organization.name,
       runId,
       window: this.#window,

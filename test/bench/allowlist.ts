@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readAllowlist } from '../../src/allowlist/allowlist-file.js';
 import { AllowMatcher } from '../../src/allowlist/allow-matcher.js';
-import { ThreatLookup } from '../../src/commands/lookup.js';
+import { ThreatLookup } from '../../src/lookup/threat-lookup.js';
 import { Database } from '../../src/db/sqlite.js';
 import { ExportIndex } from '../../src/export/export-index.js';
 import { benchThreat, writeBenchMirror } from './export-mirror.js';
@@ -98,8 +98,8 @@ if (sqlite3 !== '') {
   const withTable = join(dir, 'view.db');
   spawnSync(sqlite3, [dbPath, `VACUUM INTO '${withTable}'`]);
   const writable = new Database(withTable);
-  const { AllowlistRows } = await import('../../src/db/allowlist-rows.js');
-  writable.transaction(() => new AllowlistRows(writable).mirror({ ...listA, appliedAt: new Date().toISOString() }, new Date().toISOString()))();
+  const [{ AllowlistRows }, { MirrorSettings }] = await Promise.all([import('../../src/db/sql/allowlist-rows.js'), import('../../src/db/sql/settings.js')]);
+  writable.transaction(() => new AllowlistRows(writable, new MirrorSettings(writable)).mirror({ ...listA, appliedAt: new Date().toISOString() }, new Date().toISOString()))();
   writable.close();
   console.log('\n| sqlite3 shell | seconds | rows |\n|---|---:|---:|');
   for (const view of ['current_threats', 'enforced_threats']) {

@@ -6,7 +6,7 @@
 // The mix: 40% URLs that block a whole host, each its own host (the worst case for the host lists:
 // ~400,000 names at 1M), a tenth of those IDN homographs; 30% path-level URLs on 50 shared hosts;
 // 15% addresses; 15% e-mails. A third of the threats belong to 'globex', the rest to 'acme'.
-import { openDatabase } from '../../src/db/open-database.js';
+import { openWritableMirrorSync } from '../support/writable-mirror.js';
 import type { Database } from '../../src/db/sqlite.js';
 import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 
@@ -46,7 +46,7 @@ export function insertThreats(sqlite: Database, from: number, to: number, { seqB
 
 /** A fresh mirror of `count` threats at `path`. */
 export function writeBenchMirror(path: string, count: number): void {
-  const opened = openDatabase(path);
+  const opened = openWritableMirrorSync(path);
   try {
     insertThreats(opened.sqlite, 0, count);
   } finally {
@@ -60,7 +60,7 @@ export function writeBenchMirror(path: string, count: number): void {
  * `added` hosts enter the host lists and `removed` leave them.
  */
 export function changeBenchMirror(path: string, { added, removed, firstNewIndex, salt }: { added: number; removed: number; firstNewIndex: number; salt: string }): void {
-  const opened = openDatabase(path);
+  const opened = openWritableMirrorSync(path);
   const { sqlite } = opened;
   try {
     const top = sqlite.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;

@@ -11,7 +11,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { EXPORT_FORMATS } from '../../src/export/export-formats.js';
+import { EXPORT_FORMATS } from '../../src/config/export-formats.js';
 import { writeBenchMirror } from './export-mirror.js';
 import { measure } from './measure.js';
 import { bindPath, measureTransfers } from './zone-transfer.js';

@@ -8,7 +8,7 @@
 //   by the same function; the organization link), so the difference left is the client itself:
 //   validation, checkpoints, ledger, logging, and what the mirror does about latency.
 import { Database } from '../../src/db/sqlite.js';
-import { openDatabase } from '../../src/db/open-database.js';
+import { openWritableMirror } from '../support/writable-mirror.js';
 import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 
 const [url, key, dbPath, from, to, kind = 'bare'] = process.argv.slice(2) as [string, string, string, string, string, string?];
@@ -18,7 +18,7 @@ type Threat = { id: number; content: string; type: string; blockedAt: string };
 type Page = { threats: Threat[]; next_page: string | null };
 
 const started = performance.now();
-const writePage = kind === 'bare' ? bareWriter(dbPath) : mirrorWriter(dbPath);
+const writePage = kind === 'bare' ? bareWriter(dbPath) : await mirrorWriter(dbPath);
 
 let requests = 0;
 let records = 0;
@@ -54,8 +54,8 @@ function bareWriter(path: string): { write(page: Page): void; close(): void } {
   return { write, close: () => db.close() };
 }
 
-function mirrorWriter(path: string): { write(page: Page): void; close(): void } {
-  const { sqlite, close } = openDatabase(path);
+async function mirrorWriter(path: string): Promise<{ write(page: Page): void; close(): void }> {
+  const { sqlite, close } = await openWritableMirror(path);
   let changeSeq = 0;
   const upsert = sqlite.prepare(
     `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain,

@@ -5,11 +5,12 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { openDatabase } from '../../src/db/open-database.js';
-import { PageWriter } from '../../src/db/page-writer.js';
+import { PageWriter } from '../../src/db/writer/page-writer.js';
+import { deriveLookupFields } from '../../src/url/lookup-fields.js';
+import { openWritableMirror, type WritableMirror } from '../support/writable-mirror.js';
 import { generateThreats, type StandinThreat } from '../../src/standin/index.js';
 import type { LookupFields } from '../../src/url/lookup-fields.js';
-import { ThreatLookup } from '../../src/commands/lookup.js';
+import { ThreatLookup } from '../../src/lookup/threat-lookup.js';
 import { loadWhileBackfilling, type LoadResult } from './lookup-under-load.js';
 
 const COUNT = Number(process.env.BENCH_THREATS ?? 1_000_000);
@@ -29,7 +30,7 @@ function writeAll(sqlite: Database.Database, writer: PageWriter, threats: readon
       rejected: [],
       nextPage: String(offset / 100 + 2),
       retries: 0,
-      stamp: new Date(1_700_000_000_000 + offset).toISOString(),
+      now: new Date(1_700_000_000_000 + offset).toISOString(),
       windowSeenIds: null,
       windowDigests: null,
       windowPages: offset / 100 + 1,
@@ -77,7 +78,7 @@ try {
   // BENCH_LOOKUPS_ONLY=1: write only the complete file, for the lookup figures (a third of the time).
   const variants = process.env.BENCH_LOOKUPS_ONLY === '1' ? allVariants.slice(-1) : allVariants;
   const rates: Array<{ name: string; rate: number }> = [];
-  let full: ReturnType<typeof openDatabase> | undefined;
+  let full: WritableMirror | undefined;
   // BENCH_DB_CACHE=FILE (with BENCH_LOOKUPS_ONLY=1): the complete file is kept there after a first
   // run and copied from it by later ones, so that runs of the load (before/after a change, one
   // after another on a shared machine) skip the write, two thirds of a run's time.
@@ -88,13 +89,13 @@ try {
       process.stderr.write(`copying the complete file from ${cache} (BENCH_DB_CACHE)…\n`);
       copyFileSync(cache, join(dir, `variant-${index}.db`));
       rates.push({ name: `${variant.name} (not measured: the file came from BENCH_DB_CACHE)`, rate: NaN });
-      full = openDatabase(join(dir, `variant-${index}.db`));
+      full = await openWritableMirror(join(dir, `variant-${index}.db`));
       continue;
     }
     process.stderr.write(`writing ${variant.name}…\n`);
-    const opened = openDatabase(join(dir, `variant-${index}.db`));
+    const opened = await openWritableMirror(join(dir, `variant-${index}.db`));
     if (variant.drop) opened.sqlite.exec(variant.drop);
-    rates.push({ name: variant.name, rate: writeAll(opened.sqlite, new PageWriter(opened.sqlite, variant.derive), threats) });
+    rates.push({ name: variant.name, rate: writeAll(opened.sqlite, new PageWriter(opened.sqlite, { derive: variant.derive ?? deriveLookupFields }), threats) });
     if (index === variants.length - 1) full = opened;
     else opened.close();
   }

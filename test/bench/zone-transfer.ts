@@ -7,12 +7,14 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AddressAcl, DEFAULT_DNS_ALLOW, parseCidr } from '../../src/dns/acl.js';
+import { parseCidr } from '../../src/config/dns.js';
+import { DNS_ALLOW } from '../../src/config/variables.js';
+import { AddressAcl } from '../../src/dns/acl.js';
 import { startDnsServer } from '../../src/dns/dns-server.js';
 import { Notifier } from '../../src/dns/notify.js';
 import { ZoneReader } from '../../src/dns/zone-reader.js';
 import { runExportJob } from '../../src/daemon/export-jobs.js';
-import { zoneTimersFor } from '../../src/export/zone-params.js';
+import { zoneTimersFor } from '../../src/lib/rpz-zone.js';
 import { changeBenchMirror } from './export-mirror.js';
 
 const ZONE = 'rpz.threat-mirror';
@@ -42,7 +44,7 @@ export async function measureTransfers(dbPath: string, dir: string, threats: num
   const server = await startDnsServer({
     host: '127.0.0.1',
     port: 0,
-    acl: new AddressAcl(DEFAULT_DNS_ALLOW.map((cidr) => parseCidr(cidr)).filter((cidr) => cidr !== undefined)),
+    acl: new AddressAcl(DNS_ALLOW.default.split(',').map((cidr) => parseCidr(cidr)).filter((cidr) => cidr !== undefined)),
     zone,
     observer: { answered: () => undefined, malformed: () => undefined, transferred: (kind, records, ms) => transfers.push({ kind, records, ms }), error: (error) => console.error(error) },
   });

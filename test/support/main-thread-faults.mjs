@@ -3,7 +3,9 @@
 //   MAIN_THREAD_FAULT=block    the main thread busy-waits MAIN_THREAD_BLOCK_MS (a stuck event loop),
 //                              writing "main thread blocked <ms>" and "… unblocked <ms>" (Date.now())
 //                              to stderr around it;
-//   MAIN_THREAD_FAULT=end-workers   every worker thread is ended (the HTTP server's among them).
+//   MAIN_THREAD_FAULT=end-workers   every worker thread but the first is ended (the HTTP server's
+//                              among them; the first is the writer thread, started before any other);
+//   MAIN_THREAD_FAULT=end-writer    the first worker thread is ended: the writer's.
 import { isMainThread } from 'node:worker_threads';
 
 if (isMainThread) {
@@ -11,7 +13,11 @@ if (isMainThread) {
   process.on('worker', (worker) => workers.push(worker));
   process.on('SIGUSR2', () => {
     if (process.env.MAIN_THREAD_FAULT === 'end-workers') {
-      for (const worker of workers) void worker.terminate();
+      for (const worker of workers.slice(1)) void worker.terminate();
+      return;
+    }
+    if (process.env.MAIN_THREAD_FAULT === 'end-writer') {
+      void workers[0]?.terminate();
       return;
     }
     const until = Date.now() + Number(process.env.MAIN_THREAD_BLOCK_MS ?? 4000);

@@ -4,7 +4,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { migrationsFolder } from '../../src/db/open-database.js';
+import { migrationsFolder } from '../../src/db/writer/writer-connection.js';
 import { Database } from '../../src/db/sqlite.js';
 import { tempDir } from './temp.js';
 

@@ -1,8 +1,8 @@
-// When the page-writer thread commits (src/db/commit-queue.ts): pages wait for others up to the
+// When the writer thread commits (src/db/writer/commit-queue.ts): pages wait for others up to the
 // interval, except a window's last page, a full batch, and pages that already waited for a commit.
 import { describe, expect, it } from 'vitest';
-import { CommitQueue, MAX_PAGES_PER_COMMIT, type QueuedPage } from '../../src/db/commit-queue.js';
-import type { PageInput } from '../../src/db/page-writer.js';
+import { CommitQueue, MAX_PAGES_PER_COMMIT, type QueuedPage } from '../../src/db/writer/commit-queue.js';
+import type { PageInput } from '../../src/db/writer/page-writer.js';
 
 const HOUR = 3_600_000;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { drawsProgressLine, TerminalLine } from '../../src/commands/terminal-line.js';
-import { formatDuration, planProgress } from '../../src/commands/progress.js';
-import type { PlanRunRow, PlanWindowsRow } from '../../src/db/status-reads.js';
+import { drawsProgressLine, TerminalLine } from '../../src/progress/terminal-line.js';
+import { formatDuration, planProgress } from '../../src/progress/plan-progress.js';
+import type { PlanRunRow, PlanWindowsRow } from '../../src/db/read/status-reads.js';
 
 const START = '2026-03-01T12:00:00.000Z';
 const plan = { mode: 'backfill', rangeStart: '2026-01-01', rangeEnd: '2026-01-30' };

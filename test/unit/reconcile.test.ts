@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RequestBudgets } from '../../src/api/request-budget.js';
 import { loadConfig } from '../../src/config.js';
-import type { LedgerDay } from '../../src/db/reconcile-ledger.js';
+import type { LedgerDay } from '../../src/db/read/ledger-reads.js';
 import { addDays } from '../../src/lib/days.js';
 import { ConfigError } from '../../src/lib/errors.js';
 import { planReconciliation } from '../../src/sync/reconcile-planner.js';

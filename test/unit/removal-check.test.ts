@@ -2,7 +2,7 @@
 // read, which page is read across a boundary, what that page proves, and how far a plan's days are
 // closed by when their windows were walked.
 import { describe, expect, it } from 'vitest';
-import type { PlanWindow } from '../../src/db/mirror-store.js';
+import type { PlanWindow } from '../../src/db/read/plan-reads.js';
 import type { Threat } from '../../src/records.js';
 import { pageAcross, place, placeInAnswer, verdictAcross } from '../../src/sync/removal-check.js';
 import { closedThrough } from '../../src/sync/sync-threats.js';

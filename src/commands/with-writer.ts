@@ -1,0 +1,76 @@
+// The process as the database's one writer: what `--once`, `--backfill`, the daemon and `verify` share.
+import type { Logger } from 'pino';
+import { EXIT_FAILED, type Io } from './io.js';
+import type { Config, OrganizationConfig } from '../config.js';
+import { WriterLockError } from '../db/writer-lock.js';
+import { type Clock, clockStartingAt } from '../lib/days.js';
+import { errorMessage } from '../lib/errors.js';
+import { createLogger } from '../lib/logger.js';
+import { UnwritablePathError } from '../lib/writable-path.js';
+import type { MirrorMetrics } from '../daemon/metrics.js';
+import { openWriterSession, type WriterSession } from '../session/writer-session.js';
+import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
+import { installSignalHandlers } from '../cli/signals.js';
+import type { TerminalLine } from '../progress/terminal-line.js';
+
+/** Names configured with the same key, in groups of two or more. */
+function organizationsSharingAKey(organizations: readonly OrganizationConfig[]): string[][] {
+  const byKey = new Map<string, string[]>();
+  for (const organization of organizations) byKey.set(organization.apiKey.reveal(), [...(byKey.get(organization.apiKey.reveal()) ?? []), organization.name]);
+  return [...byKey.values()].filter((names) => names.length > 1);
+}
+
+/** The configured organizations, or only the one --org names. */
+export type Organizations = (only: string | undefined) => readonly OrganizationConfig[];
+
+export type WriterWork = (mirror: WriterSession, organizations: Organizations, signal: AbortSignal, context: { logger: Logger; clock: Clock }) => Promise<number>;
+
+export interface WriterOptions {
+  /** The daemon's: the sync and the API client report to it. */
+  readonly metrics?: MirrorMetrics | undefined;
+  /** The progress line on the terminal, erased before each log line so they never share a line. */
+  readonly line?: TerminalLine | undefined;
+}
+
+/**
+ * Runs `work` as the database's one writer: logger, signal handling, the writer `start` began
+ * (lock and thread), the session; closes them in reverse order whatever happens. Exit 1 when
+ * another process holds the database or the file cannot be opened.
+ */
+export async function withWriter(config: Config, io: Io, start: StartedWriter | FailedWriterStart, work: WriterWork, { metrics, line }: WriterOptions = {}): Promise<number> {
+  const { logger, flush, drain } = createLogger(config.logLevel, { beforeWrite: line && (() => line.clear()) });
+  if (config.insecureHttp) {
+    logger.warn({ apiUrl: config.apiUrl }, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP=1: the API key travels unencrypted over plain HTTP to a host that is not loopback');
+  }
+  for (const names of organizationsSharingAKey(config.organizations)) {
+    logger.warn(
+      { organizations: names },
+      `organizations ${names.join(', ')} use the same API key: the service answers each the same, so each holds every threat the key can see, and --org, per-organization exports and lookups do not tell them apart (README: "Organization keys and user keys")`,
+    );
+  }
+  const clock = clockStartingAt(config.fixedNow);
+  const shutdown = new AbortController();
+  const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
+  let mirror: WriterSession;
+  try {
+    if ('error' in start) throw start.error;
+    mirror = await openWriterSession(start, { config, logger, clock, apiObserver: metrics, syncObserver: metrics });
+  } catch (error) {
+    removeSignalHandlers();
+    const message = error instanceof WriterLockError || error instanceof UnwritablePathError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;
+    logger.error(message);
+    await drain();
+    io.stderr(`threat-mirror: ${message}\n`);
+    return EXIT_FAILED;
+  }
+  const organizations: Organizations = (only) =>
+    only === undefined ? config.organizations : config.organizations.filter((organization) => organization.name === only);
+  try {
+    return await work(mirror, organizations, shutdown.signal, { logger, clock });
+  } finally {
+    await mirror.close();
+    removeSignalHandlers();
+    logger.info('stopped');
+    await drain();
+  }
+}

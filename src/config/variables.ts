@@ -1,0 +1,125 @@
+// Every variable the program reads, its default and what it means: `--help` prints this table, so
+// it is the documentation too, and the defaults loadConfig applies are the ones written here.
+import { validate as isCronExpression } from 'node-cron';
+import { ConfigError } from '../lib/errors.js';
+import { EXPORT_FORMATS } from './export-formats.js';
+import { choice, decimal, onOff, optionalNumber, type Setting, text, value, type Variable, wholeNumber } from './read.js';
+
+/**
+ * 4 MiB, forty times a page of 100 long URLs. The CLI caps its heap (its shebang), and each
+ * response in flight is held about three times over while it is read and parsed: with four in
+ * flight, pages of 6 MB ran out of heap and aborted the process, pages of 4 MB did not (measured).
+ * A larger page fails its request with a message instead.
+ */
+const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const CHECKPOINT_MODES = ['auto', 'external'] as const;
+
+export const API_URL: Variable = { name: 'THREAT_MIRROR_API_URL', default: '(required)', meaning: 'Base URL of the service, e.g. https://api.example.com' };
+export const ALLOW_INSECURE_HTTP = onOff('THREAT_MIRROR_ALLOW_INSECURE_HTTP', false, 'Set to 1 to allow an http:// THREAT_MIRROR_API_URL to a host that is not loopback (the key then travels unencrypted)');
+export const DB = text('THREAT_MIRROR_DB', './data/threat-mirror.db', 'SQLite file to keep in sync (parent folder is created)');
+export const API_KEY: Variable = { name: 'THREAT_MIRROR_API_KEY', default: '', meaning: 'API key of the single organization (or THREAT_MIRROR_API_KEY_FILE: a file holding it)' };
+export const ORG = text('THREAT_MIRROR_ORG', 'default', 'Name stored for the single organization');
+export const ORGS: Variable = { name: 'THREAT_MIRROR_ORGS', default: '', meaning: 'Several organizations, e.g. acme,globex; keys in THREAT_MIRROR_API_KEY_ACME, …_GLOBEX (or …_FILE)' };
+export const INITIAL_DAYS = wholeNumber('THREAT_MIRROR_INITIAL_DAYS', 30, [1, 36_500], "Days an organization's first run fetches (ending today)");
+export const LOOKBACK_DAYS = wholeNumber('THREAT_MIRROR_LOOKBACK_DAYS', 2, [0, 3_650], 'Closed days every incremental run re-scans, besides today (late arrivals, removals)');
+export const CONCURRENCY = wholeNumber('THREAT_MIRROR_CONCURRENCY', 4, [1, 64], 'Requests in flight at once per API key');
+export const MAX_RPS = optionalNumber('THREAT_MIRROR_MAX_RPS', '(none)', [0.01, 10_000], 'Optional cap on requests per second per API key', false);
+export const REQUEST_TIMEOUT_MS = wholeNumber('THREAT_MIRROR_REQUEST_TIMEOUT_MS', 30_000, [1, 3_600_000], 'Timeout of one HTTP request');
+export const MAX_RETRIES = wholeNumber('THREAT_MIRROR_MAX_RETRIES', 6, [0, 100], 'Retries of one request on network errors, timeouts, 408, 429 and 5xx');
+export const RETRY_MIN_MS = wholeNumber('THREAT_MIRROR_RETRY_MIN_MS', 500, [1, 3_600_000], 'First backoff delay (doubles each retry, with jitter)');
+export const RETRY_MAX_MS = wholeNumber('THREAT_MIRROR_RETRY_MAX_MS', 30_000, [1, 3_600_000], 'Longest backoff delay');
+export const RETRY_AFTER_MAX_MS = wholeNumber('THREAT_MIRROR_RETRY_AFTER_MAX_MS', 300_000, [1, 86_400_000], "Longest Retry-After (429/503) waited for; a service asking for longer fails that organization's run with a message, and the next run tries again");
+export const MAX_RESPONSE_BYTES = wholeNumber('THREAT_MIRROR_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, [1024, 1024 * 1024 * 1024], 'A larger response body is treated as a failed (retryable) request; see the README before raising it');
+export const SCHEDULE: Setting<string> = {
+  name: 'THREAT_MIRROR_SCHEDULE',
+  default: '*/10 * * * *',
+  meaning: 'Cron expression (UTC) of the daemon',
+  read(env) {
+    const schedule = value(env, this.name) ?? this.default;
+    if (!isCronExpression(schedule)) throw new ConfigError(`${this.name}: "${schedule}" is not a valid cron expression`);
+    return schedule;
+  },
+};
+export const JITTER_SECONDS = wholeNumber('THREAT_MIRROR_JITTER_SECONDS', 0, [0, 86_400], 'Random delay before each scheduled run, so a fleet does not hit the service at once');
+export const HTTP_PORT = optionalNumber('THREAT_MIRROR_HTTP_PORT', '(off)', [0, 65_535], 'Serve /healthz, /readyz, /metrics and /v1/lookup on this port', true);
+export const HTTP_HOST = text('THREAT_MIRROR_HTTP_HOST', '127.0.0.1', 'Address the HTTP endpoints bind to');
+export const HTTP_TOKEN: Variable = {
+  name: 'THREAT_MIRROR_HTTP_TOKEN',
+  default: '(none)',
+  meaning: '/v1/* then requires "Authorization: Bearer TOKEN" (16+ characters; or THREAT_MIRROR_HTTP_TOKEN_FILE: a file holding it); probes and /metrics stay open',
+};
+export const REPORTS = onOff('THREAT_MIRROR_REPORTS', false, 'Set to 1 to also mirror GET /organization/reports and their proposals');
+export const REPORTS_RECENT_DAYS = wholeNumber('THREAT_MIRROR_REPORTS_RECENT_DAYS', 30, [1, 3_650], 'Days of reports every incremental run re-reads (their statuses change after filing)');
+export const RECONCILE_DAYS = wholeNumber('THREAT_MIRROR_RECONCILE_DAYS', 7, [0, 3_650], 'Every mirrored day is re-walked (removals, changes) at least once in this many days; 0: every run');
+export const RECONCILE_MAX_REQUESTS = wholeNumber('THREAT_MIRROR_RECONCILE_MAX_REQUESTS', 20, [0, 1_000_000], 'Requests a run may spend per organization re-walking due days, after its incremental range; 0 turns it off');
+export const EXPORTS: Variable = {
+  name: 'THREAT_MIRROR_EXPORTS',
+  default: '(none)',
+  meaning: `Export files the daemon rewrites (atomically) after each run that changed them, format=path pairs, e.g. rpz=/data/threats.rpz,hosts=/data/hosts.txt; formats: ${EXPORT_FORMATS.join(', ')}`,
+};
+export const CHECKPOINTS = choice('THREAT_MIRROR_CHECKPOINTS', CHECKPOINT_MODES, 'auto', 'auto: the writer folds the WAL into the file; external: leave it to a replicator such as Litestream (docs/readers-and-replicas.md)');
+export const WAL_STARVED_SECONDS = wholeNumber('THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, [1, 31_536_000], '/readyz reports a reason once readers have kept WAL checkpoints from completing this long');
+export const SNAPSHOT: Variable = { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' };
+export const DNS_PORT = optionalNumber('THREAT_MIRROR_DNS_PORT', '(off)', [0, 65_535], 'Serve the response policy zone as a DNS primary on this port, UDP and TCP (SOA, AXFR, IXFR): resolvers become its secondaries (docs/dns.md)', true);
+export const DNS_HOST = text('THREAT_MIRROR_DNS_HOST', '127.0.0.1', 'Address the DNS primary binds to, and sends NOTIFY from');
+export const RPZ_ZONE = text('THREAT_MIRROR_RPZ_ZONE', 'rpz.threat-mirror', 'Name of the zone the DNS primary serves (up to 63 characters)');
+/** Loopback only by default: a resolver on another machine is let in by naming its network. */
+export const DNS_ALLOW: Variable = { name: 'THREAT_MIRROR_DNS_ALLOW', default: '127.0.0.0/8,::1/128', meaning: 'CIDRs that may query and transfer the zone; others are REFUSED' };
+export const DNS_NOTIFY: Variable = {
+  name: 'THREAT_MIRROR_DNS_NOTIFY',
+  default: '(none)',
+  meaning: 'host:port of secondaries sent NOTIFY after each run that changed the zone, e.g. 10.0.0.53:53,[fd00::53]:53',
+};
+export const ALLOWLIST: Variable = {
+  name: 'THREAT_MIRROR_ALLOWLIST',
+  default: '(none)',
+  meaning:
+    'A file of local exceptions, one a line (URL, host, address, e-mail or exact content; "# reason" after it): lookup, exports and the zone treat what it allows as not blocked; the daemon re-reads it within 5 s of a change (docs/lookup.md)',
+};
+export const PROGRESS_SECONDS = decimal('THREAT_MIRROR_PROGRESS_SECONDS', 30, [0.1, 86_400], 'Seconds between "progress" log records of a run when stderr is no terminal (or NO_COLOR / TERM=dumb)');
+export const NOW: Variable = { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' };
+export const LOG_LEVEL = choice('LOG_LEVEL', LOG_LEVELS, 'info', 'fatal, error, warn, info, debug, trace or silent');
+
+/** In the order `--help` lists them. */
+export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
+  API_URL,
+  ALLOW_INSECURE_HTTP,
+  DB,
+  API_KEY,
+  ORG,
+  ORGS,
+  INITIAL_DAYS,
+  LOOKBACK_DAYS,
+  CONCURRENCY,
+  MAX_RPS,
+  REQUEST_TIMEOUT_MS,
+  MAX_RETRIES,
+  RETRY_MIN_MS,
+  RETRY_MAX_MS,
+  RETRY_AFTER_MAX_MS,
+  MAX_RESPONSE_BYTES,
+  SCHEDULE,
+  JITTER_SECONDS,
+  HTTP_PORT,
+  HTTP_HOST,
+  HTTP_TOKEN,
+  REPORTS,
+  REPORTS_RECENT_DAYS,
+  RECONCILE_DAYS,
+  RECONCILE_MAX_REQUESTS,
+  EXPORTS,
+  CHECKPOINTS,
+  WAL_STARVED_SECONDS,
+  SNAPSHOT,
+  DNS_PORT,
+  DNS_HOST,
+  RPZ_ZONE,
+  DNS_ALLOW,
+  DNS_NOTIFY,
+  ALLOWLIST,
+  PROGRESS_SECONDS,
+  NOW,
+  LOG_LEVEL,
+];

@@ -1,0 +1,83 @@
+// The per-day ledger as the sync and `verify` read it (table sync_windows, written by
+// sql/day-ledger.ts): which days were walked to their end, when and by which run, and the
+// organization's threats of each day after that walk; and the digests of the rows now.
+import { addDays } from '../../lib/days.js';
+import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
+import { type Database, prepareAll, type Statements } from '../sqlite.js';
+
+/**
+ * The organization's current (not removed) threats of a span of days: (organization, first day,
+ * the day after the last). CROSS JOIN keeps SQLite from driving this from the organization's
+ * links: that reads every link of the organization at each window's end (quadratic over a
+ * backfill; measured).
+ */
+export const WINDOW_THREATS_SQL = `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt
+         FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
+        WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL`;
+
+/** Every threat of a span of days, whoever it belongs to: the blocked_at index alone answers (it holds the id). */
+export const THREAT_IDS_BETWEEN_SQL = 'SELECT id FROM threats WHERE blocked_at >= ? AND blocked_at < ?';
+
+/** (organization, threat id): whether the organization's link to the threat is current (not removed). */
+export const CURRENT_LINK_SQL = 'SELECT 1 FROM organization_threats WHERE organization = ? AND threat_id = ? AND removed_at IS NULL';
+
+/** A mirrored day as the ledger last recorded it. */
+export interface LedgerDay {
+  readonly day: string;
+  /** When its window was last walked to the end. */
+  readonly completedAt: string;
+  /**
+   * The organization's threats of that day after that walk (null in rows of older versions), or
+   * more: what a reconciliation cut short by its budget saw since (sync_windows.estimated_records).
+   */
+  readonly records: number | null;
+}
+
+/** What the ledger recorded of a day for `verify`: null fields in rows of older versions. */
+export interface RecordedDay {
+  readonly records: number | null;
+  readonly contentHash: string | null;
+}
+
+/** Which ledger rows count as due: the same rule as sync_status's overdue_days column. */
+export interface DueRule {
+  /** Days last walked by this run or a later one are never due (the run being reconciled after). */
+  readonly runId: number;
+  /** Due when last walked before this ISO time; null: every day not walked by `runId` or later. */
+  readonly walkedBefore: string | null;
+}
+
+const LEDGER_SQL = {
+  windowThreats: WINDOW_THREATS_SQL,
+  recordedDays: 'SELECT day, records, content_hash AS contentHash FROM sync_windows WHERE organization = ? AND day BETWEEN ? AND ?',
+  // The primary key (organization, day) serves this: a few thousand rows per organization.
+  dueDays: `SELECT day, completed_at AS completedAt, coalesce(estimated_records, records) AS records FROM sync_windows
+        WHERE organization = ? AND run_id < ? AND (? IS NULL OR completed_at < ?)
+        ORDER BY completed_at, day`,
+};
+
+export class LedgerReads {
+  readonly #sql: Statements<keyof typeof LEDGER_SQL>;
+
+  constructor(sqlite: Database) {
+    this.#sql = prepareAll(sqlite, LEDGER_SQL);
+  }
+
+  /** The ledger's days between two days: records and content hash recorded when each was walked. */
+  recordedDays(organization: string, from: string, to: string): Map<string, RecordedDay> {
+    const rows = this.#sql.recordedDays.all(organization, from, to) as Array<RecordedDay & { day: string }>;
+    return new Map(rows.map((row) => [row.day, { records: row.records, contentHash: row.contentHash }]));
+  }
+
+  /** Per day, the digest of the organization's current threats (not removed) between two days. */
+  currentDigests(organization: string, from: string, to: string): Map<string, DayDigest> {
+    const digests = new Map<string, DayDigest>();
+    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<DigestedThreat>) addToDayDigests(digests, threat);
+    return digests;
+  }
+
+  /** The organization's days due for a re-walk, the longest-unwalked first. */
+  dueDays(organization: string, rule: DueRule): LedgerDay[] {
+    return this.#sql.dueDays.all(organization, rule.runId, rule.walkedBefore, rule.walkedBefore) as LedgerDay[];
+  }
+}

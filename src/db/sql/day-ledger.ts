@@ -1,0 +1,71 @@
+// Every write of the table sync_windows, the per-day ledger (named so for history: the date windows
+// of a plan are sync_cursors): one row per organization and day walked to its end, when and by
+// which run, and the organization's threats of that day after the walk (docs/schema.md).
+import type { DayDigest } from '../content-hash.js';
+import { digestHex, emptyDigest } from '../content-hash.js';
+import { addDays, daysBetween } from '../../lib/days.js';
+import type { Database, Statement } from '../sqlite.js';
+
+/** A window walked to its end: each of its days enters the ledger. */
+export interface CompletedWindow {
+  readonly organization: string;
+  readonly runId: number;
+  readonly windowStart: string;
+  readonly windowEnd: string;
+  readonly windowPages: number;
+  readonly completedAt: string;
+}
+
+/** The walk's count replaces an estimate. */
+const RECORD_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash)
+       VALUES (:organization, :day, :completedAt, :runId, :windowStart, :windowEnd, :pages, :records, :contentHash)
+       ON CONFLICT (organization, day) DO UPDATE SET completed_at = excluded.completed_at, run_id = excluded.run_id,
+         window_start = excluded.window_start, window_end = excluded.window_end, pages = excluded.pages,
+         records = excluded.records, content_hash = excluded.content_hash, estimated_records = NULL`;
+
+export class DayLedgerRows {
+  readonly #recordDay: Statement;
+  readonly #estimates: Statement;
+  readonly #setEstimate: Statement;
+
+  constructor(sqlite: Database) {
+    this.#recordDay = sqlite.prepare(RECORD_DAY_SQL);
+    this.#estimates = sqlite.prepare(
+      'SELECT day, coalesce(estimated_records, records, 0) AS estimate FROM sync_windows WHERE organization = ? AND day BETWEEN ? AND ? ORDER BY day',
+    );
+    this.#setEstimate = sqlite.prepare('UPDATE sync_windows SET estimated_records = ? WHERE organization = ? AND day = ?');
+  }
+
+  /** Records every day of the window, each with its digest (a day without threats: the empty one). */
+  recordWindow(window: CompletedWindow, digests: ReadonlyMap<string, DayDigest>): void {
+    const days = daysBetween(window.windowStart, window.windowEnd);
+    for (let offset = 0; offset < days; offset += 1) {
+      const day = addDays(window.windowStart, offset);
+      const digest = digests.get(day) ?? emptyDigest();
+      const { organization, completedAt, runId, windowStart, windowEnd, windowPages: pages } = window;
+      this.#recordDay.run({ organization, day, completedAt, runId, windowStart, windowEnd, pages, records: digest.records, contentHash: digestHex(digest) });
+    }
+  }
+
+  /**
+   * A walk of these days was cut short by the run's request budget after seeing `atLeast` records:
+   * when the ledger's counts promise fewer, the difference is shared out over the days, so the
+   * planner sizes their next windows by what is there now and does not plan the same window
+   * again. Returns the records the days were estimated at before, and after.
+   */
+  recordObservedSize(size: ObservedSize): { before: number; after: number } {
+    const days = this.#estimates.all(size.organization, size.from, size.to) as Array<{ day: string; estimate: number }>;
+    const before = days.reduce((sum, day) => sum + day.estimate, 0);
+    if (days.length === 0 || size.atLeast <= before) return { before, after: before };
+    const share = Math.ceil((size.atLeast - before) / days.length);
+    for (const day of days) this.#setEstimate.run(day.estimate + share, size.organization, day.day);
+    return { before, after: before + share * days.length };
+  }
+}
+
+export interface ObservedSize {
+  readonly organization: string;
+  readonly from: string;
+  readonly to: string;
+  readonly atLeast: number;
+}

@@ -1,0 +1,88 @@
+// Every write of the tables sync_plans (unfinished work: the range a run set out to cover) and
+// sync_checkpoints (complete_through: the last day every earlier day is mirrored through); the
+// windows of a plan are sync_cursors (window-cursors.ts).
+import type { SyncMode } from '../schema.js';
+import type { Plan, PlanWindow } from '../read/plan-reads.js';
+import { PLAN_WINDOWS_SQL } from '../read/plan-reads.js';
+import { type Database, prepareAll, type Statements } from '../sqlite.js';
+import type { WindowCursors, WindowRef } from './window-cursors.js';
+
+export interface NewPlan {
+  readonly organization: string;
+  readonly mode: SyncMode;
+  readonly rangeStart: string;
+  readonly rangeEnd: string;
+  readonly createdAt: string;
+}
+
+/** Which unfinished plans to delete: by id, or every one of an organization's mode. */
+export type PlanSelection = { readonly planIds: readonly number[] } | { readonly organization: string; readonly mode: SyncMode };
+
+const CREATE_SQL = `INSERT INTO sync_plans (organization, mode, range_start, range_end, created_at) VALUES (?, ?, ?, ?, ?)
+                    RETURNING id, organization, mode, range_start AS rangeStart, range_end AS rangeEnd`;
+
+/** Moves complete_through to the day unless it is already there or later: it never goes back. */
+const ADVANCE_COMPLETE_THROUGH_SQL = `INSERT INTO sync_checkpoints (organization, complete_through, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (organization) DO UPDATE SET complete_through = excluded.complete_through, updated_at = excluded.updated_at
+       WHERE sync_checkpoints.complete_through IS NULL OR sync_checkpoints.complete_through < excluded.complete_through`;
+
+const PLAN_SQL = {
+  create: CREATE_SQL,
+  setRangeEnd: 'UPDATE sync_plans SET range_end = ? WHERE id = ?',
+  delete: 'DELETE FROM sync_plans WHERE id = ?',
+  idsOf: 'SELECT id FROM sync_plans WHERE organization = ? AND mode = ?',
+  windows: PLAN_WINDOWS_SQL,
+  advanceCompleteThrough: ADVANCE_COMPLETE_THROUGH_SQL,
+};
+
+export class PlanRows {
+  readonly #sql: Statements<keyof typeof PLAN_SQL>;
+  /** A plan's windows go with it. */
+  readonly #cursors: WindowCursors;
+
+  constructor(sqlite: Database, cursors: WindowCursors) {
+    this.#sql = prepareAll(sqlite, PLAN_SQL);
+    this.#cursors = cursors;
+  }
+
+  create(plan: NewPlan): Plan {
+    return this.#sql.create.get(plan.organization, plan.mode, plan.rangeStart, plan.rangeEnd, plan.createdAt) as Plan;
+  }
+
+  /**
+   * A day has begun since the plan was made: it now reaches `rangeEnd` too, and its windows whose
+   * walk began before their last day ended are walked again (a threat blocked late that day may
+   * be missing from them).
+   */
+  extend(plan: Plan, rangeEnd: string): Plan {
+    this.#sql.setRangeEnd.run(rangeEnd, plan.id);
+    for (const window of this.#sql.windows.all(plan.id) as PlanWindow[]) {
+      if (!walkedAfterDayEnded(window.windowEnd, window.startedAt)) this.#cursors.restart(window);
+    }
+    return { ...plan, rangeEnd };
+  }
+
+  /** Records windows before their first request, so a restart resumes them rather than re-planning. */
+  addWindows(windows: readonly WindowRef[]): void {
+    for (const window of windows) this.#cursors.add(window);
+  }
+
+  /** Deletes the plans and their windows; returns how many plans there were. */
+  delete(selection: PlanSelection): number {
+    const ids = 'planIds' in selection ? selection.planIds : (this.#sql.idsOf.all(selection.organization, selection.mode) as Array<{ id: number }>).map((plan) => plan.id);
+    for (const id of ids) {
+      this.#cursors.deleteOfPlan(id);
+      this.#sql.delete.run(id);
+    }
+    return ids.length;
+  }
+
+  advanceCompleteThrough(organization: string, day: string, now: string): void {
+    this.#sql.advanceCompleteThrough.run(organization, day, now);
+  }
+}
+
+/** True when a walk that began at `startedAt` began after `day` ended (UTC): it can have missed nothing blocked that day. */
+export function walkedAfterDayEnded(day: string, startedAt: string | null): boolean {
+  return startedAt !== null && startedAt.slice(0, 10) > day;
+}

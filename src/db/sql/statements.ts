@@ -1,0 +1,43 @@
+// The write statements of one connection, prepared once: every module of this folder, shared by the
+// writer's parts so that, for one, the change feed has a single counter.
+import type { Database } from '../sqlite.js';
+import { AllowlistRows } from './allowlist-rows.js';
+import { DayLedgerRows } from './day-ledger.js';
+import { PlanRows } from './plans.js';
+import { ReconcileState } from './reconcile-state.js';
+import { RejectedRecords } from './rejected-records.js';
+import { ReportRows } from './reports.js';
+import { MirrorSettings } from './settings.js';
+import { SyncRuns } from './sync-runs.js';
+import { ThreatRows } from './threat-rows.js';
+import { WindowCursors } from './window-cursors.js';
+
+export interface WriteStatements {
+  readonly threats: ThreatRows;
+  readonly cursors: WindowCursors;
+  readonly plans: PlanRows;
+  readonly runs: SyncRuns;
+  readonly rejected: RejectedRecords;
+  readonly ledger: DayLedgerRows;
+  readonly reconcile: ReconcileState;
+  readonly reports: ReportRows;
+  readonly settings: MirrorSettings;
+  readonly allowlist: AllowlistRows;
+}
+
+export function prepareWriteStatements(sqlite: Database): WriteStatements {
+  const cursors = new WindowCursors(sqlite);
+  const settings = new MirrorSettings(sqlite);
+  return {
+    threats: new ThreatRows(sqlite),
+    cursors,
+    plans: new PlanRows(sqlite, cursors),
+    runs: new SyncRuns(sqlite),
+    rejected: new RejectedRecords(sqlite),
+    ledger: new DayLedgerRows(sqlite),
+    reconcile: new ReconcileState(sqlite),
+    reports: new ReportRows(sqlite),
+    settings,
+    allowlist: new AllowlistRows(sqlite, settings),
+  };
+}

@@ -1,0 +1,43 @@
+// The writer thread: the only connection that changes the mirror. It opens (and migrates) the file,
+// then answers the main thread's calls (protocol.ts) on its own connection, so the main thread goes
+// on fetching and parsing while SQLite works, and never waits for a lock.
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { type Answer, MirrorWriter } from './mirror-writer.js';
+import { START_ID, type WriterRequest, type WriterResponse, type WriterThreadData } from './protocol.js';
+import { openWriterConnection } from './writer-connection.js';
+
+if (parentPort) serve(parentPort, workerData as WriterThreadData);
+
+function serve(port: MessagePort, data: WriterThreadData): void {
+  const post = (response: WriterResponse): void => port.postMessage(response);
+  const answer: Answer = (id, outcome) => {
+    if ('result' in outcome) return post({ id, result: outcome.result });
+    const code = (outcome.error as { code?: unknown }).code;
+    post({ id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } });
+  };
+  start(data, answer).then(
+    ({ writer, started }) => {
+      post({ id: START_ID, result: started });
+      // Calls sent while the thread started waited at the port, in order; they are taken from here on.
+      port.on('message', (request: WriterRequest) => {
+        writer.take(request);
+        if (request.kind === 'close') port.close();
+      });
+    },
+    (error: unknown) => {
+      post({ id: START_ID, error: { message: error instanceof Error ? error.message : String(error) } });
+      port.close();
+    },
+  );
+}
+
+async function start(data: WriterThreadData, answer: Answer): Promise<{ writer: MirrorWriter; started: Awaited<ReturnType<MirrorWriter['start']>> }> {
+  const sqlite = await openWriterConnection(data.dbPath, { autoCheckpoint: data.autoCheckpoint });
+  try {
+    const writer = new MirrorWriter(sqlite, { autoCheckpoint: data.autoCheckpoint, answer });
+    return { writer, started: await writer.start(data.now) };
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+}
