@@ -2,6 +2,7 @@
 // not count it as blocked; every export format leaves allowed threats out and counts them; the RPZ
 // lets allowed hosts through (rpz-passthru), judged by named-checkzone and by a real Unbound that
 // consults it before another feed's zone.
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { hasCommand, namedCheckzone } from './support/dns-tools.js';
 import { startAuthority, startPolicyResolver } from './support/policy-zones.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { afterThisTest } from './support/cleanup.js';
+import { withDb } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -213,6 +215,45 @@ describe('THREAT_MIRROR_ALLOWLIST in exports', () => {
     },
     60_000,
   );
+});
+
+describe('THREAT_MIRROR_ALLOWLIST for SQL readers', () => {
+  it('a writing command mirrors it into the table allowlist, enforced_threats leaves out what it allows, status shows it; run without it, the table is emptied', async () => {
+    const { service, dbPath, allowlist } = await mirrored();
+    const sql = (): { entries: unknown[]; enforced: number[]; current: number[] } =>
+      withDb(dbPath, (db) => ({
+        entries: db.prepare('SELECT line, value, kind, reason FROM allowlist ORDER BY line').all(),
+        enforced: db.prepare('SELECT DISTINCT id FROM enforced_threats ORDER BY id').pluck().all() as number[],
+        current: db.prepare('SELECT DISTINCT id FROM current_threats ORDER BY id').pluck().all() as number[],
+      }));
+    const everything = THREATS.map((one) => one.id).sort((a, b) => a - b);
+    expect(sql()).toEqual({ entries: [], enforced: everything, current: everything });
+
+    const once = await runCli(['--once'], { ...env(service, dbPath), THREAT_MIRROR_ALLOWLIST: allowlist });
+    expect(once.code, once.stderr).toBe(0);
+    expect(sql()).toEqual({
+      entries: [
+        { line: 2, value: 'customer-portal.com', kind: 'host', reason: "ticket 4411: the customer's own portal" },
+        { line: 3, value: 'https://shared-docs.com/forms/abc', kind: 'url', reason: "our supplier's order form" },
+        { line: 4, value: '0xabc0000000000000000000000000000000000001', kind: 'address', reason: 'treasury wallet' },
+        { line: 5, value: 'Billing@Vendor-Bank.com', kind: 'email', reason: 'vendor invoices' },
+      ],
+      // What every other consumer leaves out, and nothing the service sent is gone.
+      enforced: [OTHER_FORM.id, EVIL.id],
+      current: everything,
+    });
+    const status = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
+    // THREAT_MIRROR_NOW starts the clock, which then runs: applied at the writer's start, just after NOW.
+    expect(status.stdout).toMatch(new RegExp(`\\nallowlist: 4 entries from ${allowlist}, applied 2026-03-15T12:00:0\\d\\.\\d{3}Z\\n`));
+    const json = JSON.parse((await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath })).stdout) as { allowlist: unknown };
+    expect(json.allowlist).toEqual({ file: allowlist, entries: 4, version: createHash('sha256').update(ALLOWLIST).digest('hex'), appliedAt: expect.stringMatching(/^2026-03-15T12:00:0\d\.\d{3}Z$/) });
+
+    // A writer without the variable: SQL readers must not go on enforcing a list nothing else honours.
+    const without = await runCli(['--once'], env(service, dbPath));
+    expect(without.code, without.stderr).toBe(0);
+    expect(sql()).toEqual({ entries: [], enforced: everything, current: everything });
+    expect((await runCli(['status'], { THREAT_MIRROR_DB: dbPath })).stdout).toContain('\nallowlist: none (THREAT_MIRROR_ALLOWLIST unset for the last writer)\n');
+  }, 60_000);
 });
 
 /** A format's entries, comments left out: hosts (suricata decoded, metamask's blacklist), zone records, or threat ids. */
