@@ -72,6 +72,14 @@ function serviceData(): string {
   });
 }
 
+/** What SQL readers see: the mirror's table allowlist (values, by line) and the threats enforced_threats leaves out. */
+function sqlReaders(): { values: string[]; allowed: number[] } {
+  return withDb(join(dir, 'mirror.db'), (db) => ({
+    values: db.prepare('SELECT value FROM allowlist ORDER BY line').pluck().all() as string[],
+    allowed: db.prepare('SELECT DISTINCT id FROM current_threats EXCEPT SELECT DISTINCT id FROM enforced_threats ORDER BY id').pluck().all() as number[],
+  }));
+}
+
 /** Waits until everything that answers follows the list: lookups, the files, the zone, and Unbound through it. */
 async function followed(portalAllowed: boolean, formAllowed: boolean): Promise<number> {
   return until(
@@ -82,6 +90,8 @@ async function followed(portalAllowed: boolean, formAllowed: boolean): Promise<n
       readFileSync(files().hosts, 'utf8').includes('0.0.0.0 customer-portal.com\n') === !portalAllowed &&
       readFileSync(files().csv, 'utf8').includes(`\r\n${FORM.id},`) === !formAllowed &&
       readFileSync(files().rpz, 'utf8').includes('\ncustomer-portal.com CNAME rpz-passthru.\n') === portalAllowed &&
+      sqlReaders().allowed.includes(PORTAL.id) === portalAllowed &&
+      sqlReaders().allowed.includes(FORM.id) === formAllowed &&
       axfr().includes(passthru('customer-portal.com')) === portalAllowed &&
       (portalAllowed ? await resolver.resolves('customer-portal.com', '192.0.2.80') : await resolver.blocks('customer-portal.com')),
     8_000,
@@ -134,6 +144,9 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
 
   it('applies a file written in place within 5 s everywhere: /v1/lookup, the export files, the zone (IXFR too), Unbound with ours listed first', async () => {
     const data = serviceData();
+    // At start, the writer mirrored the file as it was: no entry yet.
+    expect(sqlReaders()).toEqual({ values: [], allowed: [] });
+    expect((await runCli(['status'], { THREAT_MIRROR_DB: join(dir, 'mirror.db') })).stdout).toContain(`\nallowlist: 0 entries from ${allowlist}, applied `);
     expect(await resolver.blocks('customer-portal.com')).toBe(true); // the other feed's false positive
     expect(await resolver.resolves('unlisted.com', '192.0.2.83')).toBe(true);
     const before = axfr();
@@ -150,6 +163,9 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
       [false, true, [[TREASURY.id, true, 3, 'treasury']]],
       [false, true, [[VENDOR.id, true, 4, 'invoices']]],
     ]);
+    // SQL readers: the writer thread replaced the table, and the view follows it.
+    expect(sqlReaders()).toEqual({ values: ['customer-portal.com', 'eip155:1:0xabc0000000000000000000000000000000000001', 'Billing@Vendor-Bank.com'], allowed: [PORTAL.id, TREASURY.id, VENDOR.id] });
+    expect((await runCli(['status'], { THREAT_MIRROR_DB: join(dir, 'mirror.db') })).stdout).toContain(`\nallowlist: 3 entries from ${allowlist}, applied `);
     expect(await resolver.resolves('www.customer-portal.com', '192.0.2.81')).toBe(true);
     expect(await resolver.blocks('still-evil.com')).toBe(true);
     expect(await resolver.blocks('feed-only.com')).toBe(true);
@@ -182,6 +198,7 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
     expect(await followed(false, true)).toBeLessThan(5_000);
     expect(await blocked('eip155:1:0xabc0000000000000000000000000000000000001')).toBe(false);
     expect(await blocked('billing@vendor-bank.com')).toBe(true);
+    expect(sqlReaders()).toEqual({ values: ['https://shared-docs.com/forms/abc', '0xabc0000000000000000000000000000000000001'], allowed: [FORM.id, TREASURY.id] });
     expect(serviceData()).toBe(data);
   }, 30_000);
 
@@ -201,10 +218,13 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
     // The last good list answers meanwhile: the form allowed, the portal (in the bad file) not.
     expect(await blocked('https://shared-docs.com/forms/abc')).toBe(false);
     expect(await blocked('https://customer-portal.com/')).toBe(true);
+    const lastGood = { values: ['https://shared-docs.com/forms/abc', '0xabc0000000000000000000000000000000000001'], allowed: [FORM.id, TREASURY.id] };
+    expect(sqlReaders()).toEqual(lastGood);
 
     rmSync(allowlist);
     await until('/readyz says the file is gone', async () => (await readyz()).reasons.some((reason) => reason.includes('cannot read it: ENOENT')), 5_000);
     expect(await blocked('https://shared-docs.com/forms/abc')).toBe(false);
+    expect(sqlReaders()).toEqual(lastGood);
 
     // Back as it was: ready again, nothing re-applied.
     writeFileSync(allowlist, 'https://shared-docs.com/forms/abc # the supplier form\n0xabc0000000000000000000000000000000000001\n');
@@ -214,6 +234,7 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
   it('accepts a file really emptied (nothing allowed any more), and follows a ConfigMap-style swap of its ..data link', async () => {
     writeFileSync(allowlist, '');
     expect(await followed(false, false)).toBeLessThan(5_000);
+    expect(sqlReaders()).toEqual({ values: [], allowed: [] });
     // As Kubernetes mounts a ConfigMap: the file is a link through ..data, swapped in one rename.
     const mount = join(dir, 'configmap');
     mkdirSync(join(mount, '..2026_03_15_1'), { recursive: true });
@@ -227,6 +248,7 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
     symlinkSync('..2026_03_15_2', join(mount, '..data_tmp'));
     renameSync(join(mount, '..data_tmp'), join(mount, '..data'));
     expect(await followed(true, true)).toBeLessThan(5_000);
+    expect(sqlReaders()).toEqual({ values: ['customer-portal.com', 'https://shared-docs.com/forms/abc'], allowed: [PORTAL.id, FORM.id] });
   }, 30_000);
 
   it('the mirror stays exact against the stand-in: what the service lists, nothing more or less', () => {
