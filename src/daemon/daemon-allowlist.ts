@@ -6,7 +6,10 @@ import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { ReadAllowlist } from '../allowlist/allowlist-file.js';
 import { type AllowlistState, AllowlistWatcher } from '../allowlist/allowlist-watcher.js';
+import type { WriterClient } from '../db/writer/writer-client.js';
 import type { Clock } from '../lib/days.js';
+import type { Enforcement } from './enforcement.js';
+import type { HttpServer } from './http-server-worker.js';
 
 /** What /metrics shows of the allowlist; implemented by MirrorMetrics. */
 export interface AllowlistObserver {
@@ -15,16 +18,29 @@ export interface AllowlistObserver {
 }
 
 /** Who is handed each new version, in this order. */
-export type AllowlistConsumer = (list: Allowlist) => Promise<void> | void;
+type AllowlistConsumer = (list: Allowlist) => Promise<void> | void;
+
+/** Everything that answers with the list, besides the main thread. */
+export interface AllowlistParts {
+  /** The serving thread (lookups, feeds); undefined when neither port is set. */
+  readonly server: HttpServer | undefined;
+  /** The writer thread: the mirror's table allowlist. */
+  readonly writer: WriterClient;
+  /** The refresh job: the export index, the zone and the files. */
+  readonly enforcement: Enforcement;
+  readonly signal: AbortSignal;
+}
 
 export class DaemonAllowlist {
   readonly #watcher: AllowlistWatcher;
   readonly #consumers: AllowlistConsumer[] = [];
   readonly #logger: Logger;
+  readonly #clock: Clock;
 
   constructor(initial: ReadAllowlist, options: { readonly clock: Clock; readonly logger: Logger; readonly observer: AllowlistObserver }) {
     const { logger, observer } = options;
     this.#logger = logger;
+    this.#clock = options.clock;
     this.#watcher = new AllowlistWatcher(initial, options.clock, {
       applied: (list) => {
         logger.info({ file: list.file, entries: list.entries.length, version: list.version.slice(0, 16) }, 'allowlist changed: applying it to lookups, exports and the zone');
@@ -52,13 +68,29 @@ export class DaemonAllowlist {
     return this.#watcher.state;
   }
 
-  /** Adds who is handed each new version (before start()). */
-  onChange(consumer: AllowlistConsumer): void {
-    this.#consumers.push(consumer);
+  /**
+   * Follows the file from now on (a change during the start's refresh is applied right after it).
+   * Each new version goes to the serving thread at once, then to the mirror's table, then to the
+   * index, the zone and the files.
+   */
+  follow({ server, writer, enforcement, signal }: AllowlistParts): void {
+    this.#consumers.push(
+      (list) => server?.allowlist(list),
+      () => this.mirror(writer),
+      (list) => enforcement.allowlistChanged(list, server, signal),
+    );
+    this.#watcher.start();
   }
 
-  start(): void {
-    this.#watcher.start();
+  /**
+   * The mirror's table allowlist made to hold the list in use (SQL readers: enforced_threats), as
+   * of when it came into use; the writer writes nothing when the table holds it already. Also
+   * after each run: a version whose write failed is written then.
+   */
+  async mirror(writer: WriterClient): Promise<void> {
+    const { list, appliedAt } = this.#watcher.state;
+    const mirrored = { file: list.file, version: list.version, appliedAt: appliedAt.toISOString(), entries: list.entries };
+    await writer.call('mirrorAllowlist', { list: mirrored, now: this.#clock().toISOString() });
   }
 
   stop(): void {

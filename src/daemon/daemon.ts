@@ -16,7 +16,6 @@ import { withProgress } from '../progress/progress-reporter.js';
 import { runningProgress } from '../progress/plan-progress.js';
 import { ProgressReads } from '../db/read/status-reads.js';
 import { STALE_AFTER_SECONDS_KEY } from '../db/setting-keys.js';
-import type { WriterClient } from '../db/writer/writer-client.js';
 import { WalHealth } from './wal-health.js';
 import { longestScheduleGapSeconds } from '../lib/schedule.js';
 
@@ -67,23 +66,14 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           startup,
         });
   const stopping = AbortSignal.any([signal, partFailed.signal]);
-  if (allowlist !== undefined) {
-    // Each new version: lookups and feeds at once, then the mirror's table, then the index, the zone and the files.
-    allowlist.onChange((list) => endpoints?.allowlist(list));
-    allowlist.onChange(() => mirrorAllowlist(mirror.deps.writer, allowlist, clock));
-    allowlist.onChange((list) => enforcement.allowlistChanged(list, endpoints, stopping));
-    // Followed from now on: a change during the start's refresh is applied right after it.
-    allowlist.start();
-  }
+  allowlist?.follow({ server: endpoints, writer: mirror.deps.writer, enforcement, signal: stopping });
+  const afterRun = async (runSignal: AbortSignal): Promise<void> => {
+    await allowlist?.mirror(mirror.deps.writer).catch((error: unknown) => logger.error({ err: error }, 'the allowlist table was not updated; trying again after the next run'));
+    await enforcement.refresh(endpoints, { signal: runSignal });
+  };
   try {
     // The zone and the files as the mirror holds them now, before the first run: a restart serves at once.
     await enforcement.refresh(endpoints, { atStart: true, signal: stopping });
-    const afterRun = async (runSignal: AbortSignal): Promise<void> => {
-      if (allowlist !== undefined) {
-        await mirrorAllowlist(mirror.deps.writer, allowlist, clock).catch((error: unknown) => logger.error({ err: error }, 'the allowlist table was not updated; trying again after the next run'));
-      }
-      await enforcement.refresh(endpoints, { signal: runSignal });
-    };
     const scheduler = startScheduler({
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
@@ -153,14 +143,4 @@ async function scheduledRun(
   }
   // After every run, also a failed one (its committed pages count); not on the way out.
   if (!runSignal.aborted) await refresh();
-}
-
-/**
- * The mirror's allowlist table made to hold the list in use (SQL readers: enforced_threats), as of
- * when it came into use; no write when it holds it already. After each run too: a version whose
- * write failed is written then.
- */
-async function mirrorAllowlist(writer: WriterClient, allowlist: DaemonAllowlist, clock: Clock): Promise<void> {
-  const { list, appliedAt } = allowlist.state;
-  await writer.call('mirrorAllowlist', { list: { file: list.file, version: list.version, appliedAt: appliedAt.toISOString(), entries: list.entries }, now: clock().toISOString() });
 }

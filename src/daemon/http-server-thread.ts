@@ -48,6 +48,24 @@ export type ToHttpThread =
   /** A new version of THREAT_MIRROR_ALLOWLIST: lookups and feeds answer with it from now on. */
   | { readonly kind: 'allowlist'; readonly list: Allowlist };
 
+/**
+ * THREAT_MIRROR_ALLOWLIST as the main thread last sent it (it alone reads the file): every answer
+ * of this thread uses one version, the one the index and the files are brought to.
+ */
+class AllowlistInUse {
+  list: Allowlist | undefined;
+  matcher: AllowMatcher | undefined;
+
+  constructor(list: Allowlist | undefined) {
+    this.take(list);
+  }
+
+  take(list: Allowlist | undefined): void {
+    this.list = list;
+    this.matcher = list === undefined ? undefined : new AllowMatcher(list.entries);
+  }
+}
+
 async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   const data = workerData as HttpThreadData;
   const post = (message: FromHttpThread): void => port.postMessage(message);
@@ -56,10 +74,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   let enforcement: EnforcementSide | undefined;
   const probes = new ProbeForwarder(post);
   const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
-  // The allowlist as the main thread last sent it, which alone reads the file: every answer of
-  // this thread uses one version, the one the index and the files are brought to.
-  let allowlist = data.allowlist;
-  let matcher = allowlist === undefined ? undefined : new AllowMatcher(allowlist.entries);
+  const allowlist = new AllowlistInUse(data.allowlist);
   try {
     // A read-only connection of its own, with the driver alone: this isolate loads only what lookups need.
     mirror = openDatabaseReadOnly(data.dbPath);
@@ -72,9 +87,9 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
         post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
       },
       budget,
-      () => matcher,
+      () => allowlist.matcher,
     );
-    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget, () => allowlist);
+    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget, () => allowlist.list);
     const feeds = enforcement.feeds;
     const api: Record<string, Handler> = { '/v1/lookup': lookup, '/v1/exports/': (request, response) => feeds.handle(request, response) };
     const server = createServer(
@@ -85,11 +100,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
     port.on('message', (message: ToHttpThread) => {
       if (message.kind === 'enforcement') return opened.enforcement.command(message.command);
       if (message.kind === 'probe-answer') return probes.answer(message.id, message.answer);
-      if (message.kind === 'allowlist') {
-        allowlist = message.list;
-        matcher = new AllowMatcher(message.list.entries);
-        return;
-      }
+      if (message.kind === 'allowlist') return allowlist.take(message.list);
       closing = true;
       lookupStats.stop();
       server.close();
