@@ -3,6 +3,8 @@
 import { readBoundedTextFile } from './lib/bounded-file.js';
 import { ConfigError } from './lib/errors.js';
 import type { Secret } from './lib/secret.js';
+import type { ReadAllowlist } from './allowlist/allowlist-file.js';
+import { loadAllowlist } from './config/allowlist.js';
 import { type DnsConfig, loadDnsConfig } from './config/dns.js';
 import type { ExportTarget } from './config/outputs.js';
 import { loadExports, loadSnapshotPath } from './config/outputs.js';
@@ -65,6 +67,8 @@ export interface Config {
   readonly dns: DnsConfig | undefined;
   /** Without a terminal to draw on: seconds between `progress` log records of a run. */
   readonly progressSeconds: number;
+  /** THREAT_MIRROR_ALLOWLIST as read at start (the daemon then follows the file); undefined: none. */
+  readonly allowlist: ReadAllowlist | undefined;
 }
 
 /** Regular files of at most 64 KiB only (src/lib/bounded-file.ts). */
@@ -114,6 +118,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     snapshotPath: loadSnapshotPath(env, dbPath),
     dns: loadDnsConfig(env),
     progressSeconds: variables.PROGRESS_SECONDS.read(env),
+    allowlist: loadAllowlist(env),
   });
 }
 

@@ -3,14 +3,14 @@
 // system calls that write the file, its WAL, its WAL index and its journal (strace, which names
 // the thread of each); and in the source, by every connection the program opens.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats } from '../src/standin/index.js';
 import { CLI_PATH } from './support/cli.js';
 import { hasTool } from './support/judges.js';
-import { scalar } from './support/mirror-db.js';
+import { scalar, withDb } from './support/mirror-db.js';
 import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDir } from './support/temp.js';
 
@@ -107,21 +107,44 @@ describe('the writer thread', () => {
     expect(scalar(dbPath, 'SELECT count(*) FROM reports')).toBeGreaterThan(0);
   });
 
-  it.skipIf(!strace)('is the one thread that writes the file in a daemon serving lookups, DNS and exports beside it', async () => {
+  it.skipIf(!strace)('is the one thread that writes the file in a daemon serving lookups, DNS and exports beside it, and following its allowlist', async () => {
     const from = addDays(TODAY, -9);
+    const threats = generateThreats({ seed: 30, organizations: ['acme'], count: 1_000, fromDay: from, toDay: TODAY });
+    // A host the mirror blocks: allowing it changes the export files.
+    const host = threats.map((threat) => (threat.type === 'URL' && URL.canParse(threat.content) ? new URL(threat.content).hostname : '')).find((name) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name));
+    expect(host).toBeDefined();
     const standin = await startTestStandin({
-      threats: generateThreats({ seed: 30, organizations: ['acme'], count: 1_000, fromDay: from, toDay: TODAY }),
+      threats,
       keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
       now: () => new Date(NOW),
     });
     const dir = tempDir();
     const dbPath = join(dir, 'mirror.db');
     const exports = `rpz=${join(dir, 'zone.rpz')},csv=${join(dir, 'threats.csv')}`;
-    const settings = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_DNS_PORT: '0', THREAT_MIRROR_EXPORTS: exports, THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' };
-    // Stopped once the first run's files are written: the refresh job has read the mirror and written the export index.
-    const written = (log: string): boolean => /"status":"succeeded"[\s\S]*"msg":"export written"[\s\S]*"msg":"export written"/.test(log);
-    const daemon = await traced([], mirrorEnv(standin, dbPath, settings), dbPath, written);
+    const allowlist = join(dir, 'allow.txt');
+    writeFileSync(allowlist, 'customer.example # at start\n');
+    const settings = {
+      THREAT_MIRROR_INITIAL_DAYS: '10',
+      THREAT_MIRROR_HTTP_PORT: '0',
+      THREAT_MIRROR_DNS_PORT: '0',
+      THREAT_MIRROR_EXPORTS: exports,
+      THREAT_MIRROR_SCHEDULE: '0 0 1 1 *',
+      THREAT_MIRROR_ALLOWLIST: allowlist,
+    };
+    // Once the first run's files are written (the refresh job has read the mirror and written the
+    // export index), the allowlist changes; stopped once the files are written again after it (the
+    // writer thread has replaced the table allowlist before that).
+    let changed = false;
+    const stopAt = (log: string): boolean => {
+      if (!changed && /"status":"succeeded"[\s\S]*"msg":"export written"[\s\S]*"msg":"export written"/.test(log)) {
+        changed = true;
+        writeFileSync(allowlist, `customer.example # at start\n${host} # added while running\n`);
+      }
+      return changed && /"msg":"allowlist changed[^"]*"[\s\S]*"msg":"export written"/.test(log);
+    };
+    const daemon = await traced([], mirrorEnv(standin, dbPath, settings), dbPath, stopAt);
     expect(daemon.code).toBe(0);
+    expect(withDb(dbPath, (db) => db.prepare('SELECT value FROM allowlist ORDER BY line').pluck().all())).toEqual(['customer.example', host]);
     expect(Object.fromEntries([...daemon.writers].map(([file, tids]) => [file, tids.size]))).toMatchObject({ 'mirror.db': 1, 'mirror.db-wal': 1 });
     expect(threadsOf(daemon).size).toBe(1);
     expect(threadsOf(daemon).has(daemon.mainThread as number)).toBe(false);

@@ -1,6 +1,7 @@
 // `threat-mirror status`: per organization, complete_through, unfinished plans, recent runs and row counts.
 // Opens the file read-only: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
+import type { AllowlistStatus } from '../db/read/allowlist-status.js';
 import type { ServiceNotice } from '../db/read/service-notices.js';
 import type { Database } from '../db/sqlite.js';
 import { type OpenPlanRow, type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads } from '../db/read/status-reads.js';
@@ -86,6 +87,11 @@ export function formatServiceNotices(notices: readonly ServiceNotice[]): string 
 export interface FileSizes {
   readonly databaseBytes: number;
   readonly walBytes: number;
+}
+
+export function formatAllowlistStatus(status: AllowlistStatus | null): string {
+  if (status === null) return 'allowlist: none (THREAT_MIRROR_ALLOWLIST unset for the last writer)\n';
+  return `allowlist: ${status.entries} ${status.entries === 1 ? 'entry' : 'entries'} from ${status.file}, applied ${status.appliedAt ?? '(unknown)'}\n`;
 }
 
 export function readFileSizes(dbPath: string): FileSizes {

@@ -75,6 +75,12 @@ export const DNS_NOTIFY: Variable = {
   default: '(none)',
   meaning: 'host:port of secondaries sent NOTIFY after each run that changed the zone, e.g. 10.0.0.53:53,[fd00::53]:53',
 };
+export const ALLOWLIST: Variable = {
+  name: 'THREAT_MIRROR_ALLOWLIST',
+  default: '(none)',
+  meaning:
+    'A file of local exceptions, one a line (URL, host, address, e-mail or exact content; "# reason" after it): lookup, exports and the zone treat what it allows as not blocked; the daemon re-reads it within 5 s of a change (docs/lookup.md)',
+};
 export const PROGRESS_SECONDS = decimal('THREAT_MIRROR_PROGRESS_SECONDS', 30, [0.1, 86_400], 'Seconds between "progress" log records of a run when stderr is no terminal (or NO_COLOR / TERM=dumb)');
 export const NOW: Variable = { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' };
 export const LOG_LEVEL = choice('LOG_LEVEL', LOG_LEVELS, 'info', 'fatal, error, warn, info, debug, trace or silent');
@@ -117,6 +123,7 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   RPZ_ZONE,
   DNS_ALLOW,
   DNS_NOTIFY,
+  ALLOWLIST,
   PROGRESS_SECONDS,
   NOW,
   LOG_LEVEL,

@@ -7,7 +7,8 @@ import { createFreshAsker } from './fresh-http.js';
 import { startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
-import { checkReadiness, type Readiness, withWalHealth } from './readiness.js';
+import { checkReadiness, type Readiness, withAllowlistHealth, withWalHealth } from './readiness.js';
+import { DaemonAllowlist } from './daemon-allowlist.js';
 import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch, type Startup } from './startup.js';
@@ -44,7 +45,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   };
   void mirror.deps.writer.failed.then(failed('the writer thread'));
   const enforcement = new Enforcement({ config, logger, metrics });
-  const readiness = (): Readiness => withWalHealth(checkReadiness(mirror.reader, names, clock(), staleAfterSeconds), wal, clock());
+  const allowlist = config.allowlist === undefined ? undefined : new DaemonAllowlist(config.allowlist, { clock, logger, observer: metrics });
+  const readiness = (): Readiness =>
+    withAllowlistHealth(withWalHealth(checkReadiness(mirror.reader, names, clock(), staleAfterSeconds), wal, clock()), allowlist?.readinessReason());
   const endpoints =
     config.httpPort === undefined && config.dns === undefined
       ? undefined
@@ -53,6 +56,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           port: config.httpPort,
           dbPath: config.dbPath,
           enforcement: enforcement.threadData(),
+          allowlist: allowlist?.state.list,
           onEnforcementEvent: (event) => enforcement.event(event),
           token: config.httpToken,
           registry: metrics.registry,
@@ -63,18 +67,25 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           readiness,
           startup,
         });
+  const stopping = AbortSignal.any([signal, partFailed.signal]);
+  allowlist?.follow({ server: endpoints, writer: mirror.deps.writer, enforcement, signal: stopping });
+  const afterRun = async (runSignal: AbortSignal): Promise<void> => {
+    await allowlist?.mirror(mirror.deps.writer).catch((error: unknown) => logger.error({ err: error }, 'the allowlist table was not updated; trying again after the next run'));
+    await enforcement.refresh(endpoints, { signal: runSignal });
+  };
   try {
     // The zone and the files as the mirror holds them now, before the first run: a restart serves at once.
-    await enforcement.refresh(endpoints, { atStart: true, signal: AbortSignal.any([signal, partFailed.signal]) });
+    await enforcement.refresh(endpoints, { atStart: true, signal: stopping });
     const scheduler = startScheduler({
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
       logger,
-      signal: AbortSignal.any([signal, partFailed.signal]),
-      run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => enforcement.refresh(endpoints, { signal: runSignal }) }, runSignal),
+      signal: stopping,
+      run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => afterRun(runSignal) }, runSignal),
     });
     await scheduler.stopped;
   } finally {
+    allowlist?.stop();
     await endpoints?.close();
     enforcement.close();
   }

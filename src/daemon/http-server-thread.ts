@@ -6,6 +6,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
+import { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly, type ReadOnlyConnection } from '../db/open-database.js';
 import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
@@ -25,6 +27,8 @@ export interface HttpThreadData {
   readonly enforcement: EnforcementData;
   /** sha256 (hex) of THREAT_MIRROR_HTTP_TOKEN, which /v1/* then requires; the token itself never reaches this thread. */
   readonly tokenDigest?: string | undefined;
+  /** THREAT_MIRROR_ALLOWLIST as the main thread read it at start; later versions come as messages. */
+  readonly allowlist: Allowlist | undefined;
 }
 
 /** From the server's thread to the main thread. */
@@ -43,7 +47,27 @@ export type ToHttpThread =
   | { readonly kind: 'probe-answer'; readonly id: number; readonly answer: ProbeAnswer }
   | { readonly kind: 'fresh-answer'; readonly id: number; readonly answer: FreshAnswer }
   | { readonly kind: 'close' }
-  | { readonly kind: 'enforcement'; readonly command: EnforcementCommand };
+  | { readonly kind: 'enforcement'; readonly command: EnforcementCommand }
+  /** A new version of THREAT_MIRROR_ALLOWLIST: lookups and feeds answer with it from now on. */
+  | { readonly kind: 'allowlist'; readonly list: Allowlist };
+
+/**
+ * THREAT_MIRROR_ALLOWLIST as the main thread last sent it (it alone reads the file): every answer
+ * of this thread uses one version, the one the index and the files are brought to.
+ */
+class AllowlistInUse {
+  list: Allowlist | undefined;
+  matcher: AllowMatcher | undefined;
+
+  constructor(list: Allowlist | undefined) {
+    this.take(list);
+  }
+
+  take(list: Allowlist | undefined): void {
+    this.list = list;
+    this.matcher = list === undefined ? undefined : new AllowMatcher(list.entries);
+  }
+}
 
 async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   const data = workerData as HttpThreadData;
@@ -54,6 +78,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   const probes = new ProbeForwarder(post);
   const fresh = new FreshForwarder(post);
   const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
+  const allowlist = new AllowlistInUse(data.allowlist);
   try {
     // A read-only connection of its own, with the driver alone: this isolate loads only what lookups need.
     mirror = openDatabaseReadOnly(data.dbPath);
@@ -66,9 +91,10 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
         post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
       },
       budget,
+      () => allowlist.matcher,
       (value) => fresh.ask(value),
     );
-    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget);
+    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget, () => allowlist.list);
     const feeds = enforcement.feeds;
     const api: Record<string, Handler> = { '/v1/lookup': lookup, '/v1/exports/': (request, response) => feeds.handle(request, response) };
     const server = createServer(
@@ -80,6 +106,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
       if (message.kind === 'enforcement') return opened.enforcement.command(message.command);
       if (message.kind === 'probe-answer') return probes.answer(message.id, message.answer);
       if (message.kind === 'fresh-answer') return fresh.answer(message.id, message.answer);
+      if (message.kind === 'allowlist') return allowlist.take(message.list);
       closing = true;
       lookupStats.stop();
       server.close();

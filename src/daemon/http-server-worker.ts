@@ -2,6 +2,7 @@
 // the probes it forwards, logs its lookup errors, stops it, and reports if it dies.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Secret } from '../lib/secret.js';
 import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
 import { tokenDigest } from '../lib/http-token.js';
@@ -16,6 +17,8 @@ export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly port: number | undefined;
   readonly dbPath: string;
   readonly enforcement: EnforcementData;
+  /** THREAT_MIRROR_ALLOWLIST as read at start. */
+  readonly allowlist: Allowlist | undefined;
   readonly onEnforcementEvent: (event: EnforcementEvent) => void;
   /** THREAT_MIRROR_HTTP_TOKEN: /v1/* then requires it as a bearer token. */
   readonly token?: Secret | undefined;
@@ -32,6 +35,8 @@ export interface HttpServer {
   readonly port: number;
   /** Tells the thread's enforcement side (DNS, feeds) of a new version of the export index. */
   enforce(command: EnforcementCommand): void;
+  /** A new version of THREAT_MIRROR_ALLOWLIST: the thread's lookups and feeds use it from now on. */
+  allowlist(list: Allowlist): void;
   /** Closes the server and its connections and the thread's database connection, then ends the thread. */
   close(): Promise<void>;
 }
@@ -54,6 +59,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       dbPath: options.dbPath,
       enforcement: options.enforcement,
       tokenDigest: options.token === undefined ? undefined : tokenDigest(options.token).toString('hex'),
+      allowlist: options.allowlist,
     } satisfies HttpThreadData,
     resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
   });
@@ -78,7 +84,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
     const serving = (port: number): void => {
       state = 'serving';
       if (options.port !== undefined) logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
-      resolve({ port, close, enforce: (command) => post({ kind: 'enforcement', command }) });
+      resolve({ port, close, enforce: (command) => post({ kind: 'enforcement', command }), allowlist: (list) => post({ kind: 'allowlist', list }) });
     };
     const fresh = (id: number, value: string): void => {
       const asked = options.askFresh?.(value) ?? Promise.reject(new Error('fresh lookups are not set up'));

@@ -2,6 +2,7 @@
 // HTTP, for services that do not link SQLite. Answers from its own read-only connection, within
 // the HTTP thread's budget of requests and bytes in flight (http-limits.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { refreshDocument } from '../lookup/fresh-document.js';
 import type { FreshAnswer } from '../lookup/fresh-lookup.js';
 import { checkLookupValues, type LookupDocument, lookupValues, type ThreatLookup } from '../lookup/threat-lookup.js';
@@ -19,6 +20,7 @@ export type LookupHandler = (request: IncomingMessage, response: ServerResponse)
 type Send = (status: number, body: unknown, headers?: Record<string, string>) => void;
 
 /**
+ * `allowlist`: THREAT_MIRROR_ALLOWLIST as it is when a request is answered (undefined: none).
  * `askFresh`: with `fresh=1`, a value the mirror does not block is asked of the service through it
  * (the main thread holds the keys); without it, `fresh=1` is refused.
  */
@@ -26,6 +28,7 @@ export function createLookupHandler(
   lookup: ThreatLookup,
   onError: (error: unknown) => void,
   budget: InFlightBudget = new InFlightBudget(),
+  allowlist: () => AllowMatcher | undefined = () => undefined,
   askFresh?: (value: string) => Promise<FreshAnswer>,
 ): LookupHandler {
   const busy = (): { error: string } => ({
@@ -53,7 +56,8 @@ export function createLookupHandler(
     const answer = (values: unknown): void => {
       const problem = checkLookupValues(values);
       if (problem !== null) return send(400, { error: problem });
-      lookupValues(lookup, values as string[]).then(refresh).then(
+      const matcher = allowlist();
+      lookupValues(lookup, values as string[], { allowlist: matcher }).then((document) => refresh(document, matcher)).then(
         (document) => send(200, document),
         (error: unknown) => {
           onError(error);
@@ -81,13 +85,15 @@ export function createLookupHandler(
   };
 }
 
+type Refresh = (document: LookupDocument, allowlist: AllowMatcher | undefined) => Promise<LookupDocument>;
+
 /** What `fresh=1` makes of the mirror's answer (fresh=0 or none: the answer itself), or why the parameter is refused. */
-function refresherOf(url: URL, askFresh: ((value: string) => Promise<FreshAnswer>) | undefined): ((document: LookupDocument) => Promise<LookupDocument>) | string {
+function refresherOf(url: URL, askFresh: ((value: string) => Promise<FreshAnswer>) | undefined): Refresh | string {
   const fresh = url.searchParams.get('fresh');
   if (fresh !== null && fresh !== '0' && fresh !== '1') return `fresh must be 1 (ask the service about values the mirror does not block) or 0, not "${fresh}"`;
   if (fresh !== '1') return (document) => Promise.resolve(document);
   if (askFresh === undefined) return 'fresh lookups are not available here';
-  return (document) => refreshDocument(document, askFresh);
+  return (document, allowlist) => refreshDocument(document, askFresh, allowlist);
 }
 
 /**

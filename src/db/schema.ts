@@ -226,6 +226,43 @@ export const mirrorSettings = sqliteTable('mirror_settings', {
   updatedAt: text('updated_at').notNull(),
 });
 
+/** How an allowlist entry matches (src/allowlist/allowlist-entries.ts). */
+export const ALLOW_KINDS = ['host', 'url', 'address', 'email', 'exact'] as const;
+
+/**
+ * THREAT_MIRROR_ALLOWLIST as the writer last mirrored it: one row per entry, with what it matches
+ * on. The file is the source: this table follows it (at start, after each run, and within seconds
+ * of a change in the daemon), and is empty when the writer has none. The view `enforced_threats`
+ * (docs/schema.md) is `current_threats` without what it allows. Never part of the service's data.
+ */
+export const allowlistEntries = sqliteTable(
+  'allowlist',
+  {
+    /** The file's line: one entry a line. */
+    line: integer('line').primaryKey(),
+    /** The entry as written, without its comment. */
+    value: text('value').notNull(),
+    kind: text('kind', { enum: ALLOW_KINDS }).notNull(),
+    /** The comment on its line; NULL when none. */
+    reason: text('reason'),
+    /** host and url: the canonical host, path ('/' for a host) and query (NULL when none). */
+    host: text('host'),
+    path: text('path'),
+    query: text('query'),
+    /** address: folded as lookup folds it; namespace and chain NULL for a bare address (any chain). */
+    address: text('address'),
+    addressNamespace: text('address_namespace'),
+    addressChain: text('address_chain'),
+    /** email: lower-cased. */
+    email: text('email'),
+  },
+  // Each kind's column searched by enforced_threats; partial, as each row sets one of them.
+  (table) => [
+    index('allowlist_value').on(table.value),
+    ...(['host', 'address', 'email'] as const).map((column) => index(`allowlist_${column}`).on(table[column]).where(sql.raw(`${column} IS NOT NULL`))),
+  ],
+);
+
 /**
  * Reports the organization filed (GET /organization/reports). `raw` is the report exactly as
  * received, so nothing the service sends is lost before the project knows what it means.

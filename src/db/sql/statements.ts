@@ -1,6 +1,7 @@
 // The write statements of one connection, prepared once: every module of this folder, shared by the
 // writer's parts so that, for one, the change feed has a single counter.
 import type { Database } from '../sqlite.js';
+import { AllowlistRows } from './allowlist-rows.js';
 import { DayLedgerRows } from './day-ledger.js';
 import { PlanRows } from './plans.js';
 import { ReconcileState } from './reconcile-state.js';
@@ -23,11 +24,13 @@ export interface WriteStatements {
   readonly reports: ReportRows;
   readonly settings: MirrorSettings;
   readonly scopes: ScopeRows;
+  readonly allowlist: AllowlistRows;
 }
 
 export function prepareWriteStatements(sqlite: Database): WriteStatements {
   const cursors = new WindowCursors(sqlite);
   const threats = new ThreatRows(sqlite);
+  const settings = new MirrorSettings(sqlite);
   return {
     threats,
     cursors,
@@ -37,7 +40,8 @@ export function prepareWriteStatements(sqlite: Database): WriteStatements {
     ledger: new DayLedgerRows(sqlite),
     reconcile: new ReconcileState(sqlite),
     reports: new ReportRows(sqlite),
-    settings: new MirrorSettings(sqlite),
+    settings,
+    allowlist: new AllowlistRows(sqlite, settings),
     scopes: new ScopeRows(sqlite, threats),
   };
 }

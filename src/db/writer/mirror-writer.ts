@@ -132,6 +132,7 @@ export class MirrorWriter {
       recordObservedSize: (size) => ledger.recordObservedSize(size),
       recordReconcileCycle: ({ organization, at }) => reconcile.recordCycleCompleted(organization, at),
       applyScope: (scope) => applyScope(this.#statements.scopes, plans, scope),
+      mirrorAllowlist: ({ list, now }) => this.#statements.allowlist.mirror(list, now),
     };
   }
 
