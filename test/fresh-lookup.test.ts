@@ -7,7 +7,9 @@ import { generateThreats, type Standin } from '../src/standin/index.js';
 import { runCli, servingPort, startCli } from './support/cli.js';
 import { scalar } from './support/mirror-db.js';
 import { startTestStandin } from './support/service.js';
-import { tempDbPath } from './support/temp.js';
+import { tempDbPath, tempDir } from './support/temp.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -94,6 +96,20 @@ describe('lookup --fresh', () => {
     expect(result?.fresh?.queries[0]?.error).toMatch(/did not answer within 3 s/);
     // The fresh query gives up after 3 s; a hang would otherwise last the request timeout (30 s) and its retries.
     expect(elapsed).toBeLessThan(9_000);
+  });
+
+  it('keeps THREAT_MIRROR_ALLOWLIST: a threat the service lists that it allows is named, not blocking', async () => {
+    const { service, env } = await mirrored();
+    service.addThreats([{ id: 990_003, content: 'https://allowed-fresh.example/', type: 'URL', blockedAt: `${TODAY}T12:30:00.000Z`, organization: 'acme' }]);
+    const allowlist = join(tempDir(), 'allow.txt');
+    writeFileSync(allowlist, 'allowed-fresh.example  # our own test host\n');
+    const answer = await runCli(['lookup', '--fresh', '--json', 'https://login.allowed-fresh.example/'], { ...env, THREAT_MIRROR_ALLOWLIST: allowlist });
+    expect(answer.code).toBe(1);
+    const [result] = (JSON.parse(answer.stdout) as Answer).results;
+    expect(result?.blocked).toBe(false);
+    // The value itself is allowed by the host entry: not asked about at all.
+    expect(service.stats.requests).toHaveLength(0);
+    expect(result?.fresh).toBeUndefined();
   });
 
   it('needs the API URL and keys: without them it exits 2 naming the variable', async () => {
