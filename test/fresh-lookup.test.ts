@@ -69,6 +69,21 @@ describe('lookup --fresh', () => {
     expect(scalar(dbPath, 'SELECT count(*) FROM threats WHERE id = 990001')).toBe(0);
   });
 
+  it('asks for the registrable domain, so a host under co.uk is found among many threats under co.uk', async () => {
+    const { service, env } = await mirrored();
+    // 600 threats under co.uk first (lower ids): asking for "co.uk" would read more pages than a
+    // fresh lookup reads before it reaches the block it looks for.
+    service.addThreats(
+      Array.from({ length: 600 }, (_, index) => ({ id: 980_000 + index, content: `https://shop-${index}.co.uk/offer`, type: 'URL', blockedAt: `${TODAY}T10:00:00.000Z`, organization: 'acme' })),
+    );
+    service.addThreats([{ id: 990_002, content: 'https://bank-phish.co.uk/', type: 'URL', blockedAt: `${TODAY}T11:00:00.000Z`, organization: 'acme' }]);
+    const fresh = await runCli(['lookup', '--fresh', '--json', 'https://login.bank-phish.co.uk/verify'], env);
+    expect(fresh.code).toBe(0);
+    expect((JSON.parse(fresh.stdout) as Answer).results[0]?.matches).toMatchObject([{ id: 990_002, source: 'service' }]);
+    expect(service.stats.requests.every((request) => (request.body as { query?: string }).query === 'bank-phish.co.uk')).toBe(true);
+    expect(requestsBy(service, ACME_KEY)).toBeLessThanOrEqual(2);
+  });
+
   it('exits 1 for a value blocked nowhere, with at most 2 requests per organization; asks nothing for one the mirror blocks', async () => {
     const { service, env } = await mirrored();
     const nowhere = await runCli(['lookup', '--fresh', '--json', 'https://nowhere-at-all.example/'], env);

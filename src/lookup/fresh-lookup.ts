@@ -3,6 +3,7 @@
 // complete_through, through today): one window, its cursors walked, under the key's budget and
 // retry policy, the whole within a few seconds. Returned threats match by the mirror's own rules.
 // Nothing is written: the next sync stores what the service listed.
+import { isIP } from 'node:net';
 import type { ApiCaller, ApiClientOptions } from '../api/service-call.js';
 import { fetchThreatPage } from '../api/threat-client.js';
 import { addDays } from '../lib/days.js';
@@ -10,7 +11,7 @@ import { errorMessage } from '../lib/errors.js';
 import type { Threat } from '../records.js';
 import { canonicalizeWebUrl } from '../url/canonical-url.js';
 import { coveringExpressions } from '../url/expressions.js';
-import { deriveLookupFields, parseAddress, parseEmail } from '../url/lookup-fields.js';
+import { deriveLookupFields, parseAddress, parseEmail, registrableDomainOf } from '../url/lookup-fields.js';
 import { boundedLookupUrl } from '../url/long-url.js';
 import type { LookupMatchKind } from './threat-lookup.js';
 
@@ -147,9 +148,9 @@ interface ValueMatcher {
 
 /**
  * The mirror's rules (threat-lookup.ts) applied to a threat as the service sends it: exact content,
- * a URL's Safe Browsing expressions, an address, an e-mail. For a URL the query is the last two
- * labels of its host, which every covering threat's content holds (an expression's host keeps at
- * least two labels); for an address, the address; for an e-mail, the address; else the value.
+ * a URL's Safe Browsing expressions, an address, an e-mail. For a URL the query is its host's
+ * registrable domain (hostQuery); for an address, the address; for an e-mail, the address; else
+ * the value.
  */
 export function valueMatcher(value: string): ValueMatcher {
   const trimmed = value.trim();
@@ -158,7 +159,7 @@ export function valueMatcher(value: string): ValueMatcher {
   const expressions = new Set(url === null ? [] : coveringExpressions(url));
   const address = parseAddress(trimmed);
   const email = parseEmail(trimmed);
-  const query = url !== null ? url.host.split('.').slice(-2).join('.') : (address?.address ?? email?.email ?? trimmed);
+  const query = url !== null ? hostQuery(url.host) : (address?.address ?? email?.email ?? trimmed);
   return {
     query,
     match(threat) {
@@ -172,4 +173,16 @@ export function valueMatcher(value: string): ValueMatcher {
       return null;
     },
   };
+}
+
+/**
+ * The text every threat covering a URL on this host holds: its registrable domain, since a
+ * covering expression's host is the host or a parent of it. Only a block of a bare public suffix
+ * (`co.uk`, `github.io`) is not sent back, a block no list should carry; the last two labels
+ * instead would make `bank.co.uk` ask for every threat under `co.uk`, more than the pages a fresh
+ * lookup reads. An IP address is its own query.
+ */
+function hostQuery(host: string): string {
+  if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) return host;
+  return registrableDomainOf(host) ?? host.split('.').slice(-2).join('.');
 }
