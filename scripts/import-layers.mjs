@@ -26,6 +26,7 @@ export const LAYERS = [
   'db/sql/',
   'db/read/',
   'db/',
+  'allowlist/',
   'url/',
   'records.ts',
   'lib/',

@@ -14,6 +14,7 @@ import { drawsProgressLine } from './progress/terminal-line.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './commands/io.js';
 import { verifyRange } from './commands/verify-range.js';
 import { type Config, type Environment, loadConfig, loadDatabasePath, registerSecretsOf } from './config.js';
+import { loadAllowlist } from './config/allowlist.js';
 import { loadZoneTimers } from './config/dns.js';
 import { addDays, clockStartingAt, dayOf } from './lib/days.js';
 import { ConfigError, errorMessage } from './lib/errors.js';
@@ -57,8 +58,12 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
       return EXIT_OK;
     }
     if (command.kind === 'status') return (await import('./commands/status-command.js')).showStatus(command, loadDatabasePath(env), io);
-    if (command.kind === 'lookup') return await (await import('./commands/lookup-command.js')).runLookup(command, loadDatabasePath(env), io);
-    if (command.kind === 'export') return await (await import('./commands/export-runner.js')).runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env));
+    // The read commands answer as THREAT_MIRROR_ALLOWLIST is now: read here, a bad line exits 2.
+    if (command.kind === 'lookup') return await (await import('./commands/lookup-command.js')).runLookup(command, env, io, loadAllowlist(env)?.list);
+    if (command.kind === 'export') {
+      const { runExportCommand } = await import('./commands/export-runner.js');
+      return await runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env), loadAllowlist(env)?.list);
+    }
     if (command.kind === 'snapshot') return await (await import('./commands/snapshot-command.js')).runSnapshot(command, loadDatabasePath(env), io);
     config = loadConfig(env);
     assertCommandFitsConfig(command, config);

@@ -3,6 +3,8 @@
 import { readBoundedTextFile } from './lib/bounded-file.js';
 import { ConfigError } from './lib/errors.js';
 import type { Secret } from './lib/secret.js';
+import type { ReadAllowlist } from './allowlist/allowlist-file.js';
+import { loadAllowlist } from './config/allowlist.js';
 import { type DnsConfig, loadDnsConfig } from './config/dns.js';
 import type { ExportTarget } from './config/outputs.js';
 import { loadExports, loadSnapshotPath } from './config/outputs.js';
@@ -14,6 +16,7 @@ import * as variables from './config/variables.js';
 export type { Environment, FileReader } from './config/read.js';
 export { apiKeyVariableFor, isLoopback, type OrganizationConfig, registerSecretsOf } from './config/service.js';
 export { ENVIRONMENT_VARIABLES } from './config/variables.js';
+export { undocumentedAssetTypes } from './config/asset-types.js';
 
 export type LogLevel = (typeof variables.LOG_LEVELS)[number];
 export type CheckpointMode = (typeof variables.CHECKPOINT_MODES)[number];
@@ -42,6 +45,8 @@ export interface Config {
   readonly httpHost: string;
   /** THREAT_MIRROR_HTTP_TOKEN (or _FILE): the bearer token /v1/* requires; undefined: /v1/* is open. */
   readonly httpToken: Secret | undefined;
+  /** Fresh lookups over HTTP: requests per second per key at most. */
+  readonly freshMaxRps: number;
   readonly reports: boolean;
   readonly reportsRecentDays: number;
   /** Every mirrored day is re-walked at least once in this many days (docs/reconciliation.md). */
@@ -62,6 +67,8 @@ export interface Config {
   readonly dns: DnsConfig | undefined;
   /** Without a terminal to draw on: seconds between `progress` log records of a run. */
   readonly progressSeconds: number;
+  /** THREAT_MIRROR_ALLOWLIST as read at start (the daemon then follows the file); undefined: none. */
+  readonly allowlist: ReadAllowlist | undefined;
 }
 
 /** Regular files of at most 64 KiB only (src/lib/bounded-file.ts). */
@@ -99,6 +106,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     httpPort: variables.HTTP_PORT.read(env),
     httpHost: variables.HTTP_HOST.read(env),
     httpToken: loadHttpToken(env, readFile),
+    freshMaxRps: variables.FRESH_MAX_RPS.read(env),
     reports: variables.REPORTS.read(env),
     reportsRecentDays: variables.REPORTS_RECENT_DAYS.read(env),
     reconcileDays: variables.RECONCILE_DAYS.read(env),
@@ -110,6 +118,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     snapshotPath: loadSnapshotPath(env, dbPath),
     dns: loadDnsConfig(env),
     progressSeconds: variables.PROGRESS_SECONDS.read(env),
+    allowlist: loadAllowlist(env),
   });
 }
 

@@ -1,6 +1,19 @@
 // The records the service sends, once validated: the vocabulary api/ produces and db/ stores.
 // A leaf: it imports nothing, so api/ and db/ share it without importing each other.
 
+/** The AssetType values of the service's interface (section 2.4); the service adds platforms. */
+export const DOCUMENTED_ASSET_TYPES: ReadonlySet<string> = new Set([
+  'URL', 'PAGE', 'ADDRESS', 'EMAIL', 'IPFS',
+  ...Array.from({ length: 35 }, (_, index) => `PLATFORM_${String(index + 1).padStart(2, '0')}`),
+]);
+
+/** Whether a threat is of a scope's types (every threat when the scope is every type: undefined). */
+export function ofAssetTypes(assetTypes: readonly string[] | undefined): (threat: { readonly type: string }) => boolean {
+  if (assetTypes === undefined) return () => true;
+  const types = new Set(assetTypes);
+  return (threat) => types.has(threat.type);
+}
+
 /** One ThreatResult of POST /threats/list. */
 export interface Threat {
   readonly id: number;

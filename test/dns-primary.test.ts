@@ -11,6 +11,7 @@ import { startStandin } from '../src/standin/index.js';
 import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { hasCommand } from './support/dns-tools.js';
 import { dig, freePort, type Secondary, startBind, startPdnsSecondary, startUnboundSecondary, ZONE } from './support/secondaries.js';
+import { applyIxfr, ixfrRecords, recordsOf, serialOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -179,46 +180,3 @@ describe.skipIf(tools.length > 0)('the daemon as DNS primary of its response pol
     expect(await changed.text()).toContain('\ntm-third-blocked.com\n');
   }, 60_000);
 });
-
-/** dig's records, one normalized line each (name TTL class type data), without dig's comments; the SOA once. */
-function recordsOf(text: string): string[] {
-  return [...new Set(ixfrRecords(text))].sort();
-}
-
-function ixfrRecords(text: string): string[] {
-  return text.split('\n').filter((line) => line.trim() !== '' && !line.startsWith(';')).map((line) => line.trim().split(/\s+/).join(' ').toLowerCase());
-}
-
-/** The export's zone file as absolute records in dig's form. */
-function zoneFileRecords(text: string, zone: string): string[] {
-  const ttl = /^\$TTL (\d+)/m.exec(text)?.[1] ?? '300';
-  const records = text.split('\n').filter((line) => line !== '' && !line.startsWith(';') && !line.startsWith('$')).map((line) => {
-    const parts = line.split(/\s+/);
-    const name = parts[0] === '@' ? `${zone}.` : `${parts[0]}.${zone}.`;
-    const rest = parts[1] === 'IN' ? parts.slice(2) : parts.slice(1);
-    return [name, ttl, 'in', ...rest].join(' ').toLowerCase();
-  });
-  return [...new Set(records)].sort();
-}
-
-function serialOf(records: readonly string[]): number {
-  return Number(records.find((record) => record.split(' ')[3] === 'soa')?.split(' ')[6]);
-}
-
-/** RFC 1995: new SOA, then per step old SOA + deletions, new SOA + additions, then the new SOA. */
-function applyIxfr(before: readonly string[], ixfr: readonly string[]): string[] {
-  const zone = new Set(before.filter((record) => record.split(' ')[3] !== 'soa'));
-  // Each SOA switches between deleting (after the old serial's SOA) and adding (after the new one's).
-  let adding = true;
-  let finalSoa = '';
-  for (const record of ixfr.slice(1, -1)) {
-    if (record.split(' ')[3] === 'soa') {
-      adding = !adding;
-      finalSoa = record;
-      continue;
-    }
-    if (adding) zone.add(record);
-    else zone.delete(record);
-  }
-  return [...zone, finalSoa].sort();
-}

@@ -3,11 +3,13 @@
 // mirror (what the daemon's files and feeds use), byte for byte, headers and their counts
 // included: a mirror of ~9,000 threats (several blocks each side, hostile contents, host blocks,
 // removed threats between them, two organizations), to a file, to stdout and for one organization.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { readAllowlist } from '../src/allowlist/allowlist-file.js';
+import { AllowMatcher } from '../src/allowlist/allow-matcher.js';
 import { openWritableMirrorSync } from './support/writable-mirror.js';
 import { Database } from '../src/db/sqlite.js';
 import { buildExport } from '../src/export/build-export.js';
@@ -30,14 +32,14 @@ function writeMirror(dbPath: string): void {
   try {
     const insertThreat = sqlite.prepare(
       `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain,
-         address_namespace, address_chain, address, email, email_domain) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         address_namespace, address_chain, address, email, email_domain, url_expression) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const link = sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at, removed_at) VALUES (?, ?, ?, ?)');
     sqlite.transaction(() => {
       for (const [index, threat] of threats.entries()) {
         const fields = deriveLookupFields(threat.type, threat.content);
         insertThreat.run(threat.id, threat.content, threat.type, threat.blockedAt, STAMP, STAMP, index + 1, fields.host, fields.registrableDomain,
-          fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain);
+          fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, fields.urlExpression);
         link.run(threat.organization, threat.id, STAMP, index % 7 === 3 ? STAMP : null);
         if (index % 5 === 0) link.run(threat.organization === 'acme' ? 'globex' : 'acme', threat.id, STAMP, null);
       }
@@ -48,9 +50,9 @@ function writeMirror(dbPath: string): void {
 }
 
 /** The export as one thread renders it, in this process. */
-async function oneThread(dbPath: string, format: ExportFormat, organization?: string): Promise<Buffer> {
+async function oneThread(dbPath: string, format: ExportFormat, organization?: string, allowlist?: string): Promise<Buffer> {
   const sqlite = new Database(dbPath, { readonly: true, fileMustExist: true });
-  const snapshot = new ThreatSnapshot(sqlite, organization);
+  const snapshot = new ThreatSnapshot(sqlite, organization, allowlist === undefined ? undefined : new AllowMatcher(readAllowlist(allowlist).list.entries));
   try {
     const built = await buildExport(snapshot, { format, organization });
     const sink = new PassThrough();
@@ -107,6 +109,27 @@ describe('export of record formats on two threads', () => {
     const globex = join(dir, 'globex.stix');
     expect((await runCli(['export', '--format', 'stix', '--org', 'globex', '--out', globex], env)).code).toBe(0);
     expect(readFileSync(globex).equals(await oneThread(dbPath, 'stix', 'globex'))).toBe(true);
+  });
+
+  it('with THREAT_MIRROR_ALLOWLIST, the helper leaves out and counts what this thread does (issue 31)', async () => {
+    const dir = tempDir();
+    const dbPath = join(dir, 'mirror.db');
+    writeMirror(dbPath);
+    // Entries of each kind, taken from threats of blocks on both threads (ids sorted: blocks of 2,000 alternate).
+    const pick = (type: string, column: string): string[] =>
+      withWritableDb(dbPath, (db) => db.prepare(`SELECT ${column} FROM threats WHERE type = ? AND ${column} IS NOT NULL ORDER BY id`).pluck().all(type) as string[]).filter((_, index, all) => index % Math.ceil(all.length / 6) === 0);
+    const hosts = pick('URL', "substr(url_expression, 1, instr(url_expression, '/') - 1)").filter((host) => /[a-z]/.test(host) && host.includes('.'));
+    const entries = [...hosts, ...pick('ADDRESS', 'address'), ...pick('EMAIL', 'email'), ...pick('PLATFORM_02', 'content').filter((content) => !/^\s|\s$|[#\u0000-\u001f\u007f-\u009f]|^(?:\*\.|\|\||@@)/.test(content))];
+    const allowlist = join(dir, 'allow.txt');
+    writeFileSync(allowlist, `${entries.join('\n')}\n`);
+    const env = { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ALLOWLIST: allowlist };
+    for (const format of ['csv', 'stix', 'domains', 'rpz'] as const) {
+      const exported = await runCli(['export', '--format', format], env);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stdout === (await oneThread(dbPath, format, undefined, allowlist)).toString('utf8'), format).toBe(true);
+      const allowed = Number(/(\d+) allowed locally/.exec(exported.stderr)?.[1]);
+      expect(allowed, `${format}: ${exported.stderr}`).toBeGreaterThanOrEqual(15);
+    }
   });
 
   it('gives the snapshot it started from when the mirror changes before the helper reads it: the helper steps aside', async () => {

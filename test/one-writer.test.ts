@@ -3,14 +3,14 @@
 // system calls that write the file, its WAL, its WAL index and its journal (strace, which names
 // the thread of each); and in the source, by every connection the program opens.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats } from '../src/standin/index.js';
 import { CLI_PATH } from './support/cli.js';
 import { hasTool } from './support/judges.js';
-import { scalar } from './support/mirror-db.js';
+import { scalar, withDb } from './support/mirror-db.js';
 import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDir } from './support/temp.js';
 
@@ -113,8 +113,12 @@ describe('the writer thread', () => {
 
   it.skipIf(!strace)('is one thread at a time in a daemon serving lookups, DNS and exports beside it: started for each run, ended after it, started again to close', async () => {
     const from = addDays(TODAY, -9);
+    const threats = generateThreats({ seed: 30, organizations: ['acme'], count: 1_000, fromDay: from, toDay: TODAY });
+    // A host the mirror blocks: allowing it changes the export files.
+    const host = threats.map((threat) => (threat.type === 'URL' && URL.canParse(threat.content) ? new URL(threat.content).hostname : '')).find((name) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name));
+    expect(host).toBeDefined();
     const standin = await startTestStandin({
-      threats: generateThreats({ seed: 30, organizations: ['acme'], count: 1_000, fromDay: from, toDay: TODAY }),
+      threats,
       keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
       now: () => new Date(NOW),
     });
@@ -131,6 +135,53 @@ describe('the writer thread', () => {
     // The first run's thread, the second run's, the one that closes (more if a third run began):
     // each writes, and ends, before the next writes at all; none is the main thread.
     expect(daemon.turns.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(daemon.turns).size).toBe(daemon.turns.length);
+    expect(daemon.mainThread).toBeDefined();
+    expect(daemon.turns).not.toContain(daemon.mainThread);
+    expect(scalar(dbPath, 'SELECT count(*) FROM threats')).toBe(1_000);
+    // The last close left the file in rollback mode (for readers on read-only mounts).
+    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('delete');
+  });
+
+  it.skipIf(!strace)('writes the table allowlist of a daemon following its file, one thread at a time and never the main thread', async () => {
+    const from = addDays(TODAY, -9);
+    const threats = generateThreats({ seed: 30, organizations: ['acme'], count: 1_000, fromDay: from, toDay: TODAY });
+    // A host the mirror blocks: allowing it changes the export files.
+    const host = threats.map((threat) => (threat.type === 'URL' && URL.canParse(threat.content) ? new URL(threat.content).hostname : '')).find((name) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name));
+    expect(host).toBeDefined();
+    const standin = await startTestStandin({
+      threats,
+      keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
+      now: () => new Date(NOW),
+    });
+    const dir = tempDir();
+    const dbPath = join(dir, 'mirror.db');
+    const exports = `rpz=${join(dir, 'zone.rpz')},csv=${join(dir, 'threats.csv')}`;
+    const allowlist = join(dir, 'allow.txt');
+    writeFileSync(allowlist, 'customer.example # at start\n');
+    const settings = {
+      THREAT_MIRROR_INITIAL_DAYS: '10',
+      THREAT_MIRROR_HTTP_PORT: '0',
+      THREAT_MIRROR_DNS_PORT: '0',
+      THREAT_MIRROR_EXPORTS: exports,
+      THREAT_MIRROR_SCHEDULE: '0 0 1 1 *',
+      THREAT_MIRROR_ALLOWLIST: allowlist,
+    };
+    // Once the first run's files are written (the refresh job has read the mirror and written the
+    // export index), the allowlist changes; stopped once the files are written again after it (the
+    // writer thread has replaced the table allowlist before that).
+    let changed = false;
+    const stopAt = (log: string): boolean => {
+      if (!changed && /"status":"succeeded"[\s\S]*"msg":"export written"[\s\S]*"msg":"export written"/.test(log)) {
+        changed = true;
+        writeFileSync(allowlist, `customer.example # at start\n${host} # added while running\n`);
+      }
+      return changed && /"msg":"allowlist changed[^"]*"[\s\S]*"msg":"export written"/.test(log);
+    };
+    const daemon = await traced([], mirrorEnv(standin, dbPath, settings), dbPath, stopAt);
+    expect(daemon.code).toBe(0);
+    expect(withDb(dbPath, (db) => db.prepare('SELECT value FROM allowlist ORDER BY line').pluck().all())).toEqual(['customer.example', host]);
+    // The change came while the writer thread was stopped between runs: a thread started for it.
     expect(new Set(daemon.turns).size).toBe(daemon.turns.length);
     expect(daemon.mainThread).toBeDefined();
     expect(daemon.turns).not.toContain(daemon.mainThread);

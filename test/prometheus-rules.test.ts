@@ -2,7 +2,7 @@
 // their unit tests, and every series they name must be one the daemon serves on /metrics (an alert
 // on a misspelled series never fires).
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -65,6 +65,8 @@ describe('alert rules and dashboard', () => {
   it('name only series the daemon exposes on /metrics', async () => {
     const service = await serveThreats(KEY, NOW, generateThreats({ seed: 91, organizations: ['acme'], count: 300, fromDay: addDays(NOW.slice(0, 10), -4), toDay: NOW.slice(0, 10) }));
     const exports = tempDir();
+    const allowlist = join(exports, 'allow.txt');
+    writeFileSync(allowlist, '# no exception yet\n');
     const daemon = startCli(
       [],
       mirrorEnvFor(KEY, NOW)(service, tempDbPath(), {
@@ -72,6 +74,7 @@ describe('alert rules and dashboard', () => {
         THREAT_MIRROR_HTTP_PORT: '0',
         THREAT_MIRROR_SCHEDULE: '0 0 1 1 *',
         THREAT_MIRROR_EXPORTS: `hosts=${join(exports, 'hosts.txt')}`,
+        THREAT_MIRROR_ALLOWLIST: allowlist,
       }),
     );
     const port = await servingPort(daemon);

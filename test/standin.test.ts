@@ -82,6 +82,10 @@ describe('the stand-in of POST /threats/list', () => {
     const service = await start();
     expect(ids((await list(service, 'acme-key', { ...ALL, assetType: ['ADDRESS', 'EMAIL'] })).json)).toEqual([2, 6]);
     expect(ids((await list(service, 'acme-key', { ...ALL, query: 'wallet' })).json)).toEqual([4]);
+    // Both filters at once; a well-formed type outside the documented list is no 400 (the service adds platforms).
+    expect(ids((await list(service, 'acme-key', { ...ALL, assetType: ['PAGE'], query: 'wallet' })).json)).toEqual([4]);
+    expect(ids((await list(service, 'acme-key', { ...ALL, assetType: ['ADDRESS'], query: 'wallet' })).json)).toEqual([]);
+    expect(ids((await list(service, 'acme-key', { ...ALL, assetType: ['PLATFORM_99'] })).json)).toEqual([]);
     expect(ids((await list(service, 'acme-key', { ...ALL, sorting: [{ key: 'id', direction: 'desc' }] })).json)).toEqual([6, 4, 2, 1]);
     expect(ids((await list(service, 'acme-key', { ...ALL, sorting: [{ key: 'blockedAt', direction: 'desc' }] })).json)).toEqual([6, 4, 2, 1]);
     expect(ids((await list(service, 'acme-key', { ...ALL, sorting: [{ key: 'content', direction: 'asc' }] })).json)).toEqual([4, 2, 1, 6]);
@@ -118,7 +122,9 @@ describe('the stand-in of POST /threats/list', () => {
       { next_page: 2 },
       { startDate: '2024-13-01' },
       { endDate: '15/03/2026' },
-      { assetType: ['PLANET'] },
+      { assetType: ['planet'] },
+      { assetType: ['URL,PAGE'] },
+      { assetType: 'URL' },
       { sorting: [{ key: 'score', direction: 'asc' }] },
       { sorting: [{ key: 'id', direction: 'up' }] },
       'not json',

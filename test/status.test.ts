@@ -25,6 +25,7 @@ it('shows checkpoints, open work, recent runs and counts, and leaves the file un
     {
       organization: 'acme',
       completeThrough: addDays(TODAY, -1),
+      assetTypes: null,
       threats: standin.threatsVisibleTo('acme-key').filter((threat) => threat.blockedAt.slice(0, 10) >= addDays(TODAY, -29)).length,
       rejectedRecords: 0,
       openPlans: [],
@@ -33,7 +34,7 @@ it('shows checkpoints, open work, recent runs and counts, and leaves the file un
   ]);
   const text = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
   expect(text.code).toBe(0);
-  expect(text.stdout).toMatch(new RegExp(`^acme\\n  complete through  ${addDays(TODAY, -1)}\\n  threats           \\d+`));
+  expect(text.stdout).toMatch(new RegExp(`^acme\\n  complete through  ${addDays(TODAY, -1)}\\n  asset types       every type\\n  threats           \\d+`));
   expect(text.stdout).toMatch(/#1 threats incremental .* succeeded/);
   expect(readFileSync(dbPath).equals(before)).toBe(true);
   const missing = await runCli(['status'], { THREAT_MIRROR_DB: join(tempDir(), 'none.db') });

@@ -11,6 +11,8 @@ import { type ApiReporting, type Retried, type RetryPolicy, withRetry } from './
 export interface ApiCaller {
   readonly name: string;
   readonly apiKey: Secret;
+  /** The asset types its threats requests ask for (`assetType`); undefined: every type. */
+  readonly assetTypes?: readonly string[] | undefined;
 }
 
 export interface ApiClientOptions extends ApiReporting {

@@ -43,6 +43,8 @@ export async function fetchThreatPage(
     per_page: request.perPage ?? PAGE_SIZE,
     sorting: [{ key: 'id', direction: 'asc' }],
     ...(request.query === undefined ? {} : { query: request.query }),
+    // The organization's scope: every request of a scoped organization carries it, checks included.
+    ...(caller.assetTypes === undefined ? {} : { assetType: [...caller.assetTypes] }),
     ...(request.nextPage === null ? {} : { next_page: request.nextPage }),
   };
   const { value, retries } = await callService(

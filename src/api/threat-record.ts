@@ -3,12 +3,9 @@ import { isDay } from '../lib/days.js';
 import { redact } from '../lib/redact.js';
 import type { Threat } from '../records.js';
 
-export type ThreatCheck = { readonly ok: true; readonly threat: Threat } | { readonly ok: false; readonly reason: string };
+export { DOCUMENTED_ASSET_TYPES } from '../records.js';
 
-export const DOCUMENTED_ASSET_TYPES: ReadonlySet<string> = new Set([
-  'URL', 'PAGE', 'ADDRESS', 'EMAIL', 'IPFS',
-  ...Array.from({ length: 35 }, (_, index) => `PLATFORM_${String(index + 1).padStart(2, '0')}`),
-]);
+export type ThreatCheck = { readonly ok: true; readonly threat: Threat } | { readonly ok: false; readonly reason: string };
 
 /**
  * Types outside the documented list are stored as they come, but as what they are: short tokens

@@ -11,7 +11,7 @@ export type Command =
   | { readonly kind: 'once'; readonly organization: string | undefined }
   | { readonly kind: 'backfill'; readonly from: string; readonly to: string | undefined; readonly organization: string | undefined }
   | { readonly kind: 'status'; readonly json: boolean; readonly organization: string | undefined }
-  | { readonly kind: 'lookup'; readonly values: readonly string[]; readonly json: boolean; readonly organization: string | undefined }
+  | { readonly kind: 'lookup'; readonly values: readonly string[]; readonly json: boolean; readonly organization: string | undefined; readonly fresh: boolean }
   | { readonly kind: 'verify'; readonly from: string | undefined; readonly to: string | undefined; readonly organization: string | undefined }
   | {
       readonly kind: 'export';
@@ -29,6 +29,7 @@ const OPTIONS = {
   to: { type: 'string' },
   org: { type: 'string' },
   json: { type: 'boolean' },
+  fresh: { type: 'boolean' },
   format: { type: 'string' },
   out: { type: 'string' },
   rules: { type: 'boolean' },
@@ -48,7 +49,7 @@ const ALLOWED: Record<Command['kind'], readonly Flag[]> = {
   once: ['once', 'org'],
   backfill: ['backfill', 'from', 'to', 'org'],
   status: ['json', 'org'],
-  lookup: ['json', 'org'],
+  lookup: ['json', 'org', 'fresh'],
   verify: ['from', 'to', 'org'],
   export: ['format', 'org', 'out', 'rules'],
   snapshot: ['out'],
@@ -95,7 +96,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return { kind, json: values.json ?? false, organization };
     case 'lookup':
       if (rest.length === 0) throw new ConfigError('lookup needs at least one value (a URL, domain, address or any content)');
-      return { kind, values: rest, json: values.json ?? false, organization };
+      return { kind, values: rest, json: values.json ?? false, organization, fresh: values.fresh ?? false };
     case 'verify':
       return { kind, from, to, organization };
     case 'export':

@@ -15,7 +15,7 @@ Usage:
                                         sync that range of days (UTC, inclusive; --to defaults to today), then exit
   threat-mirror status [--json] [--org NAME]
                                         how far each organization is complete, runs in progress (percentage, rate, ETA), recent runs and row counts, read without writing
-  threat-mirror lookup VALUE... [--json] [--org NAME]
+  threat-mirror lookup VALUE... [--json] [--org NAME] [--fresh]
                                         print the mirrored threats matching URLs, domains, addresses or any content
   threat-mirror verify [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--org NAME]
                                         re-fetch closed days, report drift from the mirror and repair it
@@ -32,6 +32,7 @@ Options:
   --to YYYY-MM-DD    last day (inclusive) of a backfill or verify range
   --org NAME         only this configured organization
   --json             machine-readable output (status, lookup)
+  --fresh            lookup: ask the service about values the mirror does not block (needs the API URL and keys)
   --format FORMAT    export format (see docs/exports.md)
   --out FILE         export: to FILE, replaced atomically and only when its content changed (default stdout);
                      snapshot: where the copy goes (replaced whole, never partially)

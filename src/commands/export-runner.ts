@@ -1,11 +1,13 @@
 // `threat-mirror export`: the command line's side of the export writers in src/export/.
 import type { Command } from '../cli/args.js';
 import { refusalOfDatabaseFile } from '../db/database-files.js';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { errorMessage } from '../lib/errors.js';
 import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 
-export async function runExportCommand(command: Extract<Command, { kind: 'export' }>, dbPath: string, io: Io, timers: ZoneTimers): Promise<number> {
+/** `allowlist`: THREAT_MIRROR_ALLOWLIST as read now; what it allows is left out (and counted). */
+export async function runExportCommand(command: Extract<Command, { kind: 'export' }>, dbPath: string, io: Io, timers: ZoneTimers, allowlist?: Allowlist): Promise<number> {
   if (!databaseExists(dbPath, io)) return EXIT_USAGE;
   const refusal = command.out === undefined ? undefined : refusalOfDatabaseFile('--out', command.out, [], dbPath);
   if (refusal !== undefined) {
@@ -19,7 +21,7 @@ export async function runExportCommand(command: Extract<Command, { kind: 'export
     return EXIT_USAGE;
   }
   try {
-    await runExport(dbPath, { ...command, timers }, { stdout: process.stdout, stderr: io.stderr });
+    await runExport(dbPath, { ...command, timers }, { stdout: process.stdout, stderr: io.stderr }, allowlist);
     return EXIT_OK;
   } catch (error) {
     io.stderr(`threat-mirror: export failed: ${errorMessage(error)}\n`);

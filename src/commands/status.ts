@@ -1,6 +1,7 @@
 // `threat-mirror status`: per organization, complete_through, unfinished plans, recent runs and row counts.
 // Opens the file read-only: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
+import type { AllowlistStatus } from '../db/read/allowlist-status.js';
 import type { ServiceNotice } from '../db/read/service-notices.js';
 import type { Database } from '../db/sqlite.js';
 import { type OpenPlanRow, type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads } from '../db/read/status-reads.js';
@@ -9,6 +10,8 @@ import { describeProgress, openPlanProgress, type PlanProgress } from '../progre
 export interface OrganizationStatus {
   readonly organization: string;
   readonly completeThrough: string | null;
+  /** The asset types it mirrors (its scope); null: every type. */
+  readonly assetTypes: readonly string[] | null;
   readonly threats: number;
   readonly rejectedRecords: number;
   /** Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS (sync_status, docs/reconciliation.md). */
@@ -29,6 +32,7 @@ export function readStatus(sqlite: Database, only?: string, now: Date = new Date
   return organizations.map((organization) => ({
     organization,
     completeThrough: reads.completeThrough(organization),
+    assetTypes: reads.assetTypes(organization),
     threats: reads.threatCount(organization),
     rejectedRecords: reads.rejectedCount(organization),
     reconciliation: reads.reconciliation(organization) ?? { overdueDays: 0, oldestOverdueDay: null, lastFullCycleAt: null },
@@ -47,6 +51,7 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
   for (const status of statuses) {
     lines.push(`${status.organization}`);
     lines.push(`  complete through  ${status.completeThrough ?? '(not yet)'}`);
+    lines.push(`  asset types       ${status.assetTypes?.join(',') ?? 'every type'}`);
     lines.push(`  threats           ${status.threats}`);
     lines.push(`  rejected records  ${status.rejectedRecords}`);
     const { overdueDays, oldestOverdueDay, lastFullCycleAt } = status.reconciliation;
@@ -82,6 +87,11 @@ export function formatServiceNotices(notices: readonly ServiceNotice[]): string 
 export interface FileSizes {
   readonly databaseBytes: number;
   readonly walBytes: number;
+}
+
+export function formatAllowlistStatus(status: AllowlistStatus | null): string {
+  if (status === null) return 'allowlist: none (THREAT_MIRROR_ALLOWLIST unset for the last writer)\n';
+  return `allowlist: ${status.entries} ${status.entries === 1 ? 'entry' : 'entries'} from ${status.file}, applied ${status.appliedAt ?? '(unknown)'}\n`;
 }
 
 export function readFileSizes(dbPath: string): FileSizes {

@@ -34,7 +34,7 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
   const { ledger: ledgerReads } = deps.reads;
   const name = organization.name;
   const ledger = ledgerReads.recordedDays(name, from, to);
-  const before = ledgerReads.currentDigests(name, from, to);
+  const before = ledgerReads.currentDigests(name, from, to, organization.assetTypes);
   const service = new Map<string, DayDigest>();
   const summary = await syncThreats(
     deps,
@@ -58,15 +58,18 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
   );
   const days = daysBetween(from, to);
   if (summary.status !== 'succeeded') return { summary, days, drift: [] };
-  const after = ledgerReads.currentDigests(name, from, to);
+  const after = ledgerReads.currentDigests(name, from, to, organization.assetTypes);
   const drift: DayDrift[] = [];
+  const scope = organization.assetTypes === undefined ? null : [...organization.assetTypes].sort().join(',');
   for (let offset = 0; offset < days; offset += 1) {
     const day = addDays(from, offset);
     const want = side(service.get(day));
     const had = side(before.get(day));
+    // A digest is compared only with a walk of the same scope: one recorded under another says nothing.
     const recorded = ledger.get(day);
-    const ledgerSide: Side = { records: recorded?.records ?? null, hash: recorded?.contentHash ?? null };
-    if (want.hash === had.hash && want.hash === ledgerSide.hash && want.records === ledgerSide.records) continue;
+    const comparable = recorded === undefined || recorded.assetTypes === scope;
+    const ledgerSide: Side = comparable ? { records: recorded?.records ?? null, hash: recorded?.contentHash ?? null } : { records: null, hash: null };
+    if (want.hash === had.hash && (!comparable || (want.hash === ledgerSide.hash && want.records === ledgerSide.records))) continue;
     drift.push({ organization: name, day, service: want, mirror: had, ledger: ledgerSide, repaired: side(after.get(day)).hash === want.hash });
   }
   return { summary, days, drift };

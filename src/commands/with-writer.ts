@@ -1,7 +1,7 @@
 // The process as the database's one writer: what `--once`, `--backfill`, the daemon and `verify` share.
 import type { Logger } from 'pino';
 import { EXIT_FAILED, type Io } from './io.js';
-import type { Config, OrganizationConfig } from '../config.js';
+import { type Config, type OrganizationConfig, undocumentedAssetTypes } from '../config.js';
 import { WriterLockError } from '../db/writer-lock.js';
 import { type Clock, clockStartingAt } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
@@ -39,15 +39,7 @@ export interface WriterOptions {
  */
 export async function withWriter(config: Config, io: Io, start: StartedWriter | FailedWriterStart, work: WriterWork, { metrics, line }: WriterOptions = {}): Promise<number> {
   const { logger, flush, drain } = createLogger(config.logLevel, { beforeWrite: line && (() => line.clear()) });
-  if (config.insecureHttp) {
-    logger.warn({ apiUrl: config.apiUrl }, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP=1: the API key travels unencrypted over plain HTTP to a host that is not loopback');
-  }
-  for (const names of organizationsSharingAKey(config.organizations)) {
-    logger.warn(
-      { organizations: names },
-      `organizations ${names.join(', ')} use the same API key: the service answers each the same, so each holds every threat the key can see, and --org, per-organization exports and lookups do not tell them apart (README: "Organization keys and user keys")`,
-    );
-  }
+  warnAtStart(config, logger);
   const clock = clockStartingAt(config.fixedNow);
   const shutdown = new AbortController();
   const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
@@ -72,5 +64,24 @@ export async function withWriter(config: Config, io: Io, start: StartedWriter | 
     removeSignalHandlers();
     logger.info('stopped');
     await drain();
+  }
+}
+
+/** What the configuration allows but an operator should hear about, once at start. */
+function warnAtStart(config: Config, logger: Logger): void {
+  if (config.insecureHttp) {
+    logger.warn({ apiUrl: config.apiUrl }, 'THREAT_MIRROR_ALLOW_INSECURE_HTTP=1: the API key travels unencrypted over plain HTTP to a host that is not loopback');
+  }
+  for (const { name, assetTypes, assetTypesVariable } of config.organizations) {
+    const undocumented = undocumentedAssetTypes(assetTypes);
+    if (undocumented.length > 0) {
+      logger.warn({ organization: name, assetTypes: undocumented }, `${assetTypesVariable}: ${undocumented.join(', ')} not among the asset types the service's interface lists; kept (the service adds platforms), check the spelling`);
+    }
+  }
+  for (const names of organizationsSharingAKey(config.organizations)) {
+    logger.warn(
+      { organizations: names },
+      `organizations ${names.join(', ')} use the same API key: the service answers each the same, so each holds every threat the key can see, and --org, per-organization exports and lookups do not tell them apart (README: "Organization keys and user keys")`,
+    );
   }
 }

@@ -3,10 +3,11 @@
 import { ConfigError } from '../lib/errors.js';
 import { redact, registerSecret } from '../lib/redact.js';
 import type { Secret } from '../lib/secret.js';
+import { assertNoStrayScopes, type AssetTypeScope, loadAssetTypeScope, organizationSuffix } from './asset-types.js';
 import { type Environment, type FileReader, flag, InvalidValue, parseVariable, readSecret, value } from './read.js';
 import { ALLOW_INSECURE_HTTP, API_KEY, API_URL, HTTP_TOKEN, ORG, ORGS } from './variables.js';
 
-export interface OrganizationConfig {
+export interface OrganizationConfig extends AssetTypeScope {
   /** The label rows are stored under; also picks the key variable. */
   readonly name: string;
   readonly apiKey: Secret;
@@ -18,7 +19,7 @@ const ORGANIZATION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** The key variable of an organization: the name upper-cased, anything not alphanumeric as `_`. */
 export function apiKeyVariableFor(organization: string): string {
-  return `${API_KEY.name}_${organization.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+  return `${API_KEY.name}_${organizationSuffix(organization)}`;
 }
 
 /**
@@ -100,6 +101,15 @@ export function isLoopback(hostname: string): boolean {
 
 /** THREAT_MIRROR_ORG and THREAT_MIRROR_API_KEY, or THREAT_MIRROR_ORGS and a key variable for each. */
 export function loadOrganizations(env: Environment, readFile: FileReader): OrganizationConfig[] {
+  const organizations = loadOrganizationKeys(env, readFile).map((organization) => ({ ...organization, ...loadAssetTypeScope(env, organization.name) }));
+  assertNoStrayScopes(
+    env,
+    organizations.map((organization) => organization.name),
+  );
+  return organizations;
+}
+
+function loadOrganizationKeys(env: Environment, readFile: FileReader): Array<Omit<OrganizationConfig, keyof AssetTypeScope>> {
   const list = value(env, ORGS.name);
   if (list === undefined) {
     const name = ORG.read(env);

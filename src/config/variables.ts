@@ -22,6 +22,8 @@ export const DB = text('THREAT_MIRROR_DB', './data/threat-mirror.db', 'SQLite fi
 export const API_KEY: Variable = { name: 'THREAT_MIRROR_API_KEY', default: '', meaning: 'API key of the single organization (or THREAT_MIRROR_API_KEY_FILE: a file holding it)' };
 export const ORG = text('THREAT_MIRROR_ORG', 'default', 'Name stored for the single organization');
 export const ORGS: Variable = { name: 'THREAT_MIRROR_ORGS', default: '', meaning: 'Several organizations, e.g. acme,globex; keys in THREAT_MIRROR_API_KEY_ACME, …_GLOBEX (or …_FILE)' };
+const ASSET_TYPES_MEANING = 'Asset types to mirror, e.g. URL,PAGE; THREAT_MIRROR_ASSET_TYPES_<NAME> for one organization (suffix as for keys). Each request then carries assetType';
+export const ASSET_TYPES: Variable = { name: 'THREAT_MIRROR_ASSET_TYPES', default: '(every type)', meaning: ASSET_TYPES_MEANING };
 export const INITIAL_DAYS = wholeNumber('THREAT_MIRROR_INITIAL_DAYS', 30, [1, 36_500], "Days an organization's first run fetches (ending today)");
 export const LOOKBACK_DAYS = wholeNumber('THREAT_MIRROR_LOOKBACK_DAYS', 2, [0, 3_650], 'Closed days every incremental run re-scans, besides today (late arrivals, removals)');
 export const CONCURRENCY = wholeNumber('THREAT_MIRROR_CONCURRENCY', 4, [1, 64], 'Requests in flight at once per API key');
@@ -50,6 +52,7 @@ export const HTTP_TOKEN: Variable = {
   default: '(none)',
   meaning: '/v1/* then requires "Authorization: Bearer TOKEN" (16+ characters; or THREAT_MIRROR_HTTP_TOKEN_FILE: a file holding it); probes and /metrics stay open',
 };
+export const FRESH_MAX_RPS = decimal('THREAT_MIRROR_FRESH_MAX_RPS', 2, [0.1, 1_000], 'Requests per second per API key that fresh lookups (GET/POST /v1/lookup?fresh=1) may send; beyond, the mirror answers alone');
 export const REPORTS = onOff('THREAT_MIRROR_REPORTS', false, 'Set to 1 to also mirror GET /organization/reports and their proposals');
 export const REPORTS_RECENT_DAYS = wholeNumber('THREAT_MIRROR_REPORTS_RECENT_DAYS', 30, [1, 3_650], 'Days of reports every incremental run re-reads (their statuses change after filing)');
 export const RECONCILE_DAYS = wholeNumber('THREAT_MIRROR_RECONCILE_DAYS', 7, [0, 3_650], 'Every mirrored day is re-walked (removals, changes) at least once in this many days; 0: every run');
@@ -72,6 +75,12 @@ export const DNS_NOTIFY: Variable = {
   default: '(none)',
   meaning: 'host:port of secondaries sent NOTIFY after each run that changed the zone, e.g. 10.0.0.53:53,[fd00::53]:53',
 };
+export const ALLOWLIST: Variable = {
+  name: 'THREAT_MIRROR_ALLOWLIST',
+  default: '(none)',
+  meaning:
+    'A file of local exceptions, one a line (URL, host, address, e-mail or exact content; "# reason" after it): lookup, exports and the zone treat what it allows as not blocked; the daemon re-reads it within 5 s of a change (docs/lookup.md)',
+};
 export const PROGRESS_SECONDS = decimal('THREAT_MIRROR_PROGRESS_SECONDS', 30, [0.1, 86_400], 'Seconds between "progress" log records of a run when stderr is no terminal (or NO_COLOR / TERM=dumb)');
 export const NOW: Variable = { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' };
 export const LOG_LEVEL = choice('LOG_LEVEL', LOG_LEVELS, 'info', 'fatal, error, warn, info, debug, trace or silent');
@@ -84,6 +93,7 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   API_KEY,
   ORG,
   ORGS,
+  ASSET_TYPES,
   INITIAL_DAYS,
   LOOKBACK_DAYS,
   CONCURRENCY,
@@ -99,6 +109,7 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   HTTP_PORT,
   HTTP_HOST,
   HTTP_TOKEN,
+  FRESH_MAX_RPS,
   REPORTS,
   REPORTS_RECENT_DAYS,
   RECONCILE_DAYS,
@@ -112,6 +123,7 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   RPZ_ZONE,
   DNS_ALLOW,
   DNS_NOTIFY,
+  ALLOWLIST,
   PROGRESS_SECONDS,
   NOW,
   LOG_LEVEL,

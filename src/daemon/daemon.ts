@@ -3,10 +3,12 @@ import type { Logger } from 'pino';
 import type { Config, OrganizationConfig } from '../config.js';
 import type { Clock } from '../lib/days.js';
 import { Enforcement } from './enforcement.js';
+import { createFreshAsker } from './fresh-http.js';
 import { startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
-import { checkReadiness, type Readiness, withWalHealth } from './readiness.js';
+import { checkReadiness, type Readiness, withAllowlistHealth, withWalHealth } from './readiness.js';
+import { DaemonAllowlist } from './daemon-allowlist.js';
 import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch, type Startup } from './startup.js';
@@ -43,7 +45,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   };
   void mirror.deps.writer.failed.then(failed('the writer thread'));
   const enforcement = new Enforcement({ config, logger, metrics });
-  const readiness = (): Readiness => withWalHealth(checkReadiness(mirror.reader, names, clock(), staleAfterSeconds), wal, clock());
+  const allowlist = config.allowlist === undefined ? undefined : new DaemonAllowlist(config.allowlist, { clock, logger, observer: metrics });
+  const readiness = (): Readiness =>
+    withAllowlistHealth(withWalHealth(checkReadiness(mirror.reader, names, clock(), staleAfterSeconds), wal, clock()), allowlist?.readinessReason());
   const endpoints =
     config.httpPort === undefined && config.dns === undefined
       ? undefined
@@ -52,29 +56,38 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           port: config.httpPort,
           dbPath: config.dbPath,
           enforcement: enforcement.threadData(),
+          allowlist: allowlist?.state.list,
           onEnforcementEvent: (event) => enforcement.event(event),
           token: config.httpToken,
           registry: metrics.registry,
           onLookups: (batch) => metrics.lookupsAnswered(batch),
+          askFresh: createFreshAsker(config, options.mirror),
           logger,
           onFailure: failed('the HTTP server of THREAT_MIRROR_HTTP_PORT'),
           readiness,
           startup,
         });
+  const stopping = AbortSignal.any([signal, partFailed.signal]);
+  allowlist?.follow({ server: endpoints, writer: mirror.deps.writer, enforcement, signal: stopping });
+  // Before the writer thread ends for the wait: a table write after it would start it again.
+  const lastWrites = async (): Promise<void> => {
+    await allowlist?.mirror(mirror.deps.writer).catch((error: unknown) => logger.error({ err: error }, 'the allowlist table was not updated; trying again after the next run'));
+  };
   try {
     // The zone and the files as the mirror holds them now, before the first run: a restart serves at once.
-    await enforcement.refresh(endpoints, { atStart: true, signal: AbortSignal.any([signal, partFailed.signal]) });
+    await enforcement.refresh(endpoints, { atStart: true, signal: stopping });
     const scheduler = startScheduler({
       schedule: config.schedule,
       jitterSeconds: config.jitterSeconds,
       logger,
-      signal: AbortSignal.any([signal, partFailed.signal]),
-      run: (runSignal) => scheduledRun(options, { startup, wal, refresh: () => enforcement.refresh(endpoints, { signal: runSignal }) }, runSignal),
+      signal: stopping,
+      run: (runSignal) => scheduledRun(options, { startup, wal, lastWrites, refresh: () => enforcement.refresh(endpoints, { signal: runSignal }) }, runSignal),
       // The writer thread ends after each run (scheduledRun): started again just before the next tick, the run does not wait for it.
       prepare: () => mirror.deps.writer.resume(),
     });
     await scheduler.stopped;
   } finally {
+    allowlist?.stop();
     await endpoints?.close();
     enforcement.close();
   }
@@ -104,7 +117,7 @@ async function health({ config, mirror, metrics, organizations, logger, clock }:
 /** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */
 async function scheduledRun(
   { config, mirror, organizations, logger, clock }: DaemonOptions,
-  { startup, wal, refresh }: { startup: () => void; wal: WalHealth; refresh: () => Promise<void> },
+  { startup, wal, lastWrites, refresh }: { startup: () => void; wal: WalHealth; lastWrites: () => Promise<void>; refresh: () => Promise<void> },
   runSignal: AbortSignal,
 ): Promise<void> {
   // Started before the tick (the scheduler's prepare), or now if the run came sooner (at start, or a tick skipped).
@@ -124,6 +137,7 @@ async function scheduledRun(
     (runs) => runs,
   );
   startup();
+  await lastWrites();
   if (config.checkpoints === 'auto') {
     // On the writer thread: the event loop goes on answering probes and signals meanwhile.
     const outcome = await mirror.deps.writer.call('checkpointWal', {});

@@ -2,6 +2,7 @@
 // NOTIFYs after a change, and the HTTP feeds. It only reads: the export index (written by the main
 // thread between runs) and the mirror, on read-only connections of its own, so a zone transfer or
 // a feed never waits behind the sync, and the sync never waits behind them.
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AddressAcl } from '../dns/acl.js';
 import type { DnsConfig } from '../config/dns.js';
 import { type DnsServer, startDnsServer } from '../dns/dns-server.js';
@@ -41,8 +42,13 @@ export interface EnforcementSide {
   close(): Promise<void>;
 }
 
-/** `budget`: the HTTP thread's requests in flight, which feeds share with lookups. */
-export async function startEnforcementSide(data: EnforcementData, emit: (event: EnforcementEvent) => void, budget: InFlightBudget): Promise<EnforcementSide> {
+/** `budget`: the HTTP thread's requests in flight, which feeds share with lookups; `allowlist`: THREAT_MIRROR_ALLOWLIST as the thread has it now. */
+export async function startEnforcementSide(
+  data: EnforcementData,
+  emit: (event: EnforcementEvent) => void,
+  budget: InFlightBudget,
+  allowlist: () => Allowlist | undefined,
+): Promise<EnforcementSide> {
   let indexReady = false;
   const feeds = createFeedHandler({
     dbPath: data.dbPath,
@@ -51,6 +57,7 @@ export async function startEnforcementSide(data: EnforcementData, emit: (event: 
     timers: data.timers,
     maxAgeSeconds: data.feedMaxAgeSeconds,
     budget,
+    allowlist,
     onError: (error) => emit({ type: 'error', message: `feed failed: ${error instanceof Error ? error.message : String(error)}` }),
   });
   let server: DnsServer | undefined;

@@ -1,10 +1,13 @@
 // The main thread's part of enforcement: after each run it has the export index (kept when the DNS
 // primary or a host-format export needs it) and the export files brought up to date by a job on a
-// thread of its own (export-jobs.ts), then tells the serving thread. Both are brought up to date
-// between runs, never during one; the main thread itself only starts the job and reads its result.
+// thread of its own (export-jobs.ts), then tells the serving thread. A new version of
+// THREAT_MIRROR_ALLOWLIST is applied the same way at once, without waiting for a run (a run may be
+// going on: the job reads the mirror as committed, page by page). One job at a time; the main
+// thread itself only starts the job and reads its result.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Config } from '../config.js';
 import type { RefresherState } from '../export/daemon-exports.js';
 import { isHostFormat } from '../config/export-formats.js';
@@ -26,6 +29,12 @@ export class Enforcement {
   #indexBuilt = false;
   /** What the last refresh knew of the export files. */
   #refresher: RefresherState | undefined;
+  /** THREAT_MIRROR_ALLOWLIST as last read well: every refresh applies it. */
+  #allowlist: Allowlist | undefined;
+  /** The last refresh asked for: the next waits for it. */
+  #tail: Promise<void> = Promise.resolve();
+  /** A refresh asked for that has not started: a later request joins it (it reads the state when it starts). */
+  #waiting: Promise<void> | undefined;
 
   constructor(options: { config: Config; logger: Logger; metrics: MirrorMetrics }) {
     this.#config = options.config;
@@ -34,6 +43,7 @@ export class Enforcement {
     this.#timers = zoneTimersFor(schedulePeriodSeconds(options.config.schedule));
     // Scratch files beside the mirror (its folder is writable; /tmp may not be): rebuilt at every start.
     this.#folder = `${options.config.dbPath}.exports`;
+    this.#allowlist = options.config.allowlist?.list;
   }
 
   /** Whether an index is kept: the zone needs it, and host-format files are written from it. */
@@ -59,13 +69,32 @@ export class Enforcement {
     };
   }
 
+  /** A new version of THREAT_MIRROR_ALLOWLIST: the index, the zone and the files follow it at once. Never throws. */
+  allowlistChanged(list: Allowlist, server: HttpServer | undefined, signal: AbortSignal): Promise<void> {
+    this.#allowlist = list;
+    return this.refresh(server, { signal });
+  }
+
   /**
-   * After each run (and once at start): the export index and the files, on a thread of their own
-   * (export-jobs.ts), then the serving thread is told (NOTIFY, feeds). One at a time: the scheduler
-   * never overlaps runs, and the start's refresh ends before the first run. Never throws.
+   * After each run (and once at start, and after the allowlist changed): the export index and the
+   * files, on a thread of their own (export-jobs.ts), then the serving thread is told (NOTIFY,
+   * feeds). One at a time: a refresh asked for while one runs waits for it, and requests made
+   * meanwhile are one. Never throws.
    */
-  async refresh(server: HttpServer | undefined, { atStart = false, signal }: { atStart?: boolean; signal?: AbortSignal } = {}): Promise<void> {
+  refresh(server: HttpServer | undefined, options: { atStart?: boolean; signal?: AbortSignal } = {}): Promise<void> {
+    if (this.#waiting !== undefined) return this.#waiting;
+    const next = this.#tail.then(() => {
+      this.#waiting = undefined;
+      return this.#refreshNow(server, options);
+    });
+    this.#waiting = next;
+    this.#tail = next;
+    return next;
+  }
+
+  async #refreshNow(server: HttpServer | undefined, { atStart = false, signal }: { atStart?: boolean; signal?: AbortSignal }): Promise<void> {
     if (!this.keepsIndex && this.#config.exports.length === 0) return;
+    if (signal?.aborted) return;
     try {
       const result = await runExportJob(
         {
@@ -78,6 +107,7 @@ export class Enforcement {
           targets: this.#config.exports,
           timers: this.#timers,
           refresher: this.#refresher,
+          allowlist: this.#allowlist,
         },
         (event) => this.#jobEvent(event),
         signal,

@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { Database } from '../db/sqlite.js';
 import { commitTempFile, discardTempFile } from '../export/atomic-file.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat, isHostFormat } from '../config/export-formats.js';
@@ -36,6 +37,8 @@ export interface FeedOptions {
   readonly onError: (error: unknown) => void;
   /** The HTTP thread's requests in flight (lookups and feeds): beyond it, 503 with Retry-After. */
   readonly budget: InFlightBudget;
+  /** THREAT_MIRROR_ALLOWLIST as this thread has it now (feeds from the mirror leave out what it allows). */
+  readonly allowlist: () => Allowlist | undefined;
 }
 
 interface Feed {
@@ -157,7 +160,8 @@ class FeedFiles {
     if (indexPath !== undefined && organization === undefined && isHostFormat(format)) {
       return withIndex(indexPath, (view) => `index:${view.state().hostsVersion}:${view.state().serial}`);
     }
-    return `mirror:${this.#mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number}`;
+    const changeSeq = this.#mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
+    return `mirror:${changeSeq}:${this.#options.allowlist()?.version ?? 'none'}`;
   }
 
   async #build(format: ExportFormat, organization: string | undefined, version: string, previous: Feed | undefined, path: string): Promise<Feed> {
@@ -166,7 +170,7 @@ class FeedFiles {
     // On a thread of its own, one build at a time: a feed of a million threats is seconds of CPU
     // that would otherwise hold up lookups and zone transfers on this thread, and several at once
     // would each hold their own snapshot and buffers.
-    const job = { kind: 'feed', dbPath: options.dbPath, indexPath: options.indexPath(), format, organization, path, timers: options.timers } as const;
+    const job = { kind: 'feed', dbPath: options.dbPath, indexPath: options.indexPath(), format, organization, path, timers: options.timers, allowlist: options.allowlist() } as const;
     const built = this.#queue.then(() => runExportJob(job, () => undefined));
     this.#queue = built.catch(() => undefined);
     const rendered = await built;

@@ -2,6 +2,7 @@
 // its result, and ends. Its SQLite connections are its own: the mirror's read-only, the export
 // index's read-write in a refresh job only.
 import { parentPort, workerData } from 'node:worker_threads';
+import { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { Database } from '../db/sqlite.js';
 import { type TempFile, writeTempFile } from '../export/atomic-file.js';
@@ -34,13 +35,13 @@ async function refresh(job: RefreshJob, post: (event: JobEvent) => void): Promis
     let change: IndexChange | undefined;
     if (job.indexPath !== undefined && job.rebuild) {
       const started = performance.now();
-      index = await ExportIndex.create(job.dbPath, job.indexPath);
+      index = await ExportIndex.create(job.dbPath, job.indexPath, job.allowlist);
       const state = index.view.state();
       log(post, 'info', { hosts: index.view.size, ms: Math.round(performance.now() - started) }, 'export index built');
       change = { hostsChanged: true, zoneChanged: true, serial: state.serial, threatsRead: 0 };
     } else if (job.indexPath !== undefined) {
       index = ExportIndex.open(job.dbPath, job.indexPath);
-      change = await index.refresh();
+      change = await index.refresh(job.allowlist);
     }
     let refresher = job.refresher;
     if (job.targets.length > 0) {
@@ -55,6 +56,7 @@ async function refresh(job: RefreshJob, post: (event: JobEvent) => void): Promis
         index,
         timers: job.timers,
         state: job.refresher,
+        allowlist: job.allowlist,
       });
       // At start the files are left as they are (rewritten after runs only); the zone's serial follows the rpz file's.
       if (job.atStart) await files.adoptZoneSerial();
@@ -82,7 +84,7 @@ async function renderFeed(job: FeedJob): Promise<TempFile> {
     }
   }
   const sqlite = withSmallPageCache(openDatabaseReadOnly(job.dbPath).sqlite);
-  const snapshot = new ThreatSnapshot(sqlite, organization);
+  const snapshot = new ThreatSnapshot(sqlite, organization, job.allowlist === undefined ? undefined : new AllowMatcher(job.allowlist.entries));
   let built: BuiltExport | undefined;
   try {
     built = await buildExport(snapshot, { format, organization, timers });

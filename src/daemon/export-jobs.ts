@@ -9,6 +9,7 @@
 // index and of the THREAT_MIRROR_EXPORTS files) and `feed` (started by the serving thread: renders
 // one HTTP feed into a temporary file beside the feed's, read-only everywhere else).
 import { Worker } from 'node:worker_threads';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { TempFile } from '../export/atomic-file.js';
 import type { ExportTarget, RefresherState } from '../export/daemon-exports.js';
 import type { IndexChange } from '../export/export-index.js';
@@ -29,6 +30,8 @@ export interface RefreshJob {
   readonly timers: ZoneTimers;
   /** What the last refresh knew of the files (undefined at start). */
   readonly refresher: RefresherState | undefined;
+  /** THREAT_MIRROR_ALLOWLIST as the main thread last read it; undefined: none configured. */
+  readonly allowlist: Allowlist | undefined;
 }
 
 export interface RefreshResult {
@@ -48,6 +51,8 @@ export interface FeedJob {
   /** The feed's file: the job writes a temporary file beside it and leaves the rename to the caller. */
   readonly path: string;
   readonly timers: ZoneTimers;
+  /** THREAT_MIRROR_ALLOWLIST as the serving thread has it (the index follows the main thread's). */
+  readonly allowlist: Allowlist | undefined;
 }
 
 export type ExportJob = RefreshJob | FeedJob;

@@ -6,10 +6,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
+import { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly, type ReadOnlyConnection } from '../db/open-database.js';
 import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../lookup/threat-lookup.js';
+import type { FreshAnswer } from '../lookup/fresh-lookup.js';
 import { type EnforcementCommand, type EnforcementData, type EnforcementEvent, type EnforcementSide, startEnforcementSide } from './enforcement-side.js';
 import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 import { bearerMatches } from '../lib/http-token.js';
@@ -24,6 +27,8 @@ export interface HttpThreadData {
   readonly enforcement: EnforcementData;
   /** sha256 (hex) of THREAT_MIRROR_HTTP_TOKEN, which /v1/* then requires; the token itself never reaches this thread. */
   readonly tokenDigest?: string | undefined;
+  /** THREAT_MIRROR_ALLOWLIST as the main thread read it at start; later versions come as messages. */
+  readonly allowlist: Allowlist | undefined;
 }
 
 /** From the server's thread to the main thread. */
@@ -31,6 +36,7 @@ export type FromHttpThread =
   | { readonly kind: 'listening'; readonly port: number }
   | { readonly kind: 'failed'; readonly message: string }
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
+  | { readonly kind: 'fresh'; readonly id: number; readonly value: string }
   | { readonly kind: 'lookup-error'; readonly message: string; readonly stack?: string | undefined }
   | ({ readonly kind: 'lookups' } & LookupBatch)
   | { readonly kind: 'closed' }
@@ -39,8 +45,29 @@ export type FromHttpThread =
 /** From the main thread to the server's thread. */
 export type ToHttpThread =
   | { readonly kind: 'probe-answer'; readonly id: number; readonly answer: ProbeAnswer }
+  | { readonly kind: 'fresh-answer'; readonly id: number; readonly answer: FreshAnswer }
   | { readonly kind: 'close' }
-  | { readonly kind: 'enforcement'; readonly command: EnforcementCommand };
+  | { readonly kind: 'enforcement'; readonly command: EnforcementCommand }
+  /** A new version of THREAT_MIRROR_ALLOWLIST: lookups and feeds answer with it from now on. */
+  | { readonly kind: 'allowlist'; readonly list: Allowlist };
+
+/**
+ * THREAT_MIRROR_ALLOWLIST as the main thread last sent it (it alone reads the file): every answer
+ * of this thread uses one version, the one the index and the files are brought to.
+ */
+class AllowlistInUse {
+  list: Allowlist | undefined;
+  matcher: AllowMatcher | undefined;
+
+  constructor(list: Allowlist | undefined) {
+    this.take(list);
+  }
+
+  take(list: Allowlist | undefined): void {
+    this.list = list;
+    this.matcher = list === undefined ? undefined : new AllowMatcher(list.entries);
+  }
+}
 
 async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   const data = workerData as HttpThreadData;
@@ -49,7 +76,9 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   let mirror: ReadOnlyConnection | undefined;
   let enforcement: EnforcementSide | undefined;
   const probes = new ProbeForwarder(post);
+  const fresh = new FreshForwarder(post);
   const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
+  const allowlist = new AllowlistInUse(data.allowlist);
   try {
     // A read-only connection of its own, with the driver alone: this isolate loads only what lookups need.
     mirror = openDatabaseReadOnly(data.dbPath);
@@ -62,8 +91,10 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
         post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
       },
       budget,
+      () => allowlist.matcher,
+      (value) => fresh.ask(value),
     );
-    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget);
+    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget, () => allowlist.list);
     const feeds = enforcement.feeds;
     const api: Record<string, Handler> = { '/v1/lookup': lookup, '/v1/exports/': (request, response) => feeds.handle(request, response) };
     const server = createServer(
@@ -74,6 +105,8 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
     port.on('message', (message: ToHttpThread) => {
       if (message.kind === 'enforcement') return opened.enforcement.command(message.command);
       if (message.kind === 'probe-answer') return probes.answer(message.id, message.answer);
+      if (message.kind === 'fresh-answer') return fresh.answer(message.id, message.answer);
+      if (message.kind === 'allowlist') return allowlist.take(message.list);
       closing = true;
       lookupStats.stop();
       server.close();
@@ -144,6 +177,30 @@ class ProbeForwarder {
     const response = this.#waiting.get(id);
     this.#waiting.delete(id);
     if (response && !response.writableEnded) send(response, answer);
+  }
+}
+
+/** A fresh lookup's question, asked of the main thread, which holds the keys (fresh-http.ts). */
+class FreshForwarder {
+  readonly #post: (message: FromHttpThread) => void;
+  readonly #waiting = new Map<number, (answer: FreshAnswer) => void>();
+  #next = 1;
+
+  constructor(post: (message: FromHttpThread) => void) {
+    this.#post = post;
+  }
+
+  ask(value: string): Promise<FreshAnswer> {
+    const id = this.#next++;
+    return new Promise((resolve) => {
+      this.#waiting.set(id, resolve);
+      this.#post({ kind: 'fresh', id, value });
+    });
+  }
+
+  answer(id: number, answer: FreshAnswer): void {
+    this.#waiting.get(id)?.(answer);
+    this.#waiting.delete(id);
   }
 }
 

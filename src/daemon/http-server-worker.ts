@@ -2,12 +2,14 @@
 // the probes it forwards, logs its lookup errors, stops it, and reports if it dies.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Secret } from '../lib/secret.js';
 import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
 import { tokenDigest } from '../lib/http-token.js';
 import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
 import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
 import type { LookupBatch } from './lookup-stats.js';
+import type { FreshAsker } from './fresh-http.js';
 
 export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly host: string;
@@ -15,10 +17,14 @@ export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly port: number | undefined;
   readonly dbPath: string;
   readonly enforcement: EnforcementData;
+  /** THREAT_MIRROR_ALLOWLIST as read at start. */
+  readonly allowlist: Allowlist | undefined;
   readonly onEnforcementEvent: (event: EnforcementEvent) => void;
   /** THREAT_MIRROR_HTTP_TOKEN: /v1/* then requires it as a bearer token. */
   readonly token?: Secret | undefined;
   readonly logger: Logger;
+  /** /v1/lookup?fresh=1: a value the mirror does not block, asked of the service here (fresh-http.ts). */
+  readonly askFresh?: FreshAsker | undefined;
   /** The /v1/* requests the thread answered, about once a second. */
   readonly onLookups?: ((batch: LookupBatch) => void) | undefined;
   /** Called once if the thread dies or fails after it started serving (not on close()). */
@@ -29,6 +35,8 @@ export interface HttpServer {
   readonly port: number;
   /** Tells the thread's enforcement side (DNS, feeds) of a new version of the export index. */
   enforce(command: EnforcementCommand): void;
+  /** A new version of THREAT_MIRROR_ALLOWLIST: the thread's lookups and feeds use it from now on. */
+  allowlist(list: Allowlist): void;
   /** Closes the server and its connections and the thread's database connection, then ends the thread. */
   close(): Promise<void>;
 }
@@ -51,6 +59,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       dbPath: options.dbPath,
       enforcement: options.enforcement,
       tokenDigest: options.token === undefined ? undefined : tokenDigest(options.token).toString('hex'),
+      allowlist: options.allowlist,
     } satisfies HttpThreadData,
     resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
   });
@@ -75,9 +84,17 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
     const serving = (port: number): void => {
       state = 'serving';
       if (options.port !== undefined) logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
-      resolve({ port, close, enforce: (command) => post({ kind: 'enforcement', command }) });
+      resolve({ port, close, enforce: (command) => post({ kind: 'enforcement', command }), allowlist: (list) => post({ kind: 'allowlist', list }) });
     };
-    worker.on('message', (message: FromHttpThread) => take(message, { options, serving, answer, fail, closed: () => closed?.() }));
+    const fresh = (id: number, value: string): void => {
+      const asked = options.askFresh?.(value) ?? Promise.reject(new Error('fresh lookups are not set up'));
+      asked
+        .catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, requests: 0, error: String(error) }] }))
+        .then((result) => {
+          if (state === 'serving') post({ kind: 'fresh-answer', id, answer: result });
+        });
+    };
+    worker.on('message', (message: FromHttpThread) => take(message, { options, serving, answer, fresh, fail, closed: () => closed?.() }));
     worker.on('error', (error) => fail(new Error(`the HTTP server's thread failed: ${error.message}`, { cause: error })));
     worker.on('exit', (code) => fail(new Error(`the HTTP server's thread exited (code ${code})`)));
   });
@@ -100,7 +117,14 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
 /** What the main thread does with each message of the server's thread. */
 function take(
   message: FromHttpThread,
-  on: { options: HttpServerOptions; serving: (port: number) => void; answer: (id: number, method: string, path: string) => void; fail: (error: Error) => void; closed: () => void },
+  on: {
+    options: HttpServerOptions;
+    serving: (port: number) => void;
+    answer: (id: number, method: string, path: string) => void;
+    fresh: (id: number, value: string) => void;
+    fail: (error: Error) => void;
+    closed: () => void;
+  },
 ): void {
   const { options } = on;
   switch (message.kind) {
@@ -108,6 +132,8 @@ function take(
       return on.serving(message.port);
     case 'probe':
       return on.answer(message.id, message.method, message.path);
+    case 'fresh':
+      return on.fresh(message.id, message.value);
     case 'lookups':
       return options.onLookups?.(message);
     case 'lookup-error':

@@ -2,7 +2,10 @@
 // HTTP, for services that do not link SQLite. Answers from its own read-only connection, within
 // the HTTP thread's budget of requests and bytes in flight (http-limits.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkLookupValues, lookupValues, type ThreatLookup } from '../lookup/threat-lookup.js';
+import type { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { refreshDocument } from '../lookup/fresh-document.js';
+import type { FreshAnswer } from '../lookup/fresh-lookup.js';
+import { checkLookupValues, type LookupDocument, lookupValues, type ThreatLookup } from '../lookup/threat-lookup.js';
 import { type Admission, InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 
 /** A request body above this is refused: 1,000 values of a long URL each fit with room to spare. */
@@ -16,7 +19,18 @@ export type LookupHandler = (request: IncomingMessage, response: ServerResponse)
 
 type Send = (status: number, body: unknown, headers?: Record<string, string>) => void;
 
-export function createLookupHandler(lookup: ThreatLookup, onError: (error: unknown) => void, budget: InFlightBudget = new InFlightBudget()): LookupHandler {
+/**
+ * `allowlist`: THREAT_MIRROR_ALLOWLIST as it is when a request is answered (undefined: none).
+ * `askFresh`: with `fresh=1`, a value the mirror does not block is asked of the service through it
+ * (the main thread holds the keys); without it, `fresh=1` is refused.
+ */
+export function createLookupHandler(
+  lookup: ThreatLookup,
+  onError: (error: unknown) => void,
+  budget: InFlightBudget = new InFlightBudget(),
+  allowlist: () => AllowMatcher | undefined = () => undefined,
+  askFresh?: (value: string) => Promise<FreshAnswer>,
+): LookupHandler {
   const busy = (): { error: string } => ({
     error: `the lookup endpoint is busy (${budget.requests} requests, ${budget.bytes} body bytes in flight); retry in ${RETRY_AFTER_SECONDS} s`,
   });
@@ -36,10 +50,14 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
     }
     // Held until the answer is sent (or the client is gone): the answer is in the heap until then.
     response.once('close', () => admission.release());
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const refresh = refresherOf(url, askFresh);
+    if (typeof refresh === 'string') return send(400, { error: refresh });
     const answer = (values: unknown): void => {
       const problem = checkLookupValues(values);
       if (problem !== null) return send(400, { error: problem });
-      lookupValues(lookup, values as string[]).then(
+      const matcher = allowlist();
+      lookupValues(lookup, values as string[], { allowlist: matcher }).then((document) => refresh(document, matcher)).then(
         (document) => send(200, document),
         (error: unknown) => {
           onError(error);
@@ -48,9 +66,8 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
       );
     };
     if (request.method !== 'POST') {
-      const url = new URL(request.url ?? '/', 'http://localhost');
-      const unknown = [...url.searchParams.keys()].find((key) => key !== 'value');
-      if (unknown !== undefined) return send(400, { error: `unknown query parameter "${unknown}"; use value=V, repeated for several values` });
+      const unknown = [...url.searchParams.keys()].find((key) => key !== 'value' && key !== 'fresh');
+      if (unknown !== undefined) return send(400, { error: `unknown query parameter "${unknown}"; use value=V, repeated for several values (and fresh=1)` });
       return answer(url.searchParams.getAll('value'));
     }
     readBody(request, response, admission, (outcome) => {
@@ -66,6 +83,17 @@ export function createLookupHandler(lookup: ThreatLookup, onError: (error: unkno
       answer((body as { values: unknown }).values);
     });
   };
+}
+
+type Refresh = (document: LookupDocument, allowlist: AllowMatcher | undefined) => Promise<LookupDocument>;
+
+/** What `fresh=1` makes of the mirror's answer (fresh=0 or none: the answer itself), or why the parameter is refused. */
+function refresherOf(url: URL, askFresh: ((value: string) => Promise<FreshAnswer>) | undefined): Refresh | string {
+  const fresh = url.searchParams.get('fresh');
+  if (fresh !== null && fresh !== '0' && fresh !== '1') return `fresh must be 1 (ask the service about values the mirror does not block) or 0, not "${fresh}"`;
+  if (fresh !== '1') return (document) => Promise.resolve(document);
+  if (askFresh === undefined) return 'fresh lookups are not available here';
+  return (document, allowlist) => refreshDocument(document, askFresh, allowlist);
 }
 
 /**

@@ -10,8 +10,9 @@ import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
 import type { EnforcementEvent } from './enforcement-side.js';
+import type { AllowlistObserver } from './daemon-allowlist.js';
 
-export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver {
+export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver {
   readonly registry: Registry;
   /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
   observeWal(wal: WalHealth, clock: () => Date): void;
@@ -44,6 +45,7 @@ export function createMetrics(): MirrorMetrics {
     ...requestMetrics(counter),
     ...exportMetrics(counter, gauge),
     ...lookupMetrics(registry, counter),
+    ...allowlistMetrics(counter, gauge),
     dnsEvent: dnsMetrics(counter),
     observeWal: (wal, clock) => observeWal(registry, wal, clock),
     observeProgress: (read) => observeProgress(registry, read),
@@ -140,6 +142,24 @@ function lookupMetrics(registry: Registry, counter: Factory): Pick<MirrorMetrics
       for (const [code, count] of Object.entries(batch.codes)) lookups.inc({ code }, count);
       for (const seconds of batch.seconds) lookupDuration.observe(seconds);
     },
+  };
+}
+
+/** THREAT_MIRROR_ALLOWLIST as the daemon follows it: the version in use, since when, and whether the file can be used now. */
+function allowlistMetrics(counter: Factory, gauge: GaugeFactory): AllowlistObserver {
+  const entries = gauge('threat_mirror_allowlist_entries', 'Entries of the THREAT_MIRROR_ALLOWLIST version in use, by file', ['file']);
+  const applied = gauge('threat_mirror_allowlist_last_applied_timestamp_seconds', 'Unix time the allowlist in use was applied (at start, or when the file changed to it), by file', ['file']);
+  const problem = gauge('threat_mirror_allowlist_problem', '1 while the allowlist file cannot be used as it is now (malformed, missing, unreadable): the previous list stays in use; 0 otherwise', ['file']);
+  const failures = counter('threat_mirror_allowlist_failures_total', 'Versions of the allowlist file that could not be used (each distinct problem once)', ['file']);
+  let file = '';
+  return {
+    allowlistState: (state) => {
+      file = state.file;
+      entries.set({ file }, state.list.entries.length);
+      applied.set({ file }, state.appliedAt.getTime() / 1000);
+      problem.set({ file }, state.problem === undefined ? 0 : 1);
+    },
+    allowlistFailed: () => failures.inc({ file }),
   };
 }
 

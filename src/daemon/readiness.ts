@@ -51,6 +51,11 @@ export function checkReadiness(sqlite: Database.Database, organizations: readonl
   return { ready: reasons.length === 0, reasons, organizations: states };
 }
 
+/** Adds a reason when the allowlist file cannot be used as it is (the previous list answers meanwhile). */
+export function withAllowlistHealth(readiness: Readiness, reason: string | undefined): Readiness {
+  return reason === undefined ? readiness : { ...readiness, ready: false, reasons: [...readiness.reasons, reason] };
+}
+
 /** Adds the WAL's state, and a reason once readers have starved checkpoints past the threshold. */
 export function withWalHealth(readiness: Readiness, wal: WalHealth, now: Date): Readiness {
   const reason = wal.reason(now);

@@ -60,6 +60,11 @@ export const organizationThreats = sqliteTable(
      * service has no state field: an unblocked threat simply stops appearing); cleared if it returns.
      */
     removedAt: text('removed_at'),
+    /**
+     * 1 while the threat's type is outside the organization's asset type scope (narrowed after it
+     * was mirrored): left out of every answer, yet not removed (docs/configuration.md).
+     */
+    outOfScope: integer('out_of_scope').notNull().default(0),
   },
   (table) => [primaryKey({ columns: [table.organization, table.threatId] }), index('organization_threats_threat').on(table.threatId)],
 );
@@ -86,6 +91,11 @@ export const syncPlans = sqliteTable(
     rangeStart: text('range_start').notNull(),
     rangeEnd: text('range_end').notNull(),
     createdAt: text('created_at').notNull(),
+    /**
+     * A plan that widens the scope: the asset types it walks over days already mirrored (comma
+     * separated), or '*' for every type; null for every other plan (they walk the scope).
+     */
+    widening: text('widening'),
   },
   (table) => [index('sync_plans_organization').on(table.organization, table.mode)],
 );
@@ -139,9 +149,18 @@ export const dayLedger = sqliteTable(
      * next windows by it; a complete walk clears it.
      */
     estimatedRecords: integer('estimated_records'),
+    /** The asset types the walk asked for (comma separated); null: every type. A digest is compared only with a walk of the same. */
+    assetTypes: text('asset_types'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.day] })],
 );
+
+/** Per organization: the asset types it mirrors now (comma separated), null for every type; no row: every type. */
+export const organizationScopes = sqliteTable('organization_scopes', {
+  organization: text('organization').primaryKey(),
+  assetTypes: text('asset_types'),
+  changedAt: text('changed_at').notNull(),
+});
 
 /** Per organization: when a run last left no mirrored day overdue for its re-walk (docs/reconciliation.md). */
 export const reconcileState = sqliteTable('reconcile_state', {
@@ -206,6 +225,43 @@ export const mirrorSettings = sqliteTable('mirror_settings', {
   value: text('value').notNull(),
   updatedAt: text('updated_at').notNull(),
 });
+
+/** How an allowlist entry matches (src/allowlist/allowlist-entries.ts). */
+export const ALLOW_KINDS = ['host', 'url', 'address', 'email', 'exact'] as const;
+
+/**
+ * THREAT_MIRROR_ALLOWLIST as the writer last mirrored it: one row per entry, with what it matches
+ * on. The file is the source: this table follows it (at start, after each run, and within seconds
+ * of a change in the daemon), and is empty when the writer has none. The view `enforced_threats`
+ * (docs/schema.md) is `current_threats` without what it allows. Never part of the service's data.
+ */
+export const allowlistEntries = sqliteTable(
+  'allowlist',
+  {
+    /** The file's line: one entry a line. */
+    line: integer('line').primaryKey(),
+    /** The entry as written, without its comment. */
+    value: text('value').notNull(),
+    kind: text('kind', { enum: ALLOW_KINDS }).notNull(),
+    /** The comment on its line; NULL when none. */
+    reason: text('reason'),
+    /** host and url: the canonical host, path ('/' for a host) and query (NULL when none). */
+    host: text('host'),
+    path: text('path'),
+    query: text('query'),
+    /** address: folded as lookup folds it; namespace and chain NULL for a bare address (any chain). */
+    address: text('address'),
+    addressNamespace: text('address_namespace'),
+    addressChain: text('address_chain'),
+    /** email: lower-cased. */
+    email: text('email'),
+  },
+  // Each kind's column searched by enforced_threats; partial, as each row sets one of them.
+  (table) => [
+    index('allowlist_value').on(table.value),
+    ...(['host', 'address', 'email'] as const).map((column) => index(`allowlist_${column}`).on(table[column]).where(sql.raw(`${column} IS NOT NULL`))),
+  ],
+);
 
 /**
  * Reports the organization filed (GET /organization/reports). `raw` is the report exactly as

@@ -11,6 +11,10 @@ export const STALE_AFTER_SECONDS_KEY = 'stale_after_seconds';
 export const DEPRECATION_KEY_PREFIX = 'deprecation ';
 /** A lookup index waiting to be built: the rest of the key is its name, the value its definition. */
 export const DEFERRED_INDEX_KEY_PREFIX = 'deferred_index:';
+/** THREAT_MIRROR_ALLOWLIST as the table allowlist holds it: its file, version (sha256 of its bytes), and since when it is in use. */
+export const ALLOWLIST_FILE_KEY = 'allowlist_file';
+export const ALLOWLIST_VERSION_KEY = 'allowlist_version';
+export const ALLOWLIST_APPLIED_AT_KEY = 'allowlist_applied_at';
 
 /** The keys that start with `prefix` (not empty) are those in [from, below): a range on the primary key. */
 export function keyRangeOf(prefix: string): { from: string; below: string } {

@@ -4,7 +4,7 @@
 // name gets REFUSED, another opcode NOTIMP; what does not decode as a query is dropped and counted.
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
-import { createServer, isIP, type Server, type Socket } from 'node:net';
+import { createServer, isIP, type Socket } from 'node:net';
 import type { Answer, DecodedPacket } from 'dns-packet';
 import type { AddressAcl } from './acl.js';
 import { decodeQuery, OPCODE, opcodeOf, type RcodeName, response, transferMessages } from './messages.js';

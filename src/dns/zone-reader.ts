@@ -1,10 +1,11 @@
 // The response policy zone as the DNS primary serves it: read from the daemon's export index on
 // read-only connections (the daemon's refresh job writes it). Its records are those `export --format rpz`
 // writes, with absolute names: the SOA, the NS, and for each host `host CNAME .` and
-// `*.host CNAME .` (NXDOMAIN for the host and every name under it).
+// `*.host CNAME .` (NXDOMAIN for the host and every name under it), then for each host the
+// allowlist lets through `host CNAME rpz-passthru.` and its wildcard.
 import type { Answer } from 'dns-packet';
 import { Database } from '../db/sqlite.js';
-import { IndexView, type ZoneStep } from '../export/index-view.js';
+import { IndexView, type ZoneName, type ZoneStep } from '../export/index-view.js';
 import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../lib/rpz-zone.js';
 import { withSmallPageCache } from '../export/page-cache.js';
 
@@ -43,7 +44,8 @@ export class ZoneVersion {
     const { zone } = this.#settings;
     yield this.soa();
     yield { type: 'NS', name: zone, ttl: RPZ_TTL, class: 'IN', data: SOA_MNAME };
-    for (const host of this.#view.zoneHosts()) yield* this.#hostRecords(host);
+    for (const host of this.#view.zoneHosts()) yield* this.#records({ host, passthru: false });
+    for (const host of this.#view.passthruHosts()) yield* this.#records({ host, passthru: true });
     yield this.soa();
   }
 
@@ -57,9 +59,9 @@ export class ZoneVersion {
     yield this.soa();
     for (const step of steps) {
       yield this.soa(step.previous);
-      for (const host of step.removed) yield* this.#hostRecords(host);
+      for (const name of step.removed) yield* this.#records(name);
       yield this.soa(step.serial);
-      for (const host of step.added) yield* this.#hostRecords(host);
+      for (const name of step.added) yield* this.#records(name);
     }
     yield this.soa();
   }
@@ -68,10 +70,12 @@ export class ZoneVersion {
     if (this.#db.open) this.#db.close();
   }
 
-  *#hostRecords(host: string): Generator<Answer> {
+  /** A blocked host: NXDOMAIN (`CNAME .`); a host let through: `CNAME rpz-passthru.`; each for the host and every name under it. */
+  *#records({ host, passthru }: ZoneName): Generator<Answer> {
     const { zone } = this.#settings;
-    yield { type: 'CNAME', name: `${host}.${zone}`, ttl: RPZ_TTL, class: 'IN', data: '.' };
-    yield { type: 'CNAME', name: `*.${host}.${zone}`, ttl: RPZ_TTL, class: 'IN', data: '.' };
+    const data = passthru ? 'rpz-passthru' : '.';
+    yield { type: 'CNAME', name: `${host}.${zone}`, ttl: RPZ_TTL, class: 'IN', data };
+    yield { type: 'CNAME', name: `*.${host}.${zone}`, ttl: RPZ_TTL, class: 'IN', data };
   }
 }
 

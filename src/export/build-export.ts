@@ -7,7 +7,7 @@ import { renderDomains } from './domains.js';
 import { type ExportFormat, type HostFormat, isHostFormat } from '../config/export-formats.js';
 import type { HostListContext } from './host-header.js';
 import type { IndexView } from './index-view.js';
-import { describeLeftOut, HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
+import { allowedHostsOf, describeLeftOut, HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
 import { renderHostsFile } from './hosts-file.js';
 import { renderMetamask } from './metamask.js';
 import { renderCsv, renderJsonl } from './records.js';
@@ -67,17 +67,18 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
   const render = (): Chunks => {
     counts = noBlockCounts();
     if (options.twoThreads !== undefined && isRecordFormat(format)) return renderOnTwoThreads(options.twoThreads.dbPath, snapshot, format, organization, counts);
-    if (format === 'stix') return renderStix(snapshot.indicatorSources(), counts);
-    return (format === 'csv' ? renderCsv : renderJsonl)(snapshot.threats(), counts);
+    if (format === 'stix') return renderStix(snapshot.indicatorSources({}, counts), counts);
+    return (format === 'csv' ? renderCsv : renderJsonl)(snapshot.threats({}, counts), counts);
   };
+  const allowed = (): string => (snapshot.allowlist === undefined ? '' : `; ${counts.allowed} allowed locally (THREAT_MIRROR_ALLOWLIST)`);
   return {
     ...base,
     render,
     entries: () => (format === 'stix' ? counts.indicators : counts.records),
     summary: () => {
-      if (format !== 'stix') return `${format}: ${counts.records} threats`;
+      if (format !== 'stix') return `${format}: ${counts.records} threats${allowed()}`;
       const leftOut = Object.entries(counts.leftOut).sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, count]) => `${count} ${type}`);
-      return `stix: ${counts.indicators} indicators; left out (no STIX pattern): ${leftOut.length === 0 ? 'none' : leftOut.join(', ')}`;
+      return `stix: ${counts.indicators} indicators; left out (no STIX pattern): ${leftOut.length === 0 ? 'none' : leftOut.join(', ')}${allowed()}`;
     },
     close: () => undefined,
   };
@@ -86,7 +87,18 @@ export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptio
 /** The host formats' hosts: on two threads when the caller lets them (the export command), else on this one. */
 function select(snapshot: ThreatSnapshot, options: ExportOptions): Promise<HostSelection> {
   if (options.twoThreads !== undefined) return selectHostsOnTwoThreads(options.twoThreads.dbPath, snapshot, options.organization);
-  return selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES));
+  return selectSnapshotHosts(snapshot);
+}
+
+/**
+ * The host formats' hosts of a snapshot on this thread. With an allowlist, every current threat is
+ * read (an allowed address or e-mail is counted as allowed, not as another type).
+ */
+export async function selectSnapshotHosts(snapshot: ThreatSnapshot): Promise<HostSelection> {
+  if (snapshot.allowlist === undefined) return selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES));
+  const skipped = { allowed: 0 };
+  const selection = await selectHosts(snapshot.hostSources({}, HOST_TYPES, skipped));
+  return { ...selection, allowlist: allowedHostsOf(snapshot.allowlist, skipped.allowed) };
 }
 
 type ExportBase = { -readonly [K in 'format' | 'changeSeq' | 'hasSerial' | 'commentPrefix']: BuiltExport[K] };
@@ -102,7 +114,8 @@ function buildHostExport(selection: HostSelection, options: ExportOptions, forma
   const { organization } = options;
   const close = (): void => undefined;
   const context: HostListContext = { selection, organization, timers: options.timers };
-  const leftOut = `left out: ${describeLeftOut(selection.leftOut)}; ${selection.otherTypes} threats of other types`;
+  const allowed = selection.allowlist === undefined ? '' : `, ${selection.allowlist.threats} allowed locally (THREAT_MIRROR_ALLOWLIST)`;
+  const leftOut = `left out: ${describeLeftOut(selection.leftOut)}; ${selection.otherTypes} threats of other types${allowed}`;
   let entries = selection.hostCount;
   let extra = '';
   let render: (serial: number) => Iterable<string>;
@@ -118,8 +131,9 @@ function buildHostExport(selection: HostSelection, options: ExportOptions, forma
       break;
     case 'rpz': {
       const tooLong = rpzTooLong(context);
-      entries -= tooLong;
-      extra = `, ${tooLong} too long for a zone`;
+      const passthru = selection.allowlist?.passthru.length ?? 0;
+      entries += passthru - tooLong;
+      extra = `, ${tooLong} too long for a zone${selection.allowlist === undefined ? '' : `; ${passthru} allowed hosts let through (rpz-passthru)`}`;
       render = (serial) => renderRpz(context, serial);
       break;
     }

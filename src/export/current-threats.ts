@@ -1,6 +1,9 @@
 // Reads what exports are made of: the threats currently blocked (no removed_at), from a read-only
-// connection, inside one read transaction so every part of an export sees the same snapshot.
+// connection, inside one read transaction so every part of an export sees the same snapshot. With
+// THREAT_MIRROR_ALLOWLIST, the threats it allows are left out here, and counted by the reader.
 import type Database from 'better-sqlite3';
+import type { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { allowedThreatIds } from './allowed-threats.js';
 import type { Threat } from '../records.js';
 import type { LookupFields } from '../url/lookup-fields.js';
 import { HOST_TYPES } from './host-selection.js';
@@ -30,34 +33,53 @@ export interface IdRange {
   readonly through?: number | undefined;
 }
 
+/** Where the threats an allowlist leaves out are counted. */
+export interface AllowedCount {
+  allowed: number;
+}
+
 /** An organization's (or every organization's) current threats, as one consistent snapshot. */
 export class ThreatSnapshot {
   readonly #sqlite: Database.Database;
   readonly #organization: string | undefined;
   /** The mirror's change feed position: it moves on every insert, change, removal and restoration. */
   readonly changeSeq: number;
+  /** THREAT_MIRROR_ALLOWLIST as the export reads it; undefined: none is configured (nothing is counted as allowed). */
+  readonly allowlist: AllowMatcher | undefined;
+  /** The threats it allows in this snapshot (allowed-threats.ts); undefined when none can be. */
+  readonly #allowed: ReadonlySet<number> | undefined;
 
-  constructor(sqlite: Database.Database, organization: string | undefined) {
+  /** `allowedIds`: what the list allows in this very version of the mirror, when already found (a helper thread's snapshot). */
+  constructor(sqlite: Database.Database, organization: string | undefined, allowlist?: AllowMatcher, allowedIds?: readonly number[]) {
     this.#sqlite = sqlite;
     this.#organization = organization;
+    this.allowlist = allowlist;
     // A read transaction: later statements see the file as it is now, whatever the writer commits.
     sqlite.exec('BEGIN');
     this.changeSeq = sqlite.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
+    if (allowlist !== undefined && allowlist.size > 0) this.#allowed = allowedIds === undefined ? allowedThreatIds(sqlite, allowlist) : new Set(allowedIds);
   }
 
-  /** Current threats ordered by id; removed ones never appear. */
-  *threats(range: IdRange = {}): Generator<CurrentThreat> {
+  /** The ids the allowlist allows in this snapshot, for a helper thread's snapshot of the same version. */
+  get allowedIds(): number[] {
+    return [...(this.#allowed ?? [])];
+  }
+
+  /** Current threats ordered by id; removed ones never appear, allowed ones are counted in `skipped`. */
+  *threats(range: IdRange = {}, skipped?: AllowedCount): Generator<CurrentThreat> {
     const scope = this.#organization === undefined ? '' : ' AND o.organization = ?';
     const statement = this.#sqlite.prepare(
       `SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq,
               t.host, t.registrable_domain, t.address_namespace, t.address_chain, t.address, t.email, t.email_domain,
               group_concat(o.organization, ',') AS organizations
          FROM threats t JOIN organization_threats o ON o.threat_id = t.id
-        WHERE o.removed_at IS NULL${scope}${rangeSql(range)}
+        WHERE o.removed_at IS NULL AND o.out_of_scope = 0${scope}${rangeSql(range)}
         GROUP BY t.id ORDER BY t.id`,
     );
     const rows = statement.raw().iterate(...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<Row>;
-    for (const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, host, registrableDomain, addressNamespace, addressChain, address, email, emailDomain, organizations] of rows) {
+    for (const row of rows) {
+      if (this.#skips(row[0], skipped)) continue;
+      const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, host, registrableDomain, addressNamespace, addressChain, address, email, emailDomain, organizations] = row;
       yield {
         id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, host, registrableDomain, addressNamespace, addressChain, address, email, emailDomain,
         // group_concat's order is unspecified; organization names never contain a comma.
@@ -71,10 +93,14 @@ export class ThreatSnapshot {
    * grouping) and no lookup columns but the e-mail. At 1M threats the grouped read of every column
    * was ~4.6 s of a ~10 s STIX export.
    */
-  *indicatorSources(range: IdRange = {}): Generator<IndicatorSource> {
+  *indicatorSources(range: IdRange = {}, skipped?: AllowedCount): Generator<IndicatorSource> {
     const rows = this.#sqlite.prepare(`SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq, t.email FROM threats t WHERE ${this.#current()}${rangeSql(range)} ORDER BY t.id`)
       .raw().iterate(...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[number, string, string, string, string, string, number, string | null]>;
-    for (const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email] of rows) yield { id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email };
+    for (const row of rows) {
+      if (this.#skips(row[0], skipped)) continue;
+      const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email] = row;
+      yield { id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email };
+    }
   }
 
   /**
@@ -82,32 +108,44 @@ export class ThreatSnapshot {
    * read. Reading only these two columns, without grouping organizations, took 1.0 s at 1M threats
    * where threats() took 5.5 s (docs/performance.md).
    */
-  *ofTypes(types: ReadonlySet<string>, range: IdRange = {}): Generator<{ readonly type: string; readonly content: string }> {
-    const rows = this.#sqlite.prepare(`SELECT t.type, t.content FROM threats t WHERE t.type IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}${rangeSql(range)}`)
-      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string]>;
-    for (const [type, content] of rows) yield { type, content };
+  *ofTypes(types: ReadonlySet<string>, range: IdRange = {}, skipped?: AllowedCount): Generator<{ readonly type: string; readonly content: string }> {
+    const rows = this.#sqlite.prepare(`SELECT t.type, t.content${this.#idColumn()} FROM threats t WHERE t.type IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}${rangeSql(range)}`)
+      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string, number?]>;
+    for (const row of rows) if (!this.#skips(row[2], skipped)) yield { type: row[0], content: row[1] };
   }
 
   /**
    * Every current threat's type, and its content when it may block a host (`types`): what the
    * host formats read when they count the other types as they go (parallel-render.ts).
    */
-  *hostSources(range: IdRange = {}, types: ReadonlySet<string> = HOST_TYPES): Generator<{ readonly type: string; readonly content: string | null }> {
-    const rows = this.#sqlite.prepare(`SELECT t.type, CASE WHEN t.type IN (${[...types].map(() => '?').join(', ')}) THEN t.content END FROM threats t WHERE ${this.#current()}${rangeSql(range)}`)
-      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string | null]>;
-    for (const [type, content] of rows) yield { type, content };
+  *hostSources(range: IdRange = {}, types: ReadonlySet<string> = HOST_TYPES, skipped?: AllowedCount): Generator<{ readonly type: string; readonly content: string | null }> {
+    const rows = this.#sqlite.prepare(`SELECT t.type, CASE WHEN t.type IN (${[...types].map(() => '?').join(', ')}) THEN t.content END${this.#idColumn()} FROM threats t WHERE ${this.#current()}${rangeSql(range)}`)
+      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string | null, number?]>;
+    for (const row of rows) if (!this.#skips(row[2], skipped)) yield { type: row[0], content: row[1] };
   }
 
-  /** How many current threats are of none of the given types. */
+  /** How many current threats are of none of the given types (allowed ones too: with an allowlist, count with hostSources). */
   countOtherTypes(types: ReadonlySet<string>): number {
     return this.#sqlite.prepare(`SELECT count(*) FROM threats t WHERE t.type NOT IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}`)
       .pluck().get(...types, ...this.#scopeValues()) as number;
   }
 
+  /** Queries that read no id read it when the allowlist may leave rows out. */
+  #idColumn(): string {
+    return this.#allowed === undefined ? '' : ', t.id';
+  }
+
+  /** Whether the allowlist allows the threat `id`; counted in `skipped` if so. */
+  #skips(id: number | undefined, skipped: AllowedCount | undefined): boolean {
+    if (this.#allowed === undefined || id === undefined || !this.#allowed.has(id)) return false;
+    if (skipped !== undefined) skipped.allowed += 1;
+    return true;
+  }
+
   /** "Blocked now by some organization in scope", on the threat aliased t. */
   #current(): string {
     const scope = this.#organization === undefined ? '' : ' AND o.organization = ?';
-    return `EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL${scope})`;
+    return `EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL AND o.out_of_scope = 0${scope})`;
   }
 
   #scopeValues(): string[] {

@@ -8,12 +8,14 @@
 // with the file: a run that changed only threats no export carries (an address, a path-level URL
 // for a host list) still leaves the file untouched.
 import { stat } from 'node:fs/promises';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
+import { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { errorMessage } from '../lib/errors.js';
-import { buildExport, buildHostExportFromIndex } from './build-export.js';
+import { buildExport, buildHostExportFromIndex, selectSnapshotHosts } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
 import { type ExportFormat, type HostFormat, isHostFormat } from '../config/export-formats.js';
-import { HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
+import type { HostSelection } from './host-selection.js';
 import type { ExportIndex } from './export-index.js';
 import { nextRpzSerial, type ZoneTimers } from './rpz.js';
 import { discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
@@ -33,6 +35,8 @@ export interface ExportObserver {
 
 interface FileState {
   readonly changeSeq: number;
+  /** The THREAT_MIRROR_ALLOWLIST version it was checked against (record formats); null: none. */
+  readonly allowlist?: string | null;
   readonly mtimeMs: number;
   readonly size: number;
 }
@@ -62,6 +66,7 @@ export class ExportRefresher {
   /** Per file: the change_seq (record formats) or hosts version (host formats) it was last checked against, and the file as that check left it. */
   readonly #checked: Map<string, FileState>;
   #serialAdopted: boolean;
+  readonly #allowlist: Allowlist | undefined;
 
   /** With an index, host formats are written from it, and only when its host list changed. */
   constructor(options: {
@@ -72,6 +77,8 @@ export class ExportRefresher {
     index?: ExportIndex | undefined;
     timers?: ZoneTimers | undefined;
     state?: RefresherState | undefined;
+    /** THREAT_MIRROR_ALLOWLIST as the daemon has it now: record formats leave out what it allows (the index has it for host formats). */
+    allowlist?: Allowlist | undefined;
   }) {
     this.#dbPath = options.dbPath;
     this.#targets = options.targets;
@@ -81,6 +88,7 @@ export class ExportRefresher {
     this.#timers = options.timers;
     this.#checked = new Map(options.state?.checked);
     this.#serialAdopted = options.state?.serialAdopted ?? false;
+    this.#allowlist = options.allowlist;
   }
 
   /** What the next refresh needs to know (a refresher of the next run is built from it). */
@@ -103,10 +111,10 @@ export class ExportRefresher {
       this.#logger.error({ err: error }, `exports not refreshed: cannot open ${this.#dbPath}: ${errorMessage(error)}`);
       return;
     }
-    const snapshot = new ThreatSnapshot(opened.sqlite, undefined);
+    const snapshot = new ThreatSnapshot(opened.sqlite, undefined, this.#allowlist === undefined ? undefined : new AllowMatcher(this.#allowlist.entries));
     // Reading and canonicalizing every URL is most of a host list's cost: done once for all of them.
     let selection: Promise<HostSelection> | undefined;
-    const hostSelection = (): Promise<HostSelection> => (selection ??= selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES)));
+    const hostSelection = (): Promise<HostSelection> => (selection ??= selectSnapshotHosts(snapshot));
     try {
       for (const target of recordTargets) await this.#refreshOne(target, snapshot, hostSelection);
     } finally {
@@ -166,23 +174,24 @@ export class ExportRefresher {
     try {
       const before = this.#checked.get(path);
       const current = await fileState(path);
-      if (before !== undefined && current !== undefined && before.changeSeq === snapshot.changeSeq && sameFile(before, current)) {
+      const allowlist = this.#allowlist?.version ?? null;
+      if (before !== undefined && current !== undefined && before.changeSeq === snapshot.changeSeq && (before.allowlist ?? null) === allowlist && sameFile(before, current)) {
         this.#logger.debug({ format, path }, 'export unchanged (no change in the mirror)');
         return;
       }
       const selection = isHostFormat(format) ? await hostSelection() : undefined;
       const built = await buildExport(snapshot, { format, organization: undefined, selection, timers: this.#timers });
       const result = await writeExportFile(path, built);
-      await this.#recordCheck(target, snapshot.changeSeq, result);
+      await this.#recordCheck(target, snapshot.changeSeq, result, allowlist);
     } catch (error) {
       this.#failed(target, error);
     }
   }
 
-  async #recordCheck({ format, path }: ExportTarget, version: number, result: FileWriteResult): Promise<void> {
+  async #recordCheck({ format, path }: ExportTarget, version: number, result: FileWriteResult, allowlist: string | null = null): Promise<void> {
     const after = await fileState(path);
     if (after === undefined) throw new Error(`${path} is gone right after it was written`);
-    this.#checked.set(path, { ...after, changeSeq: version });
+    this.#checked.set(path, { ...after, changeSeq: version, allowlist });
     this.#observer?.exportChecked(format, path, result.entries, after.mtimeMs);
     if (result.written) this.#logger.info({ format, path, entries: result.entries }, 'export written');
     else this.#logger.debug({ format, path, entries: result.entries }, 'export unchanged (same content)');

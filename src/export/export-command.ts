@@ -2,6 +2,8 @@
 // read-only, writes the export to stdout or atomically to FILE, and sums up on stderr what it
 // holds and what it left out.
 import { resolve } from 'node:path';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
+import { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { buildExport, type ExportOptions } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
@@ -31,11 +33,11 @@ export function mirrorKnowsOrganization(dbPath: string, organization: string): b
   }
 }
 
-export async function runExport(dbPath: string, command: ExportCommand, io: ExportIo): Promise<void> {
+export async function runExport(dbPath: string, command: ExportCommand, io: ExportIo, allowlist?: Allowlist): Promise<void> {
   const opened = openDatabaseReadOnly(dbPath);
   // Every row is read once, in order: a large page cache buys nothing here.
   withSmallPageCache(opened.sqlite);
-  const snapshot = new ThreatSnapshot(opened.sqlite, command.organization);
+  const snapshot = new ThreatSnapshot(opened.sqlite, command.organization, allowlist === undefined ? undefined : new AllowMatcher(allowlist.entries));
   try {
     // The command has the machine to itself: record formats use a second thread (parallel-render.ts).
     const built = await buildExport(snapshot, { ...command, twoThreads: { dbPath } });

@@ -4,6 +4,10 @@
 // change_seq moved), so that the work after a run is in proportion to what changed, not to the
 // mirror's size. Host-format files, the DNS zone and the feeds all read it (index-view.ts).
 //
+// THREAT_MIRROR_ALLOWLIST: a threat it allows takes the kind `allowed` (no host), and the hosts it
+// allows as a whole are the zone's passthru names; a new version of the list is applied like a
+// change feed of its own (index-allowlist.ts), as one more step of the zone.
+//
 // It is a SQLite file of its own, in WAL mode, beside the mirror (never the mirror itself). Its one
 // writer is the daemon's refresh job, on a short-lived thread of its own, one job at a time
 // (daemon/export-jobs.ts); the serving thread and feed jobs read it on read-only connections. The
@@ -11,10 +15,12 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { Database, type Statement } from '../db/sqlite.js';
-import { HOST_TYPES, type HostEntry, hostEntryOf } from './host-selection.js';
-import { HOST_KIND, INDEX_SCHEMA, IndexView, OTHER_TYPE_KIND } from './index-view.js';
+import { allowedThreatIds } from './allowed-threats.js';
+import { allowsRow, CURRENT, HOST_COLUMNS, type IndexAllowlist, indexAllowlistOf, indexEntryOf, passthruChange, THREAT_COLUMNS, type ThreatRow, threatsAllowednessChanged } from './index-allowlist.js';
+import { INDEX_SCHEMA, IndexView } from './index-view.js';
 import { MAX_HOST, nextRpzSerial } from './rpz.js';
 import { withSmallPageCache } from './page-cache.js';
 
@@ -34,13 +40,11 @@ export interface IndexChange {
   readonly threatsRead: number;
 }
 
-/** What the mirror gives for one current threat: its id and its host entry. */
-const TYPES = [...HOST_TYPES];
-const TYPE_PLACEHOLDERS = TYPES.map(() => '?').join(', ');
-const CURRENT = 'EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL)';
-
-function kindOf(entry: HostEntry): string {
-  return entry.kind === 'host' ? HOST_KIND : entry.kind === 'other-type' ? OTHER_TYPE_KIND : entry.reason;
+/** What the allowlist changed in the zone's passthru names. */
+interface PassthruStep {
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+  readonly notListed: number;
 }
 
 export class ExportIndex {
@@ -62,13 +66,13 @@ export class ExportIndex {
     this.view = new IndexView(this.#db);
   }
 
-  /** A fresh index at `path` (what a killed daemon left there is stale: removed first), built from the mirror. */
-  static async create(mirrorPath: string, path: string): Promise<ExportIndex> {
+  /** A fresh index at `path` (what a killed daemon left there is stale: removed first), built from the mirror and the allowlist. */
+  static async create(mirrorPath: string, path: string, allowlist?: Allowlist): Promise<ExportIndex> {
     mkdirSync(dirname(path), { recursive: true });
     for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true });
     const index = new ExportIndex(mirrorPath, path, true);
     try {
-      await index.#rebuild(undefined);
+      await index.#rebuild(undefined, indexAllowlistOf(allowlist));
       return index;
     } catch (error) {
       index.close();
@@ -81,17 +85,19 @@ export class ExportIndex {
     return new ExportIndex(mirrorPath, path, false);
   }
 
-  /** Brings the index up to the mirror as it is now; never called while another refresh runs. */
-  async refresh(): Promise<IndexChange> {
+  /** Brings the index up to the mirror as it is now, and to `allowlist`; never called while another refresh runs. */
+  async refresh(allowlist?: Allowlist): Promise<IndexChange> {
     const mirror = withSmallPageCache(openDatabaseReadOnly(this.#mirrorPath).sqlite);
     try {
       mirror.exec('BEGIN');
       const changeSeq = mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
       const before = this.view.state();
-      if (changeSeq === before.changeSeq) return { hostsChanged: false, zoneChanged: false, serial: before.serial, threatsRead: 0 };
+      const allow = indexAllowlistOf(allowlist);
+      const allowlistChanged = allow.version !== before.allowlist;
+      if (changeSeq === before.changeSeq && !allowlistChanged) return { hostsChanged: false, zoneChanged: false, serial: before.serial, threatsRead: 0 };
       const changed = mirror.prepare('SELECT count(*) FROM threats WHERE change_seq > ?').pluck().get(before.changeSeq) as number;
-      if (changed > REBUILD_ABOVE || changeSeq < before.changeSeq) return await this.#rebuild(mirror);
-      return await this.#apply(mirror, before.changeSeq, changeSeq);
+      if (changed > REBUILD_ABOVE || changeSeq < before.changeSeq) return await this.#rebuild(mirror, allow);
+      return await this.#apply(mirror, before.changeSeq, changeSeq, allow, allowlistChanged);
     } finally {
       mirror.close(); // a reader never checkpoints
     }
@@ -114,34 +120,37 @@ export class ExportIndex {
   }
 
   /** Reads every current threat; `mirror` undefined: opens its own connection. A rebuild keeps no history. */
-  async #rebuild(given: Database | undefined): Promise<IndexChange> {
+  async #rebuild(given: Database | undefined, allow: IndexAllowlist): Promise<IndexChange> {
     const mirror = given ?? withSmallPageCache(openDatabaseReadOnly(this.#mirrorPath).sqlite);
     try {
       if (!mirror.inTransaction) mirror.exec('BEGIN');
       const changeSeq = mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
       const previous = this.#db.prepare('SELECT hosts_version, serial FROM index_state').raw().get() as [number, number] | undefined;
-      const rows = mirror.prepare(`SELECT t.id, t.type, CASE WHEN t.type IN (${TYPE_PLACEHOLDERS}) THEN t.content END FROM threats t WHERE ${CURRENT} ORDER BY t.id`)
-        .raw().iterate(...TYPES) as IterableIterator<[number, string, string | null]>;
+      const allowed = allow.matcher === undefined ? new Set<number>() : allowedThreatIds(mirror, allow.matcher);
+      const rows = mirror.prepare(`SELECT ${HOST_COLUMNS} FROM threats t WHERE ${CURRENT} ORDER BY t.id`).raw().iterate() as IterableIterator<ThreatRow>;
       const counts = new Map<string, number>();
       let read = 0;
       this.#db.exec('BEGIN');
       try {
-        this.#db.exec('DELETE FROM threat_entries; DELETE FROM hosts; DELETE FROM counts; DELETE FROM zone_versions; DELETE FROM zone_changes; CREATE TEMP TABLE added (host TEXT NOT NULL)');
+        this.#db.exec('DELETE FROM threat_entries; DELETE FROM hosts; DELETE FROM passthru; DELETE FROM counts; DELETE FROM zone_versions; DELETE FROM zone_changes; CREATE TEMP TABLE added (host TEXT NOT NULL)');
         const insertEntry = this.#db.prepare('INSERT INTO threat_entries (id, kind, host) VALUES (?, ?, ?)');
         const insertHost = this.#db.prepare('INSERT INTO temp.added (host) VALUES (?)');
-        for (const [id, type, content] of rows) {
+        for (const row of rows) {
           if (++read % ROWS_PER_PAUSE === 0) await yieldToEventLoop();
-          const entry = hostEntryOf(type, content ?? '');
-          const kind = kindOf(entry);
+          const { kind, host } = indexEntryOf(row, allowed.has(row[0]));
           counts.set(kind, (counts.get(kind) ?? 0) + 1);
-          const host = entry.kind === 'host' ? entry.host : null;
-          insertEntry.run(id, kind, host);
+          insertEntry.run(row[0], kind, host);
           if (host !== null) insertHost.run(host);
         }
         this.#db.exec('INSERT INTO hosts (host, threats) SELECT host, count(*) FROM temp.added GROUP BY host; DROP TABLE temp.added');
         this.#writeCounts(counts);
+        const passthru = passthruChange(this.#db, allow.matcher);
+        const addPassthru = this.#db.prepare('INSERT INTO passthru (host) VALUES (?)');
+        for (const host of passthru.added) addPassthru.run(host);
         const serial = previous === undefined ? nextRpzSerial(changeSeq, undefined) : nextRpzSerial(changeSeq, previous[1]);
-        this.#db.prepare('INSERT OR REPLACE INTO index_state (id, change_seq, hosts_version, serial) VALUES (1, ?, ?, ?)').run(changeSeq, (previous?.[0] ?? 0) + 1, serial);
+        this.#db
+          .prepare('INSERT OR REPLACE INTO index_state (id, change_seq, hosts_version, serial, allowlist, passthru_not_listed) VALUES (1, ?, ?, ?, ?, ?)')
+          .run(changeSeq, (previous?.[0] ?? 0) + 1, serial, allow.version, passthru.notListed);
         this.#db.exec('COMMIT');
         return { hostsChanged: true, zoneChanged: true, serial, threatsRead: read };
       } catch (error) {
@@ -153,10 +162,21 @@ export class ExportIndex {
     }
   }
 
-  /** Applies the threats whose change_seq moved past `from`, and records the zone's step. */
-  async #apply(mirror: Database, from: number, changeSeq: number): Promise<IndexChange> {
-    const rows = mirror.prepare(`SELECT t.id, t.type, t.content, ${CURRENT} FROM threats t WHERE t.change_seq > ? ORDER BY t.change_seq`)
-      .raw().iterate(from) as IterableIterator<[number, string, string, number]>;
+  /**
+   * Applies the threats whose change_seq moved past `from`, and with a new allowlist those whose
+   * allowedness it changed and its passthru names; records the zone's step.
+   */
+  async #apply(mirror: Database, from: number, changeSeq: number, allow: IndexAllowlist, allowlistChanged: boolean): Promise<IndexChange> {
+    const flipped = allowlistChanged ? threatsAllowednessChanged(mirror, this.#db, allow.matcher) : [];
+    const byId = mirror.prepare(`SELECT ${THREAT_COLUMNS} FROM threats t WHERE t.id = ?`).raw();
+    const fed = mirror.prepare(`SELECT ${THREAT_COLUMNS} FROM threats t WHERE t.change_seq > ? ORDER BY t.change_seq`).raw().iterate(from) as IterableIterator<ThreatRow>;
+    const rows = (function* (): Generator<ThreatRow> {
+      yield* fed;
+      for (const id of flipped) {
+        const row = byId.get(id) as ThreatRow | undefined;
+        if (row !== undefined) yield row;
+      }
+    })();
     const statements = this.#statements();
     const counts = new Map<string, number>(
       (this.#db.prepare('SELECT kind, threats FROM counts').raw().all() as Array<[string, number]>).map(([kind, threats]) => [kind, threats]),
@@ -169,12 +189,13 @@ export class ExportIndex {
     let read = 0;
     this.#db.exec('BEGIN');
     try {
-      for (const [id, type, content, current] of rows) {
+      for (const row of rows) {
         if (++read % ROWS_PER_PAUSE === 0) await yieldToEventLoop();
+        const id = row[0];
         const old = statements.entry.get(id) as [string, string | null] | undefined;
-        const entry = current === 1 ? hostEntryOf(type, content) : undefined;
-        const kind = entry === undefined ? undefined : kindOf(entry);
-        const host = entry?.kind === 'host' ? entry.host : null;
+        const entry = row[3] === 1 ? indexEntryOf(row, allowsRow(allow.matcher, row)) : undefined;
+        const kind = entry?.kind;
+        const host = entry?.host ?? null;
         if (old !== undefined && old[0] === kind && old[1] === host) continue;
         if (old !== undefined) {
           counts.set(old[0], (counts.get(old[0]) ?? 0) - 1);
@@ -194,7 +215,7 @@ export class ExportIndex {
           }
         }
       }
-      const change = this.#recordStep(touched, changeSeq);
+      const change = this.#recordStep(touched, changeSeq, allowlistChanged ? this.#applyPassthru(allow) : undefined, allow.version);
       this.#writeCounts(counts);
       this.#db.exec('COMMIT');
       return { ...change, threatsRead: read };
@@ -204,8 +225,18 @@ export class ExportIndex {
     }
   }
 
-  /** The hosts that came and went, as a new hosts version and (for names that fit a zone) a new zone serial. */
-  #recordStep(touched: Map<string, boolean>, changeSeq: number): Omit<IndexChange, 'threatsRead'> {
+  /** The new list's passthru names in the index; what changed. */
+  #applyPassthru(allow: IndexAllowlist): PassthruStep {
+    const change = passthruChange(this.#db, allow.matcher);
+    const add = this.#db.prepare('INSERT INTO passthru (host) VALUES (?)');
+    const remove = this.#db.prepare('DELETE FROM passthru WHERE host = ?');
+    for (const host of change.added) add.run(host);
+    for (const host of change.removed) remove.run(host);
+    return change;
+  }
+
+  /** The names that came and went, as a new hosts version and (for names that fit a zone) a new zone serial. */
+  #recordStep(touched: Map<string, boolean>, changeSeq: number, passthru: PassthruStep | undefined, allowlist: string | null): Omit<IndexChange, 'threatsRead'> {
     const state = this.view.state();
     const added: string[] = [];
     const removed: string[] = [];
@@ -215,18 +246,24 @@ export class ExportIndex {
       if (after && !before) added.push(host);
       else if (before && !after) removed.push(host);
     }
-    const hostsChanged = added.length + removed.length > 0;
+    const passthruChanged = passthru !== undefined && passthru.added.length + passthru.removed.length > 0;
+    const hostsChanged = added.length + removed.length > 0 || passthruChanged;
     const inZone = (host: string): boolean => host.length <= MAX_HOST;
-    const zoneChanged = added.some(inZone) || removed.some(inZone);
+    // Passthru names all fit a zone (allowedHostsOf).
+    const zoneChanged = added.some(inZone) || removed.some(inZone) || passthruChanged;
     const serial = zoneChanged ? nextRpzSerial(changeSeq, state.serial) : state.serial;
     if (zoneChanged) {
       this.#db.prepare('INSERT INTO zone_versions (serial, previous) VALUES (?, ?)').run(serial, state.serial);
-      const change = this.#db.prepare('INSERT INTO zone_changes (serial, added, host) VALUES (?, ?, ?)');
-      for (const host of added.filter(inZone)) change.run(serial, 1, host);
-      for (const host of removed.filter(inZone)) change.run(serial, 0, host);
+      const change = this.#db.prepare('INSERT INTO zone_changes (serial, added, host, passthru) VALUES (?, ?, ?, ?)');
+      for (const host of added.filter(inZone)) change.run(serial, 1, host, 0);
+      for (const host of removed.filter(inZone)) change.run(serial, 0, host, 0);
+      for (const host of passthru?.added ?? []) change.run(serial, 1, host, 1);
+      for (const host of passthru?.removed ?? []) change.run(serial, 0, host, 1);
       this.#pruneHistory();
     }
-    this.#db.prepare('UPDATE index_state SET change_seq = ?, hosts_version = ?, serial = ?').run(changeSeq, state.hostsVersion + (hostsChanged ? 1 : 0), serial);
+    this.#db
+      .prepare('UPDATE index_state SET change_seq = ?, hosts_version = ?, serial = ?, allowlist = ?, passthru_not_listed = coalesce(?, passthru_not_listed)')
+      .run(changeSeq, state.hostsVersion + (hostsChanged ? 1 : 0), serial, allowlist, passthru?.notListed ?? null);
     return { hostsChanged, zoneChanged, serial };
   }
 

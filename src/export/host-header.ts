@@ -12,10 +12,12 @@ export interface HostListContext {
 }
 
 export function headerLines(title: string, { selection, organization }: HostListContext): string[] {
-  return [
+  const lines = [
     `threat-mirror ${title}`,
     `organizations: ${organization ?? 'all'}`,
     `${selection.hostCount} hosts from ${selection.hostThreats} URL/PAGE threats that block a whole host`,
     `left out: ${describeLeftOut(selection.leftOut)}`,
   ];
+  if (selection.allowlist !== undefined) lines.push(`${selection.allowlist.threats} threats allowed locally (THREAT_MIRROR_ALLOWLIST), left out`);
+  return lines;
 }

@@ -1,10 +1,11 @@
 // Turns current threats into the host list that DNS, IDS and wallet formats carry: only threats
 // that block a whole host, each host a valid DNS name in its ASCII (xn--) form, deduplicated and
 // sorted, with a count of everything left out and why.
-import type { CurrentThreat } from './current-threats.js';
+import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { blockableHost, type HostRefusal } from './blockable-host.js';
 import { hostBlockOf } from './host-block.js';
 import { type HostList, HostSet } from './host-set.js';
+import { MAX_HOST } from '../lib/rpz-zone.js';
 
 /** Why a URL/PAGE threat gave no host entry: a path-level block, or the host's refusal (blockable-host.ts). */
 export type HostsLeftOut = {
@@ -21,6 +22,34 @@ export interface HostSelection {
   readonly leftOut: Readonly<HostsLeftOut>;
   /** Current threats of other types (addresses, e-mails, profiles…): never host entries. */
   readonly otherTypes: number;
+  /** What THREAT_MIRROR_ALLOWLIST took out and lets through; absent when none is configured. */
+  readonly allowlist?: AllowedHosts | undefined;
+}
+
+/** What an allowlist did to a host list. */
+export interface AllowedHosts {
+  /** Current threats it allows (of any type): in no list, counted apart from everything else. */
+  readonly threats: number;
+  /** The hosts it allows as a whole that a zone can name, sorted: the RPZ lets them through (rpz-passthru). */
+  readonly passthru: readonly string[];
+  /** Hosts it allows as a whole that no list may carry (blockable-host.ts) or too long for a zone: no passthru rule. */
+  readonly notListed: number;
+}
+
+/** The allowlist's side of a selection: `threats` counted by whoever read the threats. */
+export function allowedHostsOf(allowlist: AllowMatcher, threats: number): AllowedHosts {
+  const passthru: string[] = [];
+  let notListed = 0;
+  for (const host of allowlist.wholeHosts()) {
+    const name = blockableHost(host);
+    if (typeof name === 'string' && name.length <= MAX_HOST) passthru.push(name);
+    else notListed += 1;
+  }
+  return { threats, passthru: [...new Set(passthru)].sort(byByte), notListed };
+}
+
+function byByte(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The threat types whose content may block a host; every other type is counted as "other types". */
@@ -29,7 +58,7 @@ export const HOST_TYPES: ReadonlySet<string> = new Set(['URL', 'PAGE']);
 const ROWS_PER_PAUSE = 5_000;
 
 /** `otherTypes`: current threats of other types already counted apart (read with ThreatSnapshot.ofTypes). */
-export async function selectHosts(threats: Iterable<Pick<CurrentThreat, 'type' | 'content'>>, otherTypesCounted = 0): Promise<HostSelection> {
+export async function selectHosts(threats: Iterable<{ readonly type: string; readonly content: string | null }>, otherTypesCounted = 0): Promise<HostSelection> {
   const hosts = new HostSet();
   const leftOut = noneLeftOut();
   let hostThreats = 0;
@@ -38,7 +67,7 @@ export async function selectHosts(threats: Iterable<Pick<CurrentThreat, 'type' |
   try {
     for (const threat of threats) {
       if (++rows % ROWS_PER_PAUSE === 0) await new Promise((resolve) => setImmediate(resolve));
-      const entry = hostEntryOf(threat.type, threat.content);
+      const entry = hostEntryOf(threat.type, threat.content ?? '');
       if (entry.kind === 'other-type') otherTypes += 1;
       else if (entry.kind === 'left-out') leftOut[entry.reason] += 1;
       else {

@@ -4,23 +4,30 @@
 // thread (zone transfers, feeds), each inside a read transaction of its own: a transfer reads one
 // version of the zone whatever the refresh job commits meanwhile.
 import type { Database } from '../db/sqlite.js';
-import { type HostSelection, type HostsLeftOut, noneLeftOut } from './host-selection.js';
+import { type AllowedHosts, type HostSelection, type HostsLeftOut, noneLeftOut } from './host-selection.js';
 import { type HostList, treeKey, withoutListedParentOf } from './host-set.js';
 import { MAX_HOST } from './rpz.js';
 
+// allowlist: the THREAT_MIRROR_ALLOWLIST version the index follows (NULL: none configured);
+// passthru: the hosts it allows as a whole (the zone's rpz-passthru names), passthru_not_listed
+// those it allows that no zone may name. zone_changes.passthru tells a passthru name from a block.
 export const INDEX_SCHEMA = `
   CREATE TABLE threat_entries (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, host TEXT);
+  CREATE INDEX threat_entries_allowed ON threat_entries (id) WHERE kind = 'allowed';
   CREATE TABLE hosts (host TEXT PRIMARY KEY, threats INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE passthru (host TEXT PRIMARY KEY) WITHOUT ROWID;
   CREATE TABLE counts (kind TEXT PRIMARY KEY, threats INTEGER NOT NULL);
-  CREATE TABLE index_state (id INTEGER PRIMARY KEY CHECK (id = 1), change_seq INTEGER NOT NULL, hosts_version INTEGER NOT NULL, serial INTEGER NOT NULL);
+  CREATE TABLE index_state (id INTEGER PRIMARY KEY CHECK (id = 1), change_seq INTEGER NOT NULL, hosts_version INTEGER NOT NULL, serial INTEGER NOT NULL,
+    allowlist TEXT, passthru_not_listed INTEGER NOT NULL DEFAULT 0);
   CREATE TABLE zone_versions (serial INTEGER PRIMARY KEY, previous INTEGER NOT NULL);
-  CREATE TABLE zone_changes (serial INTEGER NOT NULL, added INTEGER NOT NULL, host TEXT NOT NULL);
+  CREATE TABLE zone_changes (serial INTEGER NOT NULL, added INTEGER NOT NULL, host TEXT NOT NULL, passthru INTEGER NOT NULL DEFAULT 0);
   CREATE INDEX zone_changes_serial ON zone_changes (serial, added, host);
 `;
 
-/** counts.kind of a threat that gives a host, and of one of another type; other kinds are HostsLeftOut keys. */
+/** counts.kind of a threat that gives a host, of one of another type, and of one the allowlist allows; other kinds are HostsLeftOut keys. */
 export const HOST_KIND = 'host';
 export const OTHER_TYPE_KIND = 'other-type';
+export const ALLOWED_KIND = 'allowed';
 
 export interface IndexState {
   /** The mirror's max(change_seq) the index was last brought up to. */
@@ -29,14 +36,22 @@ export interface IndexState {
   readonly hostsVersion: number;
   /** The zone's SOA serial: moves (RFC 1982, strictly) whenever the zone's names change. */
   readonly serial: number;
+  /** The THREAT_MIRROR_ALLOWLIST version the index follows; null: none is configured. */
+  readonly allowlist: string | null;
+}
+
+/** A name of the zone: a host blocked (`CNAME .`) or let through (`CNAME rpz-passthru.`), each with its wildcard. */
+export interface ZoneName {
+  readonly host: string;
+  readonly passthru: boolean;
 }
 
 /** One step of the zone's history: what went from `previous` to `serial`. */
 export interface ZoneStep {
   readonly previous: number;
   readonly serial: number;
-  readonly removed: readonly string[];
-  readonly added: readonly string[];
+  readonly removed: readonly ZoneName[];
+  readonly added: readonly ZoneName[];
 }
 
 export class IndexView implements HostList {
@@ -48,9 +63,9 @@ export class IndexView implements HostList {
   }
 
   state(): IndexState {
-    const row = this.#db.prepare('SELECT change_seq, hosts_version, serial FROM index_state').raw().get() as [number, number, number] | undefined;
+    const row = this.#db.prepare('SELECT change_seq, hosts_version, serial, allowlist FROM index_state').raw().get() as [number, number, number, string | null] | undefined;
     if (row === undefined) throw new Error('the export index holds no state yet');
-    return { changeSeq: row[0], hostsVersion: row[1], serial: row[2] };
+    return { changeSeq: row[0], hostsVersion: row[1], serial: row[2], allowlist: row[3] };
   }
 
   get size(): number {
@@ -77,17 +92,29 @@ export class IndexView implements HostList {
     const leftOut = noneLeftOut();
     let hostThreats = 0;
     let otherTypes = 0;
+    let allowed = 0;
     for (const [kind, threats] of this.#db.prepare('SELECT kind, threats FROM counts').raw().iterate() as IterableIterator<[string, number]>) {
       if (kind === HOST_KIND) hostThreats = threats;
       else if (kind === OTHER_TYPE_KIND) otherTypes = threats;
+      else if (kind === ALLOWED_KIND) allowed = threats;
       else leftOut[kind as keyof HostsLeftOut] = threats;
     }
-    return { hosts: this, hostCount: this.size, hostThreats, leftOut, otherTypes };
+    return { hosts: this, hostCount: this.size, hostThreats, leftOut, otherTypes, allowlist: this.#allowedHosts(allowed) };
   }
 
   /** The names of the zone, sorted: hosts short enough for a zone name (what `export --format rpz` lists). */
   zoneHosts(): Iterable<string> {
     return this.sorted(MAX_HOST);
+  }
+
+  /** The zone's passthru names, sorted: hosts the allowlist allows as a whole. */
+  passthruHosts(): string[] {
+    return this.#db.prepare('SELECT host FROM passthru ORDER BY host').pluck().all() as string[];
+  }
+
+  #allowedHosts(threats: number): AllowedHosts | undefined {
+    const row = this.#db.prepare('SELECT allowlist, passthru_not_listed FROM index_state').raw().get() as [string | null, number];
+    return row[0] === null ? undefined : { threats, passthru: this.passthruHosts(), notListed: row[1] };
   }
 
   /**
@@ -104,12 +131,8 @@ export class IndexView implements HostList {
       chain.push(at);
       at = previous;
     }
-    const changes = this.#db.prepare('SELECT host FROM zone_changes WHERE serial = ? AND added = ? ORDER BY host').pluck();
-    return chain.reverse().map((at) => ({
-      previous: previousOf.get(at) as number,
-      serial: at,
-      removed: changes.all(at, 0) as string[],
-      added: changes.all(at, 1) as string[],
-    }));
+    const changes = this.#db.prepare('SELECT host, passthru FROM zone_changes WHERE serial = ? AND added = ? ORDER BY passthru, host').raw();
+    const names = (at: number, added: number): ZoneName[] => (changes.all(at, added) as Array<[string, number]>).map(([host, passthru]) => ({ host, passthru: passthru === 1 }));
+    return chain.reverse().map((at) => ({ previous: previousOf.get(at) as number, serial: at, removed: names(at, 0), added: names(at, 1) }));
   }
 }

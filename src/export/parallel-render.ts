@@ -2,7 +2,7 @@
 // blocks, and select the host formats' hosts in blocks. The bytes and the host lists are those the
 // one-thread code gives (test/export-parallel.test.ts compares them).
 import type { ThreatSnapshot } from './current-threats.js';
-import { type HostSelection, noneLeftOut } from './host-selection.js';
+import { allowedHostsOf, type HostSelection, noneLeftOut } from './host-selection.js';
 import { HostSet } from './host-set.js';
 import { CSV_HEADER } from './records.js';
 import { addBlockCounts, blockBatch, type BlockCounts, type RecordFormat, noBlockCounts, renderBlock, selectBlock } from './row-blocks.js';
@@ -18,7 +18,7 @@ export async function* renderOnTwoThreads(dbPath: string, snapshot: ThreatSnapsh
   if (format === 'stix') yield STIX_HEAD;
   const batch = blockBatch();
   let firstIndicator = format === 'stix';
-  for await (const block of blocksOnTwoThreads({ dbPath, organization, kind: format }, snapshot, (range) => renderBlock(snapshot, format, range, counts, batch))) {
+  for await (const block of blocksOnTwoThreads({ dbPath, organization, kind: format, allowlist: snapshot.allowlist?.entries, allowedIds: snapshot.allowedIds }, snapshot, (range) => renderBlock(snapshot, format, range, counts, batch))) {
     if (!block.local) addBlockCounts(counts, block.counts);
     let bytes = block.local ? batch.bytes() : block.bytes;
     // The bundle's first indicator has no comma before it.
@@ -36,7 +36,7 @@ export async function selectHostsOnTwoThreads(dbPath: string, snapshot: ThreatSn
   const hosts = new HostSet();
   const counts = noBlockCounts();
   try {
-    for await (const block of blocksOnTwoThreads({ dbPath, organization, kind: 'hosts' }, snapshot, (range) => selectBlock(snapshot, range, counts, (host) => hosts.add(host)))) {
+    for await (const block of blocksOnTwoThreads({ dbPath, organization, kind: 'hosts', allowlist: snapshot.allowlist?.entries, allowedIds: snapshot.allowedIds }, snapshot, (range) => selectBlock(snapshot, range, counts, (host) => hosts.add(host)))) {
       if (block.local) continue;
       addBlockCounts(counts, block.counts);
       // Host names are ASCII (blockable-host.ts): one byte a character.
@@ -48,5 +48,6 @@ export async function selectHostsOnTwoThreads(dbPath: string, snapshot: ThreatSn
   }
   const leftOut = noneLeftOut();
   for (const [reason, count] of Object.entries(counts.leftOut)) leftOut[reason as keyof typeof leftOut] = count;
-  return { hosts, hostCount: hosts.size, hostThreats: counts.hostThreats, leftOut, otherTypes: counts.otherTypes };
+  const allowlist = snapshot.allowlist === undefined ? undefined : allowedHostsOf(snapshot.allowlist, counts.allowed);
+  return { hosts, hostCount: hosts.size, hostThreats: counts.hostThreats, leftOut, otherTypes: counts.otherTypes, allowlist };
 }

@@ -2,7 +2,7 @@
 // record formats (CSV, JSONL, STIX) rendered as UTF-8 bytes, or the host formats' hosts selected,
 // with what the block counted. Both threads work on blocks with this, each from its own snapshot.
 import type { IdRange, ThreatSnapshot } from './current-threats.js';
-import { hostEntryOf } from './host-selection.js';
+import { HOST_TYPES, hostEntryOf } from './host-selection.js';
 import { csvRows, renderJsonl } from './records.js';
 import { stixIndicators } from './stix.js';
 import { Utf8Batch } from './utf8-batch.js';
@@ -23,10 +23,12 @@ export interface BlockCounts {
   lastChange: number;
   hostThreats: number;
   otherTypes: number;
+  /** Threats THREAT_MIRROR_ALLOWLIST allows: left out of every format. */
+  allowed: number;
 }
 
 export function noBlockCounts(): BlockCounts {
-  return { records: 0, indicators: 0, leftOut: {}, lastChange: 0, hostThreats: 0, otherTypes: 0 };
+  return { records: 0, indicators: 0, leftOut: {}, lastChange: 0, hostThreats: 0, otherTypes: 0, allowed: 0 };
 }
 
 export function addBlockCounts(sum: BlockCounts, block: Readonly<BlockCounts>): void {
@@ -36,6 +38,7 @@ export function addBlockCounts(sum: BlockCounts, block: Readonly<BlockCounts>): 
   sum.lastChange = Math.max(sum.lastChange, block.lastChange);
   sum.hostThreats += block.hostThreats;
   sum.otherTypes += block.otherTypes;
+  sum.allowed += block.allowed;
 }
 
 /** A batch for blocks (reused from block to block): 2,000 JSONL rows are ~800 KB. */
@@ -59,16 +62,16 @@ export function renderBlock(snapshot: ThreatSnapshot, kind: BlockKind, range: Id
     return bytes.bytes();
   }
   let lines: Iterable<string>;
-  if (kind === 'stix') lines = stixIndicators(snapshot.indicatorSources(range), counts);
-  else if (kind === 'csv') lines = csvRows(snapshot.threats(range), counts);
-  else lines = renderJsonl(snapshot.threats(range), counts);
+  if (kind === 'stix') lines = stixIndicators(snapshot.indicatorSources(range, counts), counts);
+  else if (kind === 'csv') lines = csvRows(snapshot.threats(range, counts), counts);
+  else lines = renderJsonl(snapshot.threats(range, counts), counts);
   for (const line of lines) bytes.add(line);
   return bytes.bytes();
 }
 
 /** The host formats' selection of the current threats in `range`: each host blocked as a whole to `add`, the rest counted. */
 export function selectBlock(snapshot: ThreatSnapshot, range: IdRange, counts: BlockCounts, add: (host: string) => void): void {
-  for (const { type, content } of snapshot.hostSources(range)) {
+  for (const { type, content } of snapshot.hostSources(range, HOST_TYPES, counts)) {
     const entry = hostEntryOf(type, content ?? '');
     if (entry.kind === 'other-type') counts.otherTypes += 1;
     else if (entry.kind === 'left-out') counts.leftOut[entry.reason] = (counts.leftOut[entry.reason] ?? 0) + 1;

@@ -1,6 +1,8 @@
 // `rpz`: a DNS Response Policy Zone (draft-vixie-dnsop-dns-rpz) for BIND, Unbound, Knot Resolver
 // and PowerDNS Recursor. Each host gets the QNAME trigger `host CNAME .` (answer NXDOMAIN) and its
-// wildcard `*.host CNAME .` (every subdomain too).
+// wildcard `*.host CNAME .` (every subdomain too); each host THREAT_MIRROR_ALLOWLIST allows as a
+// whole gets `host CNAME rpz-passthru.` and its wildcard (answered as if no policy applied): a
+// resolver that consults this zone before others lets it through theirs too.
 //
 // Owner names are relative and the file sets no $ORIGIN: the server's configuration names the zone,
 // so one file loads under any zone name. A name's full length includes that zone name, so hosts too
@@ -20,11 +22,17 @@ export function* renderRpz(context: HostListContext, serial: number): Generator<
   const tooLong = rpzTooLong(context);
   for (const line of headerLines('response policy zone', context)) yield `; ${line}\n`;
   yield `; ${tooLong} hosts longer than ${MAX_HOST} characters left out (no room for a zone name of up to ${MAX_ZONE_NAME})\n`;
+  const allowed = context.selection.allowlist;
+  if (allowed !== undefined) {
+    const notListed = allowed.notListed === 0 ? '' : `; ${allowed.notListed} allowed hosts no zone may name have none`;
+    yield `; ${allowed.passthru.length} hosts allowed locally let through (CNAME rpz-passthru.)${notListed}: list this zone before other policy zones\n`;
+  }
   yield `; load it under a zone name of your choice, e.g. rpz.threat-mirror (see docs/exports.md)\n`;
   yield `$TTL ${TTL}\n`;
   yield `@ IN SOA ${SOA_MNAME}. ${SOA_RNAME}. ${serial} ${timers.refresh} ${timers.retry} ${timers.expire} ${timers.minimum}\n`;
   yield `@ IN NS ${SOA_MNAME}.\n`;
   for (const host of context.selection.hosts.sorted(MAX_HOST)) yield `${host} CNAME .\n*.${host} CNAME .\n`;
+  for (const host of context.selection.allowlist?.passthru ?? []) yield `${host} CNAME rpz-passthru.\n*.${host} CNAME rpz-passthru.\n`;
 }
 
 /** The serial in a zone file written by renderRpz, to keep it growing across rewrites. */

@@ -11,6 +11,7 @@
 // (every change to a current threat moves it), else it stops, and this thread does every block
 // the helper did not deliver itself.
 import { Worker } from 'node:worker_threads';
+import type { AllowEntry } from '../allowlist/allowlist-entries.js';
 import type { IdRange, ThreatSnapshot } from './current-threats.js';
 import type { BlockCounts, BlockKind } from './row-blocks.js';
 
@@ -25,6 +26,9 @@ export interface HelperJob {
   readonly dbPath: string;
   readonly organization: string | undefined;
   readonly kind: BlockKind;
+  /** THREAT_MIRROR_ALLOWLIST's entries as this thread's snapshot has them, and the ids it allows there: the helper leaves out the same threats. */
+  readonly allowlist: readonly AllowEntry[] | undefined;
+  readonly allowedIds: readonly number[];
   /** The snapshot's change_seq: the helper's must be the same. */
   readonly changeSeq: number;
   /** The helper's blocks, in order. */
@@ -50,7 +54,7 @@ export type BlockResult = { readonly local: true } | { readonly local: false; re
  * comes. A helper block's bytes are the consumer's until it asks for the next block.
  */
 export async function* blocksOnTwoThreads(
-  job: Pick<HelperJob, 'dbPath' | 'organization' | 'kind'>,
+  job: Pick<HelperJob, 'dbPath' | 'organization' | 'kind' | 'allowlist' | 'allowedIds'>,
   snapshot: ThreatSnapshot,
   local: (range: IdRange) => void,
 ): AsyncGenerator<BlockResult> {

@@ -8,6 +8,9 @@ import { parseAddress, parseEmail } from '../url/lookup-fields.js';
 import { canonicalizeWebUrl } from '../url/canonical-url.js';
 import { coveringExpressions } from '../url/expressions.js';
 import { boundedLookupUrl } from '../url/long-url.js';
+import type { AllowEntry } from '../allowlist/allowlist-entries.js';
+import type { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { type MatchedRow, organizationsOf, ValueMatches } from './value-matches.js';
 
 /** How a threat matched: its exact content, one of the URL's expressions (which), its address, its e-mail. */
 export type LookupMatchKind = { readonly by: 'exact' } | { readonly by: 'expression'; readonly expression: string } | { readonly by: 'address' } | { readonly by: 'email' };
@@ -18,12 +21,26 @@ export interface LookupMatch {
   readonly type: string;
   readonly organizations: readonly string[];
   readonly match: LookupMatchKind;
+  /** Present (true) when THREAT_MIRROR_ALLOWLIST allows it: it blocks nothing here. */
+  readonly allowed?: true;
+  /** The allowlist's entry that allows it: the value itself, or this threat. */
+  readonly allowed_by?: AllowedBy;
+}
+
+/** An allowlist entry as an answer names it. */
+export interface AllowedBy {
+  readonly entry: string;
+  readonly kind: AllowEntry['kind'];
+  readonly line: number;
+  readonly reason: string | null;
 }
 
 export interface LookupResult {
   readonly value: string;
-  /** True when any threat matches, whether or not `matches` lists it. */
+  /** True when any threat matches that the allowlist does not allow, whether or not `matches` lists it. */
   readonly blocked: boolean;
+  /** Present (true) when threats match but the allowlist allows every one of them. */
+  readonly allowed?: true;
   /** Exact matches first, then by id; at most MAX_MATCHES_PER_VALUE, and fewer once the answer is large. */
   readonly matches: readonly LookupMatch[];
   /** Present (true) when the mirror holds matches that `matches` does not list. */
@@ -50,6 +67,8 @@ export interface LookupOptions {
   readonly sameHost?: boolean;
   /** Matches (and same-host threats) to list at most; 0 still answers `blocked`. Default MAX_MATCHES_PER_VALUE. */
   readonly listAtMost?: number;
+  /** THREAT_MIRROR_ALLOWLIST as it is now: what it allows matches, but blocks nothing. */
+  readonly allowlist?: AllowMatcher | undefined;
 }
 
 const LOOKUP_MMAP_BYTES = 256 * 1024 * 1024;
@@ -70,13 +89,7 @@ export const MAX_LISTED_CONTENT_CHARS = 2_000_000;
 /** Longer values are never parsed as addresses or e-mails (none is that long); URLs are bounded by long-url.ts. */
 const MAX_PARSED_LENGTH = 4096;
 
-interface Row {
-  id: number;
-  content: string;
-  type: string;
-  url_expression: string | null;
-  organizations: string;
-}
+type Row = MatchedRow;
 
 /** Prepared once per connection; the connection may be read-only. */
 export class ThreatLookup {
@@ -98,10 +111,10 @@ export class ThreatLookup {
     // as far as they are listed (firstRows); SQLite sorts every match in its own memory. No LIMIT:
     // on the benchmark's 1M-threat file it made a lookup that finds nothing take 48-93 µs instead
     // of 15-21 (SQLite opens a temporary table for it).
-    const live = 'o.threat_id = t.id AND o.removed_at IS NULL AND (@organization IS NULL OR o.organization = @organization)';
+    const live = 'o.threat_id = t.id AND o.removed_at IS NULL AND o.out_of_scope = 0 AND (@organization IS NULL OR o.organization = @organization)';
     const select = (where: string): Database.Statement =>
       sqlite.prepare(
-        `SELECT t.id, t.content, t.type, t.url_expression,
+        `SELECT t.id, t.content, t.type, t.url_expression, t.address, t.address_namespace, t.address_chain, t.email,
                 (SELECT group_concat(o.organization, char(31)) FROM organization_threats o WHERE ${live}) AS organizations
            FROM threats t
           WHERE (${where}) AND EXISTS (SELECT 1 FROM organization_threats o WHERE ${live})
@@ -135,14 +148,12 @@ export class ThreatLookup {
     const listAtMost = options.listAtMost ?? MAX_MATCHES_PER_VALUE;
     // One row more than is listed tells that there are more; one row at least answers `blocked`.
     const limit = listAtMost + 1;
-    const matches = new Map<number, LookupMatch>();
-    let more = false;
-    const record = (row: Row, match: (row: Row) => LookupMatchKind): void => {
-      matches.set(row.id, { id: row.id, content: row.content, type: row.type, organizations: organizationsOf(row), match: match(row) });
-    };
-    const add = (rows: Row[], match: (row: Row) => LookupMatchKind): void => {
-      if (rows.length >= limit) more = true;
-      for (const row of rows) if (!matches.has(row.id)) record(row, match);
+    const matches = new ValueMatches(value, limit, options.allowlist);
+    const add = (rows: Iterable<Row>, match: (row: Row) => LookupMatchKind): void => {
+      for (const row of rows) {
+        if (matches.done) return;
+        matches.add(row, match);
+      }
     };
     const trimmed = value.trim();
     // Free text without a scheme that does not start with a host name is matched exactly, never guessed to be a URL.
@@ -153,18 +164,15 @@ export class ThreatLookup {
     // Exact matches first, as they are the strongest answer; then the expressions', by id.
     const listIds = (ids: Iterable<unknown>, match: (row: Row) => LookupMatchKind): void => {
       for (const id of ids) {
+        if (matches.done) return;
         if (matches.has(id as number)) continue;
         const row = this.#listedRow.get({ id, organization }) as Row | undefined;
-        if (!row) continue; // removed for every organization (or not blocked for the one asked about)
-        record(row, match);
-        if (matches.size >= limit) {
-          more = true;
-          return;
-        }
+        // undefined: removed for every organization (or not blocked for the one asked about)
+        if (row) matches.add(row, match);
       }
     };
     listIds(this.#exactIds.iterate({ value }), () => ({ by: 'exact' }));
-    if (expressions.length > 0 && !more) {
+    if (expressions.length > 0) {
       const bound: Record<string, string> = {};
       expressions.forEach((expression, index) => {
         bound[`e${index}`] = expression;
@@ -173,20 +181,21 @@ export class ThreatLookup {
     }
     const address = trimmed.length > MAX_PARSED_LENGTH ? null : parseAddress(trimmed);
     if (address !== null) {
-      const rows = firstRows(this.#byAddress, { address: address.address, namespace: address.addressNamespace, chain: address.addressChain, organization }, limit);
-      add(rows, () => ({ by: 'address' }));
+      const params = { address: address.address, namespace: address.addressNamespace, chain: address.addressChain, organization };
+      add(this.#byAddress.iterate(params) as IterableIterator<Row>, () => ({ by: 'address' }));
     }
     const email = trimmed.length > MAX_PARSED_LENGTH ? null : parseEmail(trimmed);
-    if (email !== null) add(firstRows(this.#byEmail, { email: email.email, organization }, limit), () => ({ by: 'email' }));
-    const found = [...matches.values()];
+    if (email !== null) add(this.#byEmail.iterate({ email: email.email, organization }) as IterableIterator<Row>, () => ({ by: 'email' }));
+    const found = [...matches.listed.values()];
     const result: LookupResult = {
       value,
-      blocked: found.length > 0,
+      blocked: matches.blocking,
+      ...(found.length > 0 && !matches.blocking ? { allowed: true as const } : {}),
       matches: found.slice(0, listAtMost),
-      ...(more || found.length > listAtMost ? { matches_truncated: true as const } : {}),
+      ...(matches.more || found.length > listAtMost ? { matches_truncated: true as const } : {}),
     };
     if (!options.sameHost) return result;
-    return { ...result, ...(url === null ? { same_host: [] } : this.#sameHost(url.host, { organization, matched: matches, listAtMost })) };
+    return { ...result, ...(url === null ? { same_host: [] } : this.#sameHost(url.host, { organization, matched: matches.listed, listAtMost })) };
   }
 
   /** Threats of the URL's host that did not match it (context for --json), and whether there are more. */
@@ -247,10 +256,11 @@ class ListingBudget {
   }
 
   /** How many of `entries` fit, charged to the budget (content, the expression matched, and ~100 for the rest). */
-  #take(entries: ReadonlyArray<{ readonly content: string; readonly match?: LookupMatchKind }>): number {
+  #take(entries: ReadonlyArray<{ readonly content: string; readonly match?: LookupMatchKind; readonly allowed_by?: AllowedBy }>): number {
     let taken = 0;
     for (const entry of entries) {
-      const cost = entry.content.length + (entry.match?.by === 'expression' ? entry.match.expression.length : 0) + 100;
+      const allowedBy = entry.allowed_by === undefined ? 0 : entry.allowed_by.entry.length + (entry.allowed_by.reason?.length ?? 0) + 60;
+      const cost = entry.content.length + (entry.match?.by === 'expression' ? entry.match.expression.length : 0) + allowedBy + 100;
       if (cost > this.#left) {
         this.#left = 0;
         break;
@@ -274,9 +284,6 @@ function firstRows(statement: Database.Statement, params: Record<string, unknown
   return rows;
 }
 
-function organizationsOf(row: Row): string[] {
-  return row.organizations.split('\u001f').sort();
-}
 
 /** Checks a request's values: 1 to 1,000 non-empty strings. Returns the reason when they are not. */
 export function checkLookupValues(values: unknown): string | null {

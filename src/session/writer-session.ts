@@ -4,11 +4,13 @@
 import type { Logger } from 'pino';
 import { RequestBudgets } from '../api/request-budget.js';
 import type { ApiObserver } from '../api/retry.js';
+import type { ApiClientOptions } from '../api/service-call.js';
 import type { Config } from '../config.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { MirrorReads } from '../db/read/mirror-reads.js';
 import { LOOKBACK_DAYS_KEY, RECONCILE_DAYS_KEY } from '../db/setting-keys.js';
 import type { Database } from '../db/sqlite.js';
+import type { MirroredAllowlist } from '../db/writer/protocol.js';
 import type { WriterClient } from '../db/writer/writer-client.js';
 import type { Clock } from '../lib/days.js';
 import { releaseAll } from '../lib/release-all.js';
@@ -46,6 +48,8 @@ export async function openWriterSession({ writer, releasers }: StartedWriter, op
     await Promise.all([
       writer.call('recordSetting', { key: LOOKBACK_DAYS_KEY, value: String(config.lookbackDays), now }),
       writer.call('recordSetting', { key: RECONCILE_DAYS_KEY, value: String(config.reconcileDays), now }),
+      // SQL readers (enforced_threats) see THREAT_MIRROR_ALLOWLIST as this process has it; unset empties the table.
+      writer.call('mirrorAllowlist', { list: mirroredAllowlist(config, now), now }),
     ]);
     // Closed before the writer: its last close then finds no other connection and leaves the
     // file in rollback mode for read-only mounts (writer-connection.ts).
@@ -56,6 +60,13 @@ export async function openWriterSession({ writer, releasers }: StartedWriter, op
     await releaseAll(releasers);
     throw error;
   }
+}
+
+/** The list read at start, in use from now on; null when THREAT_MIRROR_ALLOWLIST is unset. */
+function mirroredAllowlist({ allowlist }: Config, now: string): MirroredAllowlist | null {
+  if (allowlist === undefined) return null;
+  const { file, version, entries } = allowlist.list;
+  return { file, version, appliedAt: now, entries };
 }
 
 /** What the engine is given: the writer, the reads, the clock, the log, its settings and the API client's options, read from the config. */
@@ -75,15 +86,19 @@ function syncDepsFor(writer: WriterClient, reads: MirrorReads, { config, logger,
       reconcileDays: config.reconcileDays,
       reconcileMaxRequests: config.reconcileMaxRequests,
     },
-    api: {
-      apiUrl: config.apiUrl,
-      timeoutMs: config.requestTimeoutMs,
-      maxResponseBytes: config.maxResponseBytes,
-      retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs, maxRetryAfterMs: config.retryAfterMaxMs },
-      budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
-      logger,
-      observer: apiObserver,
-      notices: new ServiceNotices({ writer, logger, clock, observer: apiObserver }),
-    },
+    api: { ...apiOptionsFor(config, logger, apiObserver), notices: new ServiceNotices({ writer, logger, clock, observer: apiObserver }) },
+  };
+}
+
+/** The service's client as the configuration sets it up: URL, timeout, body cap, retries, a budget per key. */
+export function apiOptionsFor(config: Config, logger: Logger, observer?: ApiObserver): ApiClientOptions {
+  return {
+    apiUrl: config.apiUrl,
+    timeoutMs: config.requestTimeoutMs,
+    maxResponseBytes: config.maxResponseBytes,
+    retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs, maxRetryAfterMs: config.retryAfterMaxMs },
+    budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
+    logger,
+    observer,
   };
 }

@@ -3,7 +3,7 @@
 import type { OrganizationConfig } from '../config.js';
 import { reconcileOrganization } from './reconcile.js';
 import type { RunSummary, SyncDeps, SyncRequest } from './run-contract.js';
-import { syncThreats } from './sync-threats.js';
+import { syncThreats, widenScope } from './sync-threats.js';
 import { syncReports } from './sync-reports.js';
 
 export async function syncOrganizations(
@@ -18,10 +18,19 @@ export async function syncOrganizations(
   // that share a key share it, so running them together never exceeds what the service allows.
   const runs = await Promise.all(
     organizations.map(async (organization) => {
+      const applied = await deps.writer.call('applyScope', { organization: organization.name, assetTypes: organization.assetTypes ?? null, now: deps.clock().toISOString() });
+      if (applied.moved > 0 || applied.widening !== null) {
+        deps.logger.info(
+          { organization: organization.name, previous: applied.previous ?? 'every type', assetTypes: organization.assetTypes ?? 'every type', moved: applied.moved, widening: applied.widening?.widening ?? null },
+          'asset type scope changed: threats of types it no longer covers are hidden (not removed); added types are fetched over the days already mirrored',
+        );
+      }
       const threats = await syncThreats(deps, organization, request, signal);
+      // The added types over the days already mirrored: after the run's own range, never instead of it.
+      const widened = request.mode === 'verify' || threats.status !== 'succeeded' ? [] : await widenScope(deps, organization, signal);
       // Reports are a stream of their own: they run after the threats, never instead of them.
-      if (!deps.settings.mirrorReports || request.mode === 'verify' || signal.aborted) return [threats];
-      return [threats, await syncReports(deps, organization, request, signal)];
+      if (!deps.settings.mirrorReports || request.mode === 'verify' || signal.aborted) return [threats, ...widened];
+      return [threats, ...widened, await syncReports(deps, organization, request, signal)];
     }),
   );
   if (request.mode !== 'incremental' || signal.aborted) return runs.flat();

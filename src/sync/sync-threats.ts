@@ -6,11 +6,12 @@ import { addDays, dayOf, minDay } from '../lib/days.js';
 import { emptyTotals, finishRunSummary, outcomeOf, type RunSummary, type SyncDeps, type SyncRequest } from './run-contract.js';
 import { walkWindows } from './walk-windows.js';
 
-export async function syncThreats(deps: SyncDeps, organization: OrganizationConfig, request: SyncRequest, signal: AbortSignal): Promise<RunSummary> {
+/** `opened`: a plan already made (a widening of the scope) instead of the one the request makes. */
+export async function syncThreats(deps: SyncDeps, organization: OrganizationConfig, request: SyncRequest, signal: AbortSignal, opened?: Plan): Promise<RunSummary> {
   const { writer, reads, clock, logger } = deps;
   const started = clock();
   const log = logger.child({ organization: organization.name });
-  const plan = await openPlan(deps, organization.name, request, dayOf(started));
+  const plan = opened ?? (await openPlan(deps, organization.name, request, dayOf(started)));
   const runId = await writer.call('startRun', {
     organization: organization.name,
     stream: 'threats',
@@ -90,7 +91,8 @@ async function openBackfillPlan(deps: SyncDeps, request: { organization: string;
 async function finishPlan(deps: SyncDeps, plan: Plan): Promise<void> {
   const { writer, reads } = deps;
   const now = deps.clock().toISOString();
-  if (plan.mode === 'verify') {
+  // A widening walked only the added types over days already counted complete.
+  if (plan.mode === 'verify' || plan.widening !== null) {
     await writer.call('finishPlan', { planId: plan.id, completeThrough: null, now });
     return;
   }
@@ -115,4 +117,20 @@ export function closedThrough(plan: Pick<Plan, 'rangeStart'>, windows: readonly 
     expected = addDays(window.windowEnd, 1);
   }
   return through;
+}
+
+/**
+ * The plans that walk the types a widened scope added, over the days already mirrored: each walk
+ * asks for those types alone (the organization's requests carry them as its scope), so the types
+ * mirrored before are not fetched again.
+ */
+export async function widenScope(deps: SyncDeps, organization: OrganizationConfig, signal: AbortSignal): Promise<RunSummary[]> {
+  const summaries: RunSummary[] = [];
+  for (const plan of deps.reads.plans.wideningPlans(organization.name)) {
+    if (signal.aborted) break;
+    const assetTypes = plan.widening === '*' ? undefined : (plan.widening ?? '').split(',');
+    const request: SyncRequest = { mode: 'backfill', from: plan.rangeStart, to: plan.rangeEnd };
+    summaries.push(await syncThreats(deps, { ...organization, assetTypes }, request, signal, plan));
+  }
+  return summaries;
 }

@@ -202,7 +202,7 @@ export class WindowWalk {
     const settled = await settleCandidates(this.#context, this.#window, candidates, this.#seen.pages, dayOf(deps.clock()), this.#signal);
     const complete = settled.complete && settled.failure === undefined;
     const window = { planId: this.#window.planId, windowStart: this.#window.windowStart, windowEnd: this.#window.windowEnd };
-    const conclusion = { organization: organization.name, runId, window, removedIds: settled.removedIds, found: settled.found, complete };
+    const conclusion = { organization: organization.name, runId, window, removedIds: settled.removedIds, found: settled.found, complete, assetTypes: organization.assetTypes };
     const counts = await deps.writer.concludeWindow({ ...conclusion, windowPages: this.#pages, now: deps.clock().toISOString() });
     addConclusion(totals, counts);
     log.info(
@@ -279,6 +279,7 @@ export class WindowWalk {
       windowSeenAbove: this.#seen.above,
       windowDigests: last ? this.#seen.digests : null,
       windowPages: this.#pages,
+      assetTypes: organization.assetTypes,
     });
     return committed.then((counts) => {
       if (last) this.#candidates = counts.candidates ?? [];

@@ -28,7 +28,7 @@ export function benchThreat(index: number, salt = ''): [type: string, content: s
 export function insertThreats(sqlite: Database, from: number, to: number, { seqBase = 0, salt = '', stamp = STAMP } = {}): void {
   const insertThreat = sqlite.prepare(
     `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain,
-       address_namespace, address_chain, address, email, email_domain) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       address_namespace, address_chain, address, email, email_domain, url_expression) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertLink = sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');
   const batch = sqlite.transaction((start: number, end: number) => {
@@ -37,7 +37,7 @@ export function insertThreats(sqlite: Database, from: number, to: number, { seqB
       const fields = deriveLookupFields(type, content);
       const seq = seqBase + index - from + 1;
       insertThreat.run(index + 1, content, type, stamp, stamp, stamp, seq, fields.host, fields.registrableDomain,
-        fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain);
+        fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, fields.urlExpression);
       insertLink.run(index % 3 === 0 ? 'globex' : 'acme', index + 1, stamp);
     }
   });

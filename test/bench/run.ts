@@ -52,12 +52,15 @@ function cliEnv(standin: Standin, dbPath: string, extra: Record<string, string> 
   return { THREAT_MIRROR_API_URL: standin.url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'bench', THREAT_MIRROR_API_KEY: KEY, THREAT_MIRROR_NOW: NOW, ...extra };
 }
 
-async function runMirror(standin: Standin, dir: string, from: string, extra: Record<string, string> = {}): Promise<{ measured: Measured; requests: number; dbPath: string }> {
+async function runMirror(standin: Standin, dir: string, from: string, extra: Record<string, string> = {}): Promise<{ measured: Measured; requests: number; dbPath: string; windows: number }> {
   const dbPath = join(dir, 'mirror.db');
   const before = standin.stats.requests.length;
   const measured = await measure(CLI, ['--backfill', '--from', from], cliEnv(standin, dbPath, extra));
   if (measured.code !== 0) throw new Error(`threat-mirror exited ${measured.code}: ${measured.stderr}`);
-  return { measured, requests: standin.stats.requests.length - before, dbPath };
+  const sent = standin.stats.requests.slice(before);
+  // A window's walk begins with a request without a cursor (or a content query).
+  const windows = sent.filter((request) => (request.body as { next_page?: unknown; query?: unknown }).next_page === undefined && (request.body as { query?: unknown }).query === undefined).length;
+  return { measured, requests: sent.length, dbPath, windows };
 }
 
 /** `kind`: the database the plain client writes, `bare` (one table) or `mirror` (the mirror's own). */
@@ -217,6 +220,10 @@ const scenarios: Record<string, () => Promise<void>> = {
       }
     });
   },
+  async scoped() {
+    // A mirror of two asset types against one of every type (issue 30), at no latency and at 25 ms.
+    for (const latencyMs of [0, 25]) await compareScope(latencyMs);
+  },
   async ratelimit() {
     await withStandin(5_000, 60, 5, async (standin, from) => {
       const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
@@ -234,6 +241,37 @@ const scenarios: Record<string, () => Promise<void>> = {
     });
   },
 };
+
+/** The scope of the scoped scenario: a wallet's and a mail gateway's types, about a quarter of the generated threats. */
+const SCOPE = ['ADDRESS', 'EMAIL'];
+
+/** 200k threats over 100 days, mirrored whole and scoped to SCOPE, interleaved runs; the median of each. */
+async function compareScope(latencyMs: number): Promise<void> {
+  await withStandin(200_000, 100, latencyMs, async (standin, from) => {
+    const scoped: Array<{ measured: Measured; requests: number; windows: number }> = [];
+    const whole: Array<{ measured: Measured; requests: number }> = [];
+    const inScope = standin.threatsVisibleTo(KEY).filter((threat) => SCOPE.includes(threat.type)).length;
+    for (let run = 0; run < runs; run += 1) {
+      const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
+      try {
+        whole.push(await runMirror(standin, join(dir, 'whole'), from));
+        const scopedRun = await runMirror(standin, dir, from, { THREAT_MIRROR_ASSET_TYPES: SCOPE.join(',') });
+        if (countRows(scopedRun.dbPath) !== inScope) throw new Error(`scoped: the mirror holds ${countRows(scopedRun.dbPath)} of ${inScope} threats`);
+        scoped.push(scopedRun);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    const scenario = `200k threats / 100 days / ${latencyMs} ms`;
+    const wholeRow = record(scenario, 'threat-mirror, every type', 200_000, medianRun(whole).measured, medianRun(whole).requests);
+    const median = medianRun(scoped);
+    const scopedRow = record(scenario, `threat-mirror, scope ${SCOPE.join(',')}`, inScope, median.measured, median.requests);
+    const share = inScope / 200_000;
+    scopedRow.note = `${(100 * share).toFixed(1)}% of the threats; ${(scopedRow.requests / wholeRow.requests).toFixed(3)}× the requests, ${(scopedRow.seconds / wholeRow.seconds).toFixed(2)}× the time of every type`;
+    const bound = 1.05 * scopedRow.floor + median.windows;
+    verdict(`scoped at ${latencyMs} ms: ≤ 1.05 × ceil(N/100) requests plus one per window`, scopedRow.requests <= bound, `${scopedRow.requests} requests, floor ${scopedRow.floor}, ${median.windows} windows: bound ${bound.toFixed(0)}`);
+  });
+}
 
 /** Unblocks `count` threats picked at random (seeded) across the whole history; returns their ids and days. */
 function unblockAtRandom(standin: Standin, count: number): Map<number, string> {

@@ -2,6 +2,7 @@
 // sql/day-ledger.ts): which days were walked to their end, when and by which run, and the
 // organization's threats of each day after that walk; and the digests of the rows now.
 import { addDays } from '../../lib/days.js';
+import { ofAssetTypes } from '../../records.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
 import { type Database, prepareAll, type Statements } from '../sqlite.js';
 
@@ -37,6 +38,8 @@ export interface LedgerDay {
 export interface RecordedDay {
   readonly records: number | null;
   readonly contentHash: string | null;
+  /** The types of the walk that recorded it, comma separated; null: every type. */
+  readonly assetTypes: string | null;
 }
 
 /** Which ledger rows count as due: the same rule as sync_status's overdue_days column. */
@@ -49,7 +52,7 @@ export interface DueRule {
 
 const LEDGER_SQL = {
   windowThreats: WINDOW_THREATS_SQL,
-  recordedDays: 'SELECT day, records, content_hash AS contentHash FROM sync_windows WHERE organization = ? AND day BETWEEN ? AND ?',
+  recordedDays: 'SELECT day, records, content_hash AS contentHash, asset_types AS assetTypes FROM sync_windows WHERE organization = ? AND day BETWEEN ? AND ?',
   // The primary key (organization, day) serves this: a few thousand rows per organization.
   dueDays: `SELECT day, completed_at AS completedAt, coalesce(estimated_records, records) AS records FROM sync_windows
         WHERE organization = ? AND run_id < ? AND (? IS NULL OR completed_at < ?)
@@ -66,13 +69,14 @@ export class LedgerReads {
   /** The ledger's days between two days: records and content hash recorded when each was walked. */
   recordedDays(organization: string, from: string, to: string): Map<string, RecordedDay> {
     const rows = this.#sql.recordedDays.all(organization, from, to) as Array<RecordedDay & { day: string }>;
-    return new Map(rows.map((row) => [row.day, { records: row.records, contentHash: row.contentHash }]));
+    return new Map(rows.map((row) => [row.day, { records: row.records, contentHash: row.contentHash, assetTypes: row.assetTypes }]));
   }
 
-  /** Per day, the digest of the organization's current threats (not removed) between two days. */
-  currentDigests(organization: string, from: string, to: string): Map<string, DayDigest> {
+  /** Per day, the digest of the organization's current threats (not removed) between two days, of a scope's types. */
+  currentDigests(organization: string, from: string, to: string, assetTypes?: readonly string[]): Map<string, DayDigest> {
     const digests = new Map<string, DayDigest>();
-    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<DigestedThreat>) addToDayDigests(digests, threat);
+    const inScope = ofAssetTypes(assetTypes);
+    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<DigestedThreat>) if (inScope(threat)) addToDayDigests(digests, threat);
     return digests;
   }
 

@@ -9,6 +9,8 @@ export interface Plan {
   readonly mode: SyncMode;
   readonly rangeStart: string;
   readonly rangeEnd: string;
+  /** A plan that widens the scope: the types it walks (comma separated), '*' for every type; null for every other plan. */
+  readonly widening: string | null;
 }
 
 export interface PlanWindow {
@@ -28,22 +30,29 @@ export const PLAN_WINDOWS_SQL = `SELECT plan_id AS planId, window_start AS windo
               completed_at AS completedAt, last_id AS lastId, started_at AS startedAt
          FROM sync_cursors WHERE plan_id = ? ORDER BY window_start`;
 
+export const PLAN_COLUMNS = 'id, organization, mode, range_start AS rangeStart, range_end AS rangeEnd, widening';
+
 export class PlanReads {
   readonly #openPlans: Statement;
+  readonly #wideningPlans: Statement;
   readonly #windows: Statement;
   readonly #completeThrough: Statement;
 
   constructor(sqlite: Database) {
-    this.#openPlans = sqlite.prepare(
-      'SELECT id, organization, mode, range_start AS rangeStart, range_end AS rangeEnd FROM sync_plans WHERE organization = ? AND mode = ? ORDER BY id',
-    );
+    this.#openPlans = sqlite.prepare(`SELECT ${PLAN_COLUMNS} FROM sync_plans WHERE organization = ? AND mode = ? AND widening IS NULL ORDER BY id`);
+    this.#wideningPlans = sqlite.prepare(`SELECT ${PLAN_COLUMNS} FROM sync_plans WHERE organization = ? AND widening IS NOT NULL ORDER BY id`);
     this.#windows = sqlite.prepare(PLAN_WINDOWS_SQL);
     this.#completeThrough = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
   }
 
-  /** Every unfinished plan of this organization and mode, the oldest first. */
+  /** Every unfinished plan of this organization and mode, the oldest first; not those widening its scope. */
   openPlans(organization: string, mode: SyncMode): Plan[] {
     return this.#openPlans.all(organization, mode) as Plan[];
+  }
+
+  /** The unfinished plans that walk the types a widened scope added, over days already mirrored. */
+  wideningPlans(organization: string): Plan[] {
+    return this.#wideningPlans.all(organization) as Plan[];
   }
 
   planWindows(planId: number): PlanWindow[] {

@@ -68,6 +68,7 @@ export class StatusReads {
   readonly #threats: Statement;
   readonly #rejected: Statement;
   readonly #reconciliation: Statement | undefined;
+  readonly #scope: Statement | undefined;
   readonly #plans: Statement;
   readonly #cursors: Statement;
   readonly #recentRuns: Statement;
@@ -83,6 +84,8 @@ export class StatusReads {
       sqlite,
       'SELECT overdue_days AS overdueDays, oldest_overdue_day AS oldestOverdueDay, last_full_reconcile_at AS lastFullCycleAt FROM sync_status WHERE organization = ?',
     );
+    this.#scope = prepareIfMigrated(sqlite, 'SELECT asset_types FROM organization_scopes WHERE organization = ?');
+    this.#scope?.pluck();
     this.#plans = sqlite.prepare('SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd FROM sync_plans WHERE organization = ? ORDER BY id');
     this.#cursors = sqlite.prepare(
       'SELECT window_start AS windowStart, window_end AS windowEnd, next_page AS nextPage, pages, records, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? ORDER BY window_start',
@@ -111,6 +114,12 @@ export class StatusReads {
   /** Undefined when the file's writer has not migrated it to sync_status's reconciliation columns. */
   reconciliation(organization: string): ReconciliationRow | undefined {
     return this.#reconciliation?.get(organization) as ReconciliationRow | undefined;
+  }
+
+  /** The asset types the organization mirrors; null: every type (no scope recorded, or a file not migrated to scopes). */
+  assetTypes(organization: string): string[] | null {
+    const recorded = this.#scope?.get(organization) as string | null | undefined;
+    return recorded === undefined || recorded === null ? null : recorded.split(',');
   }
 
   openPlans(organization: string): OpenPlanRow[] {

@@ -14,14 +14,16 @@ export interface CompletedWindow {
   readonly windowEnd: string;
   readonly windowPages: number;
   readonly completedAt: string;
+  /** The types the walk asked for, comma separated; null: every type. */
+  readonly assetTypes: string | null;
 }
 
 /** The walk's count replaces an estimate. */
-const RECORD_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash)
-       VALUES (:organization, :day, :completedAt, :runId, :windowStart, :windowEnd, :pages, :records, :contentHash)
+const RECORD_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id, window_start, window_end, pages, records, content_hash, asset_types)
+       VALUES (:organization, :day, :completedAt, :runId, :windowStart, :windowEnd, :pages, :records, :contentHash, :assetTypes)
        ON CONFLICT (organization, day) DO UPDATE SET completed_at = excluded.completed_at, run_id = excluded.run_id,
          window_start = excluded.window_start, window_end = excluded.window_end, pages = excluded.pages,
-         records = excluded.records, content_hash = excluded.content_hash, estimated_records = NULL`;
+         records = excluded.records, content_hash = excluded.content_hash, estimated_records = NULL, asset_types = excluded.asset_types`;
 
 export class DayLedgerRows {
   readonly #recordDay: Statement;
@@ -42,8 +44,8 @@ export class DayLedgerRows {
     for (let offset = 0; offset < days; offset += 1) {
       const day = addDays(window.windowStart, offset);
       const digest = digests.get(day) ?? emptyDigest();
-      const { organization, completedAt, runId, windowStart, windowEnd, windowPages: pages } = window;
-      this.#recordDay.run({ organization, day, completedAt, runId, windowStart, windowEnd, pages, records: digest.records, contentHash: digestHex(digest) });
+      const { organization, completedAt, runId, windowStart, windowEnd, windowPages: pages, assetTypes } = window;
+      this.#recordDay.run({ organization, day, completedAt, runId, windowStart, windowEnd, pages, records: digest.records, contentHash: digestHex(digest), assetTypes });
     }
   }
 

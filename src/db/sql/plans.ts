@@ -3,7 +3,7 @@
 // windows of a plan are sync_cursors (window-cursors.ts).
 import type { SyncMode } from '../schema.js';
 import type { Plan, PlanWindow } from '../read/plan-reads.js';
-import { PLAN_WINDOWS_SQL } from '../read/plan-reads.js';
+import { PLAN_COLUMNS, PLAN_WINDOWS_SQL } from '../read/plan-reads.js';
 import { type Database, prepareAll, type Statements } from '../sqlite.js';
 import type { WindowCursors, WindowRef } from './window-cursors.js';
 
@@ -13,13 +13,15 @@ export interface NewPlan {
   readonly rangeStart: string;
   readonly rangeEnd: string;
   readonly createdAt: string;
+  /** A plan that widens the scope (Plan.widening); absent: null. */
+  readonly widening?: string | null;
 }
 
 /** Which unfinished plans to delete: by id, or every one of an organization's mode. */
 export type PlanSelection = { readonly planIds: readonly number[] } | { readonly organization: string; readonly mode: SyncMode };
 
-const CREATE_SQL = `INSERT INTO sync_plans (organization, mode, range_start, range_end, created_at) VALUES (?, ?, ?, ?, ?)
-                    RETURNING id, organization, mode, range_start AS rangeStart, range_end AS rangeEnd`;
+const CREATE_SQL = `INSERT INTO sync_plans (organization, mode, range_start, range_end, created_at, widening) VALUES (?, ?, ?, ?, ?, ?)
+                    RETURNING ${PLAN_COLUMNS}`;
 
 /** Moves complete_through to the day unless it is already there or later: it never goes back. */
 const ADVANCE_COMPLETE_THROUGH_SQL = `INSERT INTO sync_checkpoints (organization, complete_through, updated_at) VALUES (?, ?, ?)
@@ -30,7 +32,9 @@ const PLAN_SQL = {
   create: CREATE_SQL,
   setRangeEnd: 'UPDATE sync_plans SET range_end = ? WHERE id = ?',
   delete: 'DELETE FROM sync_plans WHERE id = ?',
-  idsOf: 'SELECT id FROM sync_plans WHERE organization = ? AND mode = ?',
+  idsOf: 'SELECT id FROM sync_plans WHERE organization = ? AND mode = ? AND widening IS NULL',
+  wideningPlans: 'SELECT id, widening FROM sync_plans WHERE organization = ? AND widening IS NOT NULL',
+  ledgerExtent: 'SELECT min(day) AS first, max(day) AS last FROM sync_windows WHERE organization = ?',
   windows: PLAN_WINDOWS_SQL,
   advanceCompleteThrough: ADVANCE_COMPLETE_THROUGH_SQL,
 };
@@ -46,7 +50,7 @@ export class PlanRows {
   }
 
   create(plan: NewPlan): Plan {
-    return this.#sql.create.get(plan.organization, plan.mode, plan.rangeStart, plan.rangeEnd, plan.createdAt) as Plan;
+    return this.#sql.create.get(plan.organization, plan.mode, plan.rangeStart, plan.rangeEnd, plan.createdAt, plan.widening ?? null) as Plan;
   }
 
   /**
@@ -75,6 +79,19 @@ export class PlanRows {
       this.#sql.delete.run(id);
     }
     return ids.length;
+  }
+
+  /** The organization's open plans that widen its scope, deleted with their windows; returns the types they had left to walk. */
+  dropWidening(organization: string): string[] {
+    const plans = this.#sql.wideningPlans.all(organization) as Array<{ id: number; widening: string }>;
+    this.delete({ planIds: plans.map((plan) => plan.id) });
+    return plans.map((plan) => plan.widening);
+  }
+
+  /** The first and last days the ledger holds for the organization: the days already mirrored; undefined when none. */
+  mirroredDays(organization: string): { first: string; last: string } | undefined {
+    const extent = this.#sql.ledgerExtent.get(organization) as { first: string | null; last: string | null };
+    return extent.first === null || extent.last === null ? undefined : { first: extent.first, last: extent.last };
   }
 
   advanceCompleteThrough(organization: string, day: string, now: string): void {

@@ -6,16 +6,22 @@ import { keyRangeOf } from '../setting-keys.js';
 export class MirrorSettings {
   readonly #record: Statement;
   readonly #deleteRange: Statement;
+  readonly #delete: Statement;
 
   constructor(sqlite: Database) {
     this.#record = sqlite.prepare(
       'INSERT INTO mirror_settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
     );
     this.#deleteRange = sqlite.prepare('DELETE FROM mirror_settings WHERE key >= ? AND key < ?');
+    this.#delete = sqlite.prepare('DELETE FROM mirror_settings WHERE key = ?');
   }
 
   record(key: string, value: string, now: string): void {
     this.#record.run(key, value, now);
+  }
+
+  delete(key: string): void {
+    this.#delete.run(key);
   }
 
   /** Deletes every setting whose key starts with `prefix`. */

@@ -1,10 +1,12 @@
 // The write statements of one connection, prepared once: every module of this folder, shared by the
 // writer's parts so that, for one, the change feed has a single counter.
 import type { Database } from '../sqlite.js';
+import { AllowlistRows } from './allowlist-rows.js';
 import { DayLedgerRows } from './day-ledger.js';
 import { PlanRows } from './plans.js';
 import { ReconcileState } from './reconcile-state.js';
 import { RejectedRecords } from './rejected-records.js';
+import { ScopeRows } from './scopes.js';
 import { ReportRows } from './reports.js';
 import { MirrorSettings } from './settings.js';
 import { SyncRuns } from './sync-runs.js';
@@ -21,12 +23,16 @@ export interface WriteStatements {
   readonly reconcile: ReconcileState;
   readonly reports: ReportRows;
   readonly settings: MirrorSettings;
+  readonly scopes: ScopeRows;
+  readonly allowlist: AllowlistRows;
 }
 
 export function prepareWriteStatements(sqlite: Database): WriteStatements {
   const cursors = new WindowCursors(sqlite);
+  const threats = new ThreatRows(sqlite);
+  const settings = new MirrorSettings(sqlite);
   return {
-    threats: new ThreatRows(sqlite),
+    threats,
     cursors,
     plans: new PlanRows(sqlite, cursors),
     runs: new SyncRuns(sqlite),
@@ -34,6 +40,8 @@ export function prepareWriteStatements(sqlite: Database): WriteStatements {
     ledger: new DayLedgerRows(sqlite),
     reconcile: new ReconcileState(sqlite),
     reports: new ReportRows(sqlite),
-    settings: new MirrorSettings(sqlite),
+    settings,
+    allowlist: new AllowlistRows(sqlite, settings),
+    scopes: new ScopeRows(sqlite, threats),
   };
 }

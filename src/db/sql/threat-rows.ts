@@ -39,10 +39,14 @@ function upsertSql(rows: number): string {
          RETURNING id, first_seen_at`;
 }
 
-/** New links, and removed ones restored; `returning`: which of them (the others were current already). */
+/**
+ * New links, and removed ones restored; `returning`: which of them (the others were current already).
+ * A walk returns only its scope's types: a link hidden as out of scope that it returns (the threat's
+ * type changed into the scope) is shown again.
+ */
 function linkSql(rows: number, returning: boolean): string {
   return `INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES ${placeholders(rows, 3)}
-         ON CONFLICT DO UPDATE SET removed_at = NULL WHERE removed_at IS NOT NULL${returning ? ' RETURNING threat_id' : ''}`;
+         ON CONFLICT DO UPDATE SET removed_at = NULL, out_of_scope = 0 WHERE removed_at IS NOT NULL OR out_of_scope = 1${returning ? ' RETURNING threat_id' : ''}`;
 }
 
 const MARK_REMOVED_SQL = 'UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ? AND removed_at IS NULL';
@@ -131,6 +135,11 @@ export class ThreatRows {
     if (this.#markRemoved.run(stamp, organization, id).changes === 0) return false;
     this.#moveInFeed.run(++this.#changeSeq, id);
     return true;
+  }
+
+  /** The threat takes the next change_seq: what a reader of some organization sees of it changed. */
+  moveInFeed(id: number): void {
+    this.#moveInFeed.run(++this.#changeSeq, id);
   }
 
   /**

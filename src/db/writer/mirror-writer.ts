@@ -10,6 +10,7 @@ import { CommitQueue, epochMs, type QueuedPage } from './commit-queue.js';
 import { PageWriter, type PageOutcome } from './page-writer.js';
 import type { CallInput, CallResult, WriterCallKind, WriterClosed, WriterRequest, WriterStart } from './protocol.js';
 import { ReportPages } from './report-pages.js';
+import { applyScope } from './scope-change.js';
 import { checkpointWithoutWaiting, foldWalWithoutWaiting, type WalCheckpoint } from './wal-checkpoint.js';
 import { closeWriterConnection } from './writer-connection.js';
 import { WriteStamps } from './write-stamps.js';
@@ -132,6 +133,8 @@ export class MirrorWriter {
       linkReportThreats: ({ organization }) => this.#statements.reports.linkThreats(organization),
       recordObservedSize: (size) => ledger.recordObservedSize(size),
       recordReconcileCycle: ({ organization, at }) => reconcile.recordCycleCompleted(organization, at),
+      applyScope: (scope) => applyScope(this.#statements.scopes, plans, scope),
+      mirrorAllowlist: ({ list, now }) => this.#statements.allowlist.mirror(list, now),
     };
   }
 

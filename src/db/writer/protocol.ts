@@ -2,16 +2,19 @@
 // one input and one answer (WriterCalls). A new kind of write is a line here, a handler in
 // mirror-writer.ts (whose type makes it required) and its SQL in ../sql/.
 import type { Plan } from '../read/plan-reads.js';
+import type { MirroredAllowlist } from '../sql/allowlist-rows.js';
 import type { ObservedSize } from '../sql/day-ledger.js';
 import type { NewPlan, PlanSelection } from '../sql/plans.js';
 import type { RunEnd, RunStart } from '../sql/sync-runs.js';
 import type { WindowRef } from '../sql/window-cursors.js';
 import type { PageInput, PageResult } from './page-writer.js';
+import type { AppliedScope, ScopeToApply } from './scope-change.js';
 import type { FinishedReportWalk, ReportPageInput, ReportPageResult, ReportsDisabled } from './report-pages.js';
 import type { WalCheckpoint } from './wal-checkpoint.js';
 import type { WindowConclusion } from './window-end.js';
 
 // The shapes of the calls' inputs, for the callers: they need not know the SQL modules.
+export type { MirroredAllowlist } from '../sql/allowlist-rows.js';
 export type { ReportCoverage } from '../sql/reports.js';
 export type { WindowRef } from '../sql/window-cursors.js';
 
@@ -59,7 +62,11 @@ export interface WriterCalls {
   /** Answers how many proposals it linked to a mirrored threat. */
   readonly linkReportThreats: { readonly input: { readonly organization: string }; readonly result: number };
   readonly recordObservedSize: { readonly input: ObservedSize; readonly result: { readonly before: number; readonly after: number } };
+  /** An organization's asset type scope, before its run: recorded, threats hidden or shown, a widening planned. */
+  readonly applyScope: { readonly input: ScopeToApply; readonly result: AppliedScope };
   readonly recordReconcileCycle: { readonly input: { readonly organization: string; readonly at: string }; readonly result: void };
+  /** THREAT_MIRROR_ALLOWLIST into the table allowlist (null: none configured, emptied); answers whether it wrote. */
+  readonly mirrorAllowlist: { readonly input: { readonly list: MirroredAllowlist | null; readonly now: string }; readonly result: boolean };
   /** Folds the WAL into the file after the pages sent before it; never waits for a reader. */
   readonly checkpointWal: { readonly input: Record<string, never>; readonly result: WalCheckpoint };
 }

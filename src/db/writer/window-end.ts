@@ -6,11 +6,12 @@
 // have shifted is no proof. The sync confirms each candidate with the service first and sends the
 // outcome back (WindowConclusion); only then does a threat get its removed_at.
 import { addDays } from '../../lib/days.js';
-import type { Threat } from '../../records.js';
+import { ofAssetTypes, type Threat } from '../../records.js';
 import type { LookupFields } from '../../url/lookup-fields.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
 import { CURRENT_LINK_SQL, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from '../read/ledger-reads.js';
 import type { DayLedgerRows } from '../sql/day-ledger.js';
+import { storedScope } from '../sql/scopes.js';
 import type { OfRun } from '../sql/sync-runs.js';
 import type { ThreatRows } from '../sql/threat-rows.js';
 import type { WindowCursors, WindowRef } from '../sql/window-cursors.js';
@@ -23,6 +24,12 @@ export interface OfWindow extends OfRun {
   readonly window: WindowRef;
   /** Pages of the window so far (recorded in the ledger). */
   readonly windowPages: number;
+  /**
+   * The asset types the walk asked for (the organization's scope); undefined: every type. Stored
+   * threats of other types are neither removal candidates nor part of the days' digests: the walk
+   * says nothing about them.
+   */
+  readonly assetTypes?: readonly string[] | undefined;
 }
 
 /** What the writer needs of a window's last page to end the walk. */
@@ -103,11 +110,13 @@ export class WindowEnds {
         else if ((above === null || id > above) && this.#read.currentLink.get(organization, id) !== undefined) candidateIds.push(id);
       }
     }
-    if (candidateIds.length > 0) return candidateIds.map((id) => this.#read.threatById.get(id) as RemovalCandidate);
+    const inScope = ofAssetTypes(input.assetTypes);
+    const candidates = candidateIds.map((id) => this.#read.threatById.get(id) as RemovalCandidate).filter(inScope);
+    if (candidates.length > 0) return candidates;
     // The walk's digests are the rows' only when it saw the window whole and every id it saw is
     // still stored under these days (a later window may have written one again under another).
     const exact = seen !== null && above === null && input.windowDigests !== null && kept === seen.size;
-    this.#complete(input, stamp, exact ? (input.windowDigests as ReadonlyMap<string, DayDigest>) : this.#digestsFromRows(organization, window));
+    this.#complete(input, stamp, exact ? (input.windowDigests as ReadonlyMap<string, DayDigest>) : this.#digestsFromRows(input));
     return [];
   }
 
@@ -118,7 +127,7 @@ export class WindowEnds {
     for (const id of conclusion.removedIds) {
       if (this.#writes.threats.markRemoved(organization, id, stamp)) removed += 1;
     }
-    if (conclusion.complete) this.#complete(conclusion, stamp, this.#digestsFromRows(organization, window));
+    if (conclusion.complete) this.#complete(conclusion, stamp, this.#digestsFromRows(conclusion));
     else this.#writes.cursors.restart(window);
     return removed;
   }
@@ -126,15 +135,18 @@ export class WindowEnds {
   #complete(input: OfWindow, stamp: string, digests: ReadonlyMap<string, DayDigest>): void {
     const { organization, runId, window, windowPages } = input;
     this.#writes.cursors.complete(window, stamp);
-    this.#writes.ledger.recordWindow({ organization, runId, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, completedAt: stamp }, digests);
+    const assetTypes = storedScope(input.assetTypes);
+    this.#writes.ledger.recordWindow({ organization, runId, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, completedAt: stamp, assetTypes }, digests);
   }
 
-  /** The organization's current threats of the window's days, read back and hashed. */
-  #digestsFromRows(organization: string, window: WindowRef): Map<string, DayDigest> {
+  /** The organization's current threats of the window's days (of the walk's types), read back and hashed. */
+  #digestsFromRows({ organization, window, assetTypes }: OfWindow): Map<string, DayDigest> {
     const digests = new Map<string, DayDigest>();
+    const inScope = ofAssetTypes(assetTypes);
     for (const row of this.#read.windowThreats.iterate(organization, window.windowStart, addDays(window.windowEnd, 1)) as Iterable<DigestedThreat>) {
-      addToDayDigests(digests, row);
+      if (inScope(row)) addToDayDigests(digests, row);
     }
     return digests;
   }
 }
+

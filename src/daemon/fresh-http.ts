@@ -1,0 +1,25 @@
+// Fresh lookups for /v1/lookup?fresh=1 (issue 30), on the main thread: the HTTP thread asks, and
+// the service is queried here with the sync's own client options (the keys never reach the HTTP
+// thread, and each key's budget of requests in flight is the sync's), under a per-key cap on
+// requests per second (THREAT_MIRROR_FRESH_MAX_RPS) so lookups never starve the sync.
+import type { Config } from '../config.js';
+import { dayOf } from '../lib/days.js';
+import { askService, type FreshAnswer, FreshCap } from '../lookup/fresh-lookup.js';
+import type { WriterSession } from '../session/writer-session.js';
+
+export type FreshAsker = (value: string) => Promise<FreshAnswer>;
+
+export function createFreshAsker(config: Config, session: WriterSession): FreshAsker {
+  const cap = new FreshCap(config.freshMaxRps);
+  const { api, reads, clock } = session.deps;
+  return (value) => {
+    const organizations = config.organizations.map((organization) => ({ ...organization, completeThrough: reads.plans.completeThrough(organization.name) }));
+    return askService(value, organizations, {
+      api,
+      today: dayOf(clock()),
+      initialDays: config.initialDays,
+      admit: (organization) => cap.admit(organization.apiKey.reveal()),
+      spent: (organization, requests) => cap.spend(organization.apiKey.reveal(), requests),
+    });
+  };
+}

@@ -1,0 +1,72 @@
+// The export index's side of THREAT_MIRROR_ALLOWLIST (export-index.ts): how it reads a threat with
+// what the allowlist matches on, which kind of entry a threat gets, and what a new version of the
+// list changes: the threats whose allowedness flipped (read again like changed threats) and the
+// zone's passthru names.
+import type { Allowlist } from '../allowlist/allowlist-entries.js';
+import { AllowMatcher } from '../allowlist/allow-matcher.js';
+import type { Database } from '../db/sqlite.js';
+import { allowedThreatIds } from './allowed-threats.js';
+import { allowedHostsOf, type HostEntry, hostEntryOf, HOST_TYPES } from './host-selection.js';
+import { ALLOWED_KIND, HOST_KIND, OTHER_TYPE_KIND } from './index-view.js';
+
+/** "Blocked now by some organization", on the threat aliased t. */
+export const CURRENT = 'EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL AND o.out_of_scope = 0)';
+/** A threat as the index reads it: id, type, content, whether current, then what the allowlist matches on. */
+export const THREAT_COLUMNS = `t.id, t.type, t.content, ${CURRENT}, t.url_expression, t.address, t.address_namespace, t.address_chain, t.email`;
+/**
+ * What a build reads of every current threat: the content of host types only (reading only what
+ * the host formats need was a good part of the build's time at 1M); what the allowlist allows is
+ * found apart (allowed-threats.ts).
+ */
+export const HOST_COLUMNS = `t.id, t.type, CASE WHEN t.type IN (${[...HOST_TYPES].map((type) => `'${type}'`).join(', ')}) THEN t.content END, ${CURRENT}, NULL, NULL, NULL, NULL, NULL`;
+export type ThreatRow = [id: number, type: string, content: string | null, current: number, urlExpression: string | null, address: string | null, addressNamespace: string | null, addressChain: string | null, email: string | null];
+
+/** The allowlist a refresh works with: its version (null: none configured) and its matcher. */
+export interface IndexAllowlist {
+  readonly version: string | null;
+  readonly matcher: AllowMatcher | undefined;
+}
+
+export function indexAllowlistOf(list: Allowlist | undefined): IndexAllowlist {
+  return list === undefined ? { version: null, matcher: undefined } : { version: list.version, matcher: new AllowMatcher(list.entries) };
+}
+
+/** Whether the list allows a threat read with THREAT_COLUMNS. */
+export function allowsRow(matcher: AllowMatcher | undefined, row: ThreatRow): boolean {
+  if (matcher === undefined || matcher.size === 0) return false;
+  const [, , content, , urlExpression, address, addressNamespace, addressChain, email] = row;
+  return matcher.threat({ content: content ?? '', urlExpression, address, addressNamespace, addressChain, email }) !== undefined;
+}
+
+/** The kind and host a current threat gives the index: allowed, or its host entry (host-selection.ts). */
+export function indexEntryOf(row: ThreatRow, allowed: boolean): { kind: string; host: string | null } {
+  if (allowed) return { kind: ALLOWED_KIND, host: null };
+  const entry = hostEntryOf(row[1], row[2] ?? '');
+  return { kind: kindOf(entry), host: entry.kind === 'host' ? entry.host : null };
+}
+
+function kindOf(entry: HostEntry): string {
+  return entry.kind === 'host' ? HOST_KIND : entry.kind === 'other-type' ? OTHER_TYPE_KIND : entry.reason;
+}
+
+/**
+ * The threats whose allowedness the new list changes: those it allows now that the index does not
+ * hold as allowed, and those the index holds as allowed that it no longer allows (found through the
+ * mirror's indexes: allowed-threats.ts).
+ */
+export function threatsAllowednessChanged(mirror: Database, index: Database, matcher: AllowMatcher | undefined): number[] {
+  const before = new Set(index.prepare(`SELECT id FROM threat_entries WHERE kind = '${ALLOWED_KIND}'`).pluck().all() as number[]);
+  const now = matcher === undefined ? new Set<number>() : allowedThreatIds(mirror, matcher);
+  const current = mirror.prepare(`SELECT ${CURRENT} FROM threats t WHERE t.id = ?`).pluck();
+  const changed = [...now].filter((id) => !before.delete(id) && current.get(id) === 1);
+  // Those left were allowed before and are not now (or are no longer current: read again, they leave the index).
+  return [...changed, ...before];
+}
+
+/** The zone's passthru names under the new list, and how they differ from the index's. */
+export function passthruChange(index: Database, matcher: AllowMatcher | undefined): { added: string[]; removed: string[]; notListed: number } {
+  const wanted = matcher === undefined ? { passthru: [] as readonly string[], notListed: 0 } : allowedHostsOf(matcher, 0);
+  const now = new Set(index.prepare('SELECT host FROM passthru').pluck().all() as string[]);
+  const added = wanted.passthru.filter((host) => !now.delete(host));
+  return { added, removed: [...now], notListed: wanted.notListed };
+}

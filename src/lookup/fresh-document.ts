@@ -1,0 +1,66 @@
+// A lookup's answer refreshed by the service (issue 30): the mirror's answer first; each value it
+// does not block is asked of the service (fresh-lookup.ts), and every match says where it came
+// from: `source: "mirror"` or `"service"`. A value whose question the service did not answer in
+// time (or at all) keeps the mirror's answer, marked `refreshed: false`.
+import type { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { deriveLookupFields } from '../url/lookup-fields.js';
+import { type FreshAnswer, type FreshQuery } from './fresh-lookup.js';
+import type { LookupDocument, LookupMatch, LookupResult } from './threat-lookup.js';
+import { namedEntry } from './value-matches.js';
+
+export type MatchSource = 'mirror' | 'service';
+
+export interface FreshLookupResult extends LookupResult {
+  readonly matches: ReadonlyArray<LookupMatch & { readonly source: MatchSource }>;
+  /** Present when the service was asked (the mirror did not block the value). */
+  readonly fresh?: { readonly refreshed: boolean; readonly queries: readonly FreshQuery[] };
+}
+
+export interface FreshLookupDocument extends LookupDocument {
+  readonly results: readonly FreshLookupResult[];
+}
+
+/** Values asked of the service at once at most (each organization's key budget still limits the requests). */
+const VALUES_IN_FLIGHT = 8;
+
+/**
+ * `allowlist`: THREAT_MIRROR_ALLOWLIST as the mirror's answer applied it: a value it allows is not
+ * asked about, and a threat the service lists that it allows is named, not blocking, as in the mirror.
+ */
+export async function refreshDocument(document: LookupDocument, ask: (value: string) => Promise<FreshAnswer>, allowlist?: AllowMatcher): Promise<FreshLookupDocument> {
+  const results: FreshLookupResult[] = document.results.map((result) => ({ ...result, matches: result.matches.map((match) => ({ ...match, source: 'mirror' as const })) }));
+  const misses = results
+    .map((result, index) => ({ result, index }))
+    .filter(({ result }) => !result.blocked && result.allowed === undefined && allowlist?.value(result.value) === undefined);
+  for (let offset = 0; offset < misses.length; offset += VALUES_IN_FLIGHT) {
+    await Promise.all(
+      misses.slice(offset, offset + VALUES_IN_FLIGHT).map(async ({ result, index }) => {
+        results[index] = withServiceAnswer(result, await ask(result.value), allowlist);
+      }),
+    );
+  }
+  return { ...document, results };
+}
+
+function withServiceAnswer(result: FreshLookupResult, answer: FreshAnswer, allowlist: AllowMatcher | undefined): FreshLookupResult {
+  const byId = new Map<number, LookupMatch & { source: MatchSource }>();
+  for (const { threat, organization, match } of answer.matches) {
+    const seen = byId.get(threat.id);
+    if (seen) {
+      if (!seen.organizations.includes(organization)) byId.set(threat.id, { ...seen, organizations: [...seen.organizations, organization].sort() });
+      continue;
+    }
+    const allowedBy = allowlist?.threat({ content: threat.content, ...deriveLookupFields(threat.type, threat.content) });
+    const listed = { id: threat.id, content: threat.content, type: threat.type, organizations: [organization], match, source: 'service' as const };
+    byId.set(threat.id, allowedBy === undefined ? listed : { ...listed, allowed: true, allowed_by: namedEntry(allowedBy) });
+  }
+  const matches = [...byId.values()].sort((a, b) => a.id - b.id);
+  const blocked = matches.some((match) => match.allowed === undefined);
+  return {
+    ...result,
+    blocked,
+    ...(matches.length > 0 && !blocked ? { allowed: true as const } : {}),
+    matches,
+    fresh: { refreshed: answer.queries.every((query) => query.refreshed), queries: answer.queries },
+  };
+}

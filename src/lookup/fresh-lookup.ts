@@ -1,0 +1,188 @@
+// `lookup --fresh` (issue 30): a value the mirror does not block is asked of the service itself,
+// with `query`, over the days each organization's mirror has not finished (after its
+// complete_through, through today): one window, its cursors walked, under the key's budget and
+// retry policy, the whole within a few seconds. Returned threats match by the mirror's own rules.
+// Nothing is written: the next sync stores what the service listed.
+import { isIP } from 'node:net';
+import type { ApiCaller, ApiClientOptions } from '../api/service-call.js';
+import { fetchThreatPage } from '../api/threat-client.js';
+import { addDays } from '../lib/days.js';
+import { errorMessage } from '../lib/errors.js';
+import type { Threat } from '../records.js';
+import { canonicalizeWebUrl } from '../url/canonical-url.js';
+import { coveringExpressions } from '../url/expressions.js';
+import { deriveLookupFields, parseAddress, parseEmail, registrableDomainOf } from '../url/lookup-fields.js';
+import { boundedLookupUrl } from '../url/long-url.js';
+import type { LookupMatchKind } from './threat-lookup.js';
+
+/** The whole fresh query of one value, every organization together, at most this long: then the mirror's answer stands. */
+export const FRESH_TIMEOUT_MS = 3_000;
+/** Pages of one organization's answer read at most: a query text shared by more threats is answered from what was read. */
+const MAX_FRESH_PAGES = 5;
+
+export interface FreshOrganization extends ApiCaller {
+  /** Its complete_through in the mirror: the service is asked about the days after it; null: its first days. */
+  readonly completeThrough: string | null;
+}
+
+export interface FreshSettings {
+  readonly api: ApiClientOptions;
+  readonly today: string;
+  /** An organization without a complete day is asked about this many days, ending today. */
+  readonly initialDays: number;
+  readonly timeoutMs?: number;
+  /** Whether this organization's key may send a fresh query now (FreshCap); absent: always. */
+  readonly admit?: ((organization: FreshOrganization) => boolean) | undefined;
+  /** Told the requests each organization's query sent. */
+  readonly spent?: ((organization: FreshOrganization, requests: number) => void) | undefined;
+}
+
+/** How one organization's fresh query went. */
+export interface FreshQuery {
+  readonly organization: string;
+  readonly from: string;
+  readonly to: string;
+  /** The service answered every page asked for in time. */
+  readonly refreshed: boolean;
+  /** Requests sent, retries included. */
+  readonly requests: number;
+  readonly error?: string;
+}
+
+/** A threat the service listed that matches the value, how, and through which organization's key. */
+export type FreshMatch = { readonly threat: Threat; readonly organization: string; readonly match: LookupMatchKind };
+
+/** The matches, and how each organization's query went. */
+export type FreshAnswer = { readonly matches: readonly FreshMatch[]; readonly queries: readonly FreshQuery[] };
+
+export async function askService(value: string, organizations: readonly FreshOrganization[], settings: FreshSettings): Promise<FreshAnswer> {
+  const matcher = valueMatcher(value);
+  const deadline = AbortSignal.timeout(settings.timeoutMs ?? FRESH_TIMEOUT_MS);
+  const answers = await Promise.all(
+    organizations.map(async (organization) => {
+      const from = firstDayToAsk(organization, settings);
+      if (settings.admit?.(organization) === false) {
+        const error = 'fresh lookups through this key are over their cap of requests per second (THREAT_MIRROR_FRESH_MAX_RPS); the mirror answered';
+        return { matches: [], query: { organization: organization.name, from, to: settings.today, refreshed: false, requests: 0, error } };
+      }
+      const answer = await askOrganization(organization, matcher, settings, deadline);
+      settings.spent?.(organization, answer.query.requests);
+      return answer;
+    }),
+  );
+  return { matches: answers.flatMap((answer) => answer.matches), queries: answers.map((answer) => answer.query) };
+}
+
+async function askOrganization(organization: FreshOrganization, matcher: ValueMatcher, settings: FreshSettings, deadline: AbortSignal): Promise<{ matches: FreshMatch[]; query: FreshQuery }> {
+  const from = firstDayToAsk(organization, settings);
+  const window = { organization: organization.name, from, to: settings.today };
+  const matches: FreshMatch[] = [];
+  let requests = 0;
+  let cursor: string | null = null;
+  try {
+    for (let page = 0; page < MAX_FRESH_PAGES; page += 1) {
+      const answer = await fetchThreatPage(settings.api, organization, { startDate: from, endDate: settings.today, nextPage: cursor, query: matcher.query }, deadline);
+      requests += 1 + answer.retries;
+      for (const threat of answer.threats) {
+        const match = matcher.match(threat);
+        if (match !== null) matches.push({ threat, organization: organization.name, match });
+      }
+      cursor = answer.nextPage;
+      if (cursor === null) break;
+    }
+    return { matches, query: { ...window, refreshed: cursor === null, requests } };
+  } catch (error) {
+    const why = deadline.aborted ? `the service did not answer within ${(settings.timeoutMs ?? FRESH_TIMEOUT_MS) / 1000} s` : errorMessage(error);
+    return { matches, query: { ...window, refreshed: false, requests: requests + 1, error: why } };
+  }
+}
+
+/** The day after the organization's complete_through (its first days when it has none). */
+function firstDayToAsk(organization: FreshOrganization, settings: FreshSettings): string {
+  return organization.completeThrough === null ? addDays(settings.today, -(settings.initialDays - 1)) : addDays(organization.completeThrough, 1);
+}
+
+/**
+ * Fresh requests per second per key, so that lookups never starve the sync of its key's budget: a
+ * bucket of `perSecond` tokens per key, refilled continuously; a query is admitted while its key's
+ * bucket holds one, and takes one per request it sent (it may go below zero: the next ones wait longer).
+ */
+export class FreshCap {
+  readonly #perSecond: number;
+  readonly #now: () => number;
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(perSecond: number, now: () => number = () => performance.now()) {
+    this.#perSecond = perSecond;
+    this.#now = now;
+  }
+
+  /** Takes the token of the query's first request at once, so queries sent together count together. */
+  admit(key: string): boolean {
+    const bucket = this.#bucket(key);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
+
+  /** The requests an admitted query sent beyond its first. */
+  spend(key: string, requests: number): void {
+    this.#bucket(key).tokens -= Math.max(0, requests - 1);
+  }
+
+  #bucket(key: string): { tokens: number; at: number } {
+    const now = this.#now();
+    const bucket = this.#buckets.get(key) ?? { tokens: this.#perSecond, at: now };
+    bucket.tokens = Math.min(this.#perSecond, bucket.tokens + ((now - bucket.at) / 1000) * this.#perSecond);
+    bucket.at = now;
+    this.#buckets.set(key, bucket);
+    return bucket;
+  }
+}
+
+interface ValueMatcher {
+  /** The text sent as `query`: one every threat that would match holds (the service filters contents by substring). */
+  readonly query: string;
+  match(threat: Threat): LookupMatchKind | null;
+}
+
+/**
+ * The mirror's rules (threat-lookup.ts) applied to a threat as the service sends it: exact content,
+ * a URL's Safe Browsing expressions, an address, an e-mail. For a URL the query is its host's
+ * registrable domain (hostQuery); for an address, the address; for an e-mail, the address; else
+ * the value.
+ */
+export function valueMatcher(value: string): ValueMatcher {
+  const trimmed = value.trim();
+  const bounded = boundedLookupUrl(trimmed);
+  const url = bounded === null ? null : canonicalizeWebUrl(bounded);
+  const expressions = new Set(url === null ? [] : coveringExpressions(url));
+  const address = parseAddress(trimmed);
+  const email = parseEmail(trimmed);
+  const query = url !== null ? hostQuery(url.host) : (address?.address ?? email?.email ?? trimmed);
+  return {
+    query,
+    match(threat) {
+      if (threat.content === value) return { by: 'exact' };
+      const fields = deriveLookupFields(threat.type, threat.content);
+      if (fields.urlExpression !== null && expressions.has(fields.urlExpression)) return { by: 'expression', expression: fields.urlExpression };
+      if (address !== null && fields.address === address.address && (address.addressChain === null || (fields.addressNamespace === address.addressNamespace && fields.addressChain === address.addressChain))) {
+        return { by: 'address' };
+      }
+      if (email !== null && fields.email === email.email) return { by: 'email' };
+      return null;
+    },
+  };
+}
+
+/**
+ * The text every threat covering a URL on this host holds: its registrable domain, since a
+ * covering expression's host is the host or a parent of it. Only a block of a bare public suffix
+ * (`co.uk`, `github.io`) is not sent back, a block no list should carry; the last two labels
+ * instead would make `bank.co.uk` ask for every threat under `co.uk`, more than the pages a fresh
+ * lookup reads. An IP address is its own query.
+ */
+function hostQuery(host: string): string {
+  if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) return host;
+  return registrableDomainOf(host) ?? host.split('.').slice(-2).join('.');
+}

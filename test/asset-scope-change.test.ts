@@ -1,0 +1,187 @@
+// A scope changed on a mirror (issue 30): widening fetches only the added types over the days
+// already mirrored; narrowing hides the dropped types from every answer without removing them; a
+// day's ledger digest is compared only with a walk of the same scope. Built CLI, stand-in, real file.
+import { describe, expect, it } from 'vitest';
+import { addDays } from '../src/lib/days.js';
+import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
+import type { RequestRecord } from '../src/standin/types.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { mirroredThreats, scalar, withDb } from './support/mirror-db.js';
+import { startTestStandin } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
+
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const FROM = addDays(TODAY, -59);
+const KEY = 'acme-key-scope-change-3b8d';
+
+async function start(): Promise<Standin> {
+  const threats = generateThreats({ seed: 31, organizations: ['acme'], count: 8000, fromDay: FROM, toDay: TODAY, hostile: false });
+  return startTestStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+}
+
+function env(service: Standin, dbPath: string, assetTypes: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    THREAT_MIRROR_API_URL: service.url,
+    THREAT_MIRROR_DB: dbPath,
+    THREAT_MIRROR_ORG: 'acme',
+    THREAT_MIRROR_API_KEY: KEY,
+    THREAT_MIRROR_NOW: NOW,
+    THREAT_MIRROR_ASSET_TYPES: assetTypes,
+    // The incremental range and the widening alone: no reconciliation's re-walks in the counts.
+    THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '0',
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
+const ofTypes = (service: Standin, types: readonly string[]): Array<Pick<StandinThreat, 'id' | 'content' | 'type' | 'blockedAt'>> =>
+  service
+    .threatsVisibleTo(KEY)
+    .filter((threat) => types.includes(threat.type))
+    .map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt }));
+const byAssetType = (requests: readonly RequestRecord[]): Map<string, RequestRecord[]> => {
+  const groups = new Map<string, RequestRecord[]>();
+  for (const request of requests) {
+    const types = JSON.stringify((request.body as { assetType?: unknown }).assetType ?? null);
+    groups.set(types, [...(groups.get(types) ?? []), request]);
+  }
+  return groups;
+};
+const firstPages = (requests: readonly RequestRecord[]): number => requests.filter((request) => (request.body as { next_page?: unknown }).next_page === undefined).length;
+
+describe('widening the scope', () => {
+  it('fetches only the added type over the days already mirrored, and the other types are not walked again', async () => {
+    const service = await start();
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', FROM], env(service, dbPath, 'URL'))).code).toBe(0);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(ofTypes(service, ['URL']));
+    service.stats.reset();
+    const widened = await runCli(['--once'], env(service, dbPath, 'URL,ADDRESS'));
+    expect(widened.stderr).toBe('');
+    expect(widened.code).toBe(0);
+    const groups = byAssetType(service.stats.requests);
+    // The added type over every mirrored day; the new scope over the incremental range only (3 days: one window, one page or two).
+    expect([...groups.keys()].sort()).toEqual(['["ADDRESS","URL"]', '["ADDRESS"]']);
+    const addresses = ofTypes(service, ['ADDRESS']).length;
+    const wideningRequests = groups.get('["ADDRESS"]') ?? [];
+    expect(wideningRequests.length).toBeLessThanOrEqual(1.05 * Math.ceil(addresses / 100) + firstPages(wideningRequests));
+    expect(new Set(wideningRequests.map((request) => (request.body as { startDate: string }).startDate)).has(FROM)).toBe(true);
+    expect((groups.get('["ADDRESS","URL"]') ?? []).length).toBeLessThanOrEqual(4);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(ofTypes(service, ['ADDRESS', 'URL']));
+    expect(scalar(dbPath, 'SELECT count(*) FROM sync_plans')).toBe(0);
+    // Nothing left to widen: the next run walks its incremental range alone.
+    service.stats.reset();
+    expect((await runCli(['--once'], env(service, dbPath, 'URL,ADDRESS'))).code).toBe(0);
+    expect([...byAssetType(service.stats.requests).keys()]).toEqual(['["ADDRESS","URL"]']);
+    const status = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath });
+    expect((JSON.parse(status.stdout) as { organizations: Array<{ assetTypes: string[] }> }).organizations[0]?.assetTypes).toEqual(['ADDRESS', 'URL']);
+    expect(scalar(dbPath, "SELECT asset_types FROM sync_status WHERE organization = 'acme'")).toBe('ADDRESS,URL');
+  });
+});
+
+describe('narrowing the scope', () => {
+  it('hides the dropped type from current_threats, lookup and exports without removed_at, and widening again shows it', async () => {
+    const service = await start();
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', FROM], env(service, dbPath, 'URL,PAGE'))).code).toBe(0);
+    const pages = ofTypes(service, ['PAGE']);
+    const page = pages.find((threat) => threat.blockedAt.slice(0, 10) < addDays(TODAY, -5)) as StandinThreat;
+    expect(pages.length).toBeGreaterThan(100);
+    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath })).code).toBe(0);
+    const feedBefore = scalar<number>(dbPath, 'SELECT max(change_seq) FROM threats');
+
+    const narrowed = await runCli(['--once'], env(service, dbPath, 'URL'));
+    expect(narrowed.code).toBe(0);
+    expect(scalar(dbPath, "SELECT count(*) FROM current_threats WHERE type = 'PAGE'")).toBe(0);
+    expect(scalar(dbPath, 'SELECT count(*) FROM current_threats')).toBe(ofTypes(service, ['URL']).length);
+    // Not unblocked: no removed_at, rows kept, marked out of scope.
+    expect(scalar(dbPath, 'SELECT count(*) FROM organization_threats WHERE removed_at IS NOT NULL')).toBe(0);
+    expect(scalar(dbPath, "SELECT count(*) FROM organization_threats o JOIN threats t ON t.id = o.threat_id WHERE t.type = 'PAGE' AND o.out_of_scope = 1")).toBe(pages.length);
+    // The change feed moves them (exports and the zone follow it), as changed rows, never as removals.
+    expect(scalar(dbPath, "SELECT count(*) FROM threats WHERE type = 'PAGE' AND change_seq > ?", feedBefore)).toBe(pages.length);
+    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath })).code).toBe(1);
+    const csv = await runCli(['export', '--format', 'csv'], { THREAT_MIRROR_DB: dbPath });
+    expect(csv.code).toBe(0);
+    const exported = new Set(csv.stdout.trim().split('\n').slice(1).map((line) => Number(line.slice(0, line.indexOf(',')))));
+    expect(exported.has(page.id)).toBe(false);
+    expect(exported.size).toBe(ofTypes(service, ['URL']).length);
+
+    // Widening back: shown at once, and PAGE walked again over the mirrored days (it may have changed meanwhile).
+    service.stats.reset();
+    expect((await runCli(['--once'], env(service, dbPath, 'URL,PAGE'))).code).toBe(0);
+    expect(byAssetType(service.stats.requests).has('["PAGE"]')).toBe(true);
+    expect(scalar(dbPath, "SELECT count(*) FROM current_threats WHERE type = 'PAGE'")).toBe(pages.length);
+    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath })).code).toBe(0);
+  });
+});
+
+describe('the ledger under a scope', () => {
+  it('records the scope of each walk, and verify compares a day only with a digest of the same scope', async () => {
+    const service = await start();
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', FROM], env(service, dbPath, 'URL,PAGE'))).code).toBe(0);
+    expect(scalar(dbPath, "SELECT count(*) FROM sync_windows WHERE asset_types IS NOT 'PAGE,URL'")).toBe(0);
+    expect((await runCli(['--once'], env(service, dbPath, 'URL'))).code).toBe(0);
+    const days = withDb(dbPath, (db) => db.prepare('SELECT asset_types AS assetTypes, count(*) AS days FROM sync_windows GROUP BY asset_types ORDER BY 1').all());
+    // The incremental range was walked under the new scope; the older days keep the old one's digests.
+    expect(days).toEqual([
+      { assetTypes: 'PAGE,URL', days: 57 },
+      { assetTypes: 'URL', days: 3 },
+    ]);
+    // Old days: their ledger digests hold PAGE too, the walk under URL alone cannot match them, and is no drift.
+    const verify = await runCli(['verify', '--from', addDays(TODAY, -20), '--to', addDays(TODAY, -10)], env(service, dbPath, 'URL'));
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toContain('11 days');
+    expect(verify.stdout).toContain('0 drifted');
+    expect(scalar(dbPath, "SELECT count(*) FROM sync_windows WHERE asset_types = 'URL'")).toBe(14);
+  });
+});
+
+describe('narrowing, seen by the daemon', () => {
+  it('drops the hidden type from the export files and the zone the export index feeds, after the next run', async () => {
+    const threats: StandinThreat[] = [
+      { id: 5_000_001, content: 'https://url-host.com/', type: 'URL', blockedAt: `${TODAY}T09:00:00.000Z`, organization: 'acme' },
+      { id: 5_000_002, content: 'https://page-host.com/', type: 'PAGE', blockedAt: `${TODAY}T09:30:00.000Z`, organization: 'acme' },
+    ];
+    const service = await startTestStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+    const dir = tempDir();
+    const [hosts, rpz] = [join(dir, 'hosts.txt'), join(dir, 'threats.rpz')];
+    const daemonEnv = (assetTypes: string): Record<string, string> =>
+      env(service, join(dir, 'mirror.db'), assetTypes, { THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', THREAT_MIRROR_EXPORTS: `hosts=${hosts},rpz=${rpz}`, THREAT_MIRROR_INITIAL_DAYS: '3' });
+    const written = (daemon: CliProcess): Promise<unknown> =>
+      daemon.waitForLog(() => daemon.logs.filter((line) => line.msg === 'export written').length >= 2);
+    const first = startCli([], daemonEnv('URL,PAGE'));
+    await written(first);
+    expect(readFileSync(hosts, 'utf8')).toContain('page-host.com');
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+
+    const second = startCli([], daemonEnv('URL'));
+    await second.waitForLog((line) => String(line.msg).startsWith('sync of organization') && line.status === 'succeeded');
+    // Each file once the export job has rewritten it after the run (within the test's timeout; it never is on the old code).
+    await second.waitForLog(() => ![hosts, rpz].some((file) => readFileSync(file, 'utf8').includes('page-host.com')));
+    expect(readFileSync(hosts, 'utf8')).toContain('url-host.com');
+    expect(readFileSync(rpz, 'utf8')).not.toContain('page-host.com');
+    expect(readFileSync(rpz, 'utf8')).toContain('url-host.com');
+    second.child.kill('SIGTERM');
+    await second.exited;
+  });
+});
+
+describe('a hidden threat whose type changes into the scope', () => {
+  it('is shown again by the walk that returns it', async () => {
+    const service = await start();
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', FROM], env(service, dbPath, 'URL,PAGE'))).code).toBe(0);
+    expect((await runCli(['--once'], env(service, dbPath, 'URL'))).code).toBe(0);
+    const page = ofTypes(service, ['PAGE']).find((threat) => threat.blockedAt.slice(0, 10) >= addDays(TODAY, -2)) as StandinThreat;
+    expect(scalar(dbPath, 'SELECT count(*) FROM current_threats WHERE id = ?', page.id)).toBe(0);
+    service.updateThreat(page.id, { type: 'URL' });
+    expect((await runCli(['--once'], env(service, dbPath, 'URL'))).code).toBe(0);
+    expect(scalar(dbPath, 'SELECT type FROM current_threats WHERE id = ?', page.id)).toBe('URL');
+    expect(scalar(dbPath, 'SELECT removed_at IS NULL AND out_of_scope = 0 FROM organization_threats WHERE threat_id = ?', page.id)).toBe(1);
+  });
+});

@@ -1,0 +1,187 @@
+// `lookup --fresh` (issue 30): a value the mirror does not block is asked of the service over the
+// days after complete_through, with `query`; matches say where they came from; the service down or
+// slow leaves the mirror's answer, marked. Built CLI, stand-in, real file; nothing is written.
+import { describe, expect, it } from 'vitest';
+import { addDays } from '../src/lib/days.js';
+import { generateThreats, type Standin } from '../src/standin/index.js';
+import { runCli, servingPort, startCli } from './support/cli.js';
+import { scalar } from './support/mirror-db.js';
+import { startTestStandin } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const ACME_KEY = 'acme-key-fresh-6a1e';
+const GLOBEX_KEY = 'globex-key-fresh-02c9';
+
+async function mirrored(): Promise<{ service: Standin; dbPath: string; env: Record<string, string> }> {
+  const threats = generateThreats({ seed: 32, organizations: ['acme', 'globex'], count: 3000, fromDay: addDays(TODAY, -29), toDay: TODAY, hostile: false });
+  const service = await startTestStandin({ threats, keys: { organizationKeys: { [ACME_KEY]: 'acme', [GLOBEX_KEY]: 'globex' }, userKeys: {} }, now: () => new Date(NOW) });
+  const dbPath = tempDbPath();
+  const env = {
+    THREAT_MIRROR_API_URL: service.url,
+    THREAT_MIRROR_DB: dbPath,
+    THREAT_MIRROR_ORGS: 'acme,globex',
+    THREAT_MIRROR_API_KEY_ACME: ACME_KEY,
+    THREAT_MIRROR_API_KEY_GLOBEX: GLOBEX_KEY,
+    THREAT_MIRROR_NOW: NOW,
+    THREAT_MIRROR_RETRY_MIN_MS: '5',
+    THREAT_MIRROR_RETRY_MAX_MS: '20',
+  };
+  expect((await runCli(['--once'], env)).code).toBe(0);
+  service.stats.reset();
+  return { service, dbPath, env };
+}
+
+interface Answer {
+  results: Array<{ value: string; blocked: boolean; matches: Array<{ id: number; source: string; organizations: string[]; match: { by: string } }>; fresh?: { refreshed: boolean; queries: Array<{ organization: string; from: string; to: string; refreshed: boolean; requests: number; error?: string }> } }>;
+}
+
+const requestsBy = (service: Standin, key: string): number => service.stats.requests.filter((request) => request.key === key).length;
+
+describe('lookup --fresh', () => {
+  it('finds a threat blocked after the last sync, with at most 2 requests per organization, and writes nothing', async () => {
+    const { service, dbPath, env } = await mirrored();
+    const changesBefore = scalar<number>(dbPath, 'SELECT max(change_seq) FROM threats');
+    // Blocked after the sync: a host block, looked up by a URL under it.
+    service.addThreats([{ id: 990_001, content: 'https://fresh-phish.example/', type: 'URL', blockedAt: `${TODAY}T12:30:00.000Z`, organization: 'globex' }]);
+    const value = 'https://login.fresh-phish.example/verify?x=1';
+    expect((await runCli(['lookup', value], env)).code).toBe(1);
+    const fresh = await runCli(['lookup', '--fresh', '--json', value], env);
+    expect(fresh.stderr).toBe('');
+    expect(fresh.code).toBe(0);
+    const [result] = (JSON.parse(fresh.stdout) as Answer).results;
+    expect(result?.blocked).toBe(true);
+    expect(result?.matches).toMatchObject([{ id: 990_001, source: 'service', organizations: ['globex'], match: { by: 'expression' } }]);
+    expect(result?.fresh?.refreshed).toBe(true);
+    // The days after complete_through (yesterday) through today.
+    expect(result?.fresh?.queries.map((query) => [query.organization, query.from, query.to])).toEqual([
+      ['acme', TODAY, TODAY],
+      ['globex', TODAY, TODAY],
+    ]);
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+    expect(service.stats.requests.every((request) => (request.body as { query?: string }).query === 'fresh-phish.example')).toBe(true);
+    const text = await runCli(['lookup', '--fresh', value], env);
+    expect(text.stdout).toContain('from the service, not yet mirrored');
+    expect(scalar(dbPath, 'SELECT max(change_seq) FROM threats')).toBe(changesBefore);
+    expect(scalar(dbPath, 'SELECT count(*) FROM threats WHERE id = 990001')).toBe(0);
+  });
+
+  it('asks for the registrable domain, so a host under co.uk is found among many threats under co.uk', async () => {
+    const { service, env } = await mirrored();
+    // 600 threats under co.uk first (lower ids): asking for "co.uk" would read more pages than a
+    // fresh lookup reads before it reaches the block it looks for.
+    service.addThreats(
+      Array.from({ length: 600 }, (_, index) => ({ id: 980_000 + index, content: `https://shop-${index}.co.uk/offer`, type: 'URL', blockedAt: `${TODAY}T10:00:00.000Z`, organization: 'acme' })),
+    );
+    service.addThreats([{ id: 990_002, content: 'https://bank-phish.co.uk/', type: 'URL', blockedAt: `${TODAY}T11:00:00.000Z`, organization: 'acme' }]);
+    const fresh = await runCli(['lookup', '--fresh', '--json', 'https://login.bank-phish.co.uk/verify'], env);
+    expect(fresh.code).toBe(0);
+    expect((JSON.parse(fresh.stdout) as Answer).results[0]?.matches).toMatchObject([{ id: 990_002, source: 'service' }]);
+    expect(service.stats.requests.every((request) => (request.body as { query?: string }).query === 'bank-phish.co.uk')).toBe(true);
+    expect(requestsBy(service, ACME_KEY)).toBeLessThanOrEqual(2);
+  });
+
+  it('exits 1 for a value blocked nowhere, with at most 2 requests per organization; asks nothing for one the mirror blocks', async () => {
+    const { service, env } = await mirrored();
+    const nowhere = await runCli(['lookup', '--fresh', '--json', 'https://nowhere-at-all.example/'], env);
+    expect(nowhere.code).toBe(1);
+    expect((JSON.parse(nowhere.stdout) as Answer).results[0]?.fresh?.refreshed).toBe(true);
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+    service.stats.reset();
+    const mirroredValue = service.threatsVisibleTo(ACME_KEY)[0]?.content as string;
+    const known = await runCli(['lookup', '--fresh', '--json', mirroredValue], env);
+    expect(known.code).toBe(0);
+    expect((JSON.parse(known.stdout) as Answer).results[0]?.matches.every((match) => match.source === 'mirror')).toBe(true);
+    expect(service.stats.requests).toHaveLength(0);
+  });
+
+  it("answers with the mirror's answer, marked not refreshed, within a few seconds when the service hangs", async () => {
+    const { service, env } = await mirrored();
+    service.faults.enqueue({ kind: 'hang' }, { times: 100 });
+    const started = performance.now();
+    const answer = await runCli(['lookup', '--fresh', '--json', 'https://nowhere-at-all.example/'], env);
+    const elapsed = performance.now() - started;
+    expect(answer.code).toBe(1);
+    const [result] = (JSON.parse(answer.stdout) as Answer).results;
+    expect(result?.blocked).toBe(false);
+    expect(result?.fresh?.refreshed).toBe(false);
+    expect(result?.fresh?.queries[0]?.error).toMatch(/did not answer within 3 s/);
+    // The fresh query gives up after 3 s; a hang would otherwise last the request timeout (30 s) and its retries.
+    expect(elapsed).toBeLessThan(9_000);
+  });
+
+  it('keeps THREAT_MIRROR_ALLOWLIST: a threat the service lists that it allows is named, not blocking', async () => {
+    const { service, env } = await mirrored();
+    service.addThreats([{ id: 990_003, content: 'https://allowed-fresh.example/', type: 'URL', blockedAt: `${TODAY}T12:30:00.000Z`, organization: 'acme' }]);
+    const allowlist = join(tempDir(), 'allow.txt');
+    writeFileSync(allowlist, 'allowed-fresh.example  # our own test host\n');
+    const answer = await runCli(['lookup', '--fresh', '--json', 'https://login.allowed-fresh.example/'], { ...env, THREAT_MIRROR_ALLOWLIST: allowlist });
+    expect(answer.code).toBe(1);
+    const [result] = (JSON.parse(answer.stdout) as Answer).results;
+    expect(result?.blocked).toBe(false);
+    // The value itself is allowed by the host entry: not asked about at all.
+    expect(service.stats.requests).toHaveLength(0);
+    expect(result?.fresh).toBeUndefined();
+  });
+
+  it('needs the API URL and keys: without them it exits 2 naming the variable', async () => {
+    const { dbPath } = await mirrored();
+    const result = await runCli(['lookup', '--fresh', 'https://x.example/'], { THREAT_MIRROR_DB: dbPath });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('THREAT_MIRROR_API_URL');
+  });
+});
+
+describe('GET and POST /v1/lookup?fresh=1', () => {
+  async function daemon(extra: Record<string, string> = {}): Promise<{ service: Standin; base: string }> {
+    const { service, env } = await mirrored();
+    // A schedule that never comes round during the test: requests after the first sync are the lookups'.
+    const process = startCli([], { ...env, THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', ...extra });
+    const port = await servingPort(process);
+    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "globex"') && log.status === 'succeeded');
+    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "acme"') && log.status === 'succeeded');
+    service.stats.reset();
+    return { service, base: `http://127.0.0.1:${port}/v1/lookup` };
+  }
+
+  it('finds a threat blocked after the last sync, GET and POST, with at most 2 requests per organization each', async () => {
+    const { service, base } = await daemon();
+    service.addThreats([{ id: 990_002, content: 'https://fresh-http.example/login', type: 'URL', blockedAt: `${TODAY}T12:40:00.000Z`, organization: 'acme' }]);
+    const value = 'https://fresh-http.example/login';
+    const plain = (await (await fetch(`${base}?value=${encodeURIComponent(value)}`)).json()) as Answer;
+    expect(plain.results[0]?.blocked).toBe(false);
+    expect(service.stats.requests).toHaveLength(0);
+    const get = (await (await fetch(`${base}?fresh=1&value=${encodeURIComponent(value)}`)).json()) as Answer;
+    expect(get.results[0]).toMatchObject({ blocked: true, matches: [{ id: 990_002, source: 'service', match: { by: 'exact' } }], fresh: { refreshed: true } });
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+    service.stats.reset();
+    const post = await fetch(`${base}?fresh=1`, { method: 'POST', body: JSON.stringify({ values: ['https://nowhere-http.example/'] }) });
+    const posted = (await post.json()) as Answer;
+    expect(posted.results[0]).toMatchObject({ blocked: false, matches: [], fresh: { refreshed: true } });
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+    expect((await fetch(`${base}?fresh=yes&value=x`)).status).toBe(400);
+  });
+
+  it('caps fresh requests per key per second: beyond the cap the mirror answers, marked, and the service is not asked', async () => {
+    const { service, base } = await daemon({ THREAT_MIRROR_FRESH_MAX_RPS: '1' });
+    const values = Array.from({ length: 6 }, (_, index) => `https://capped-${index}.example/`);
+    const answer = (await (await fetch(`${base}?fresh=1&${values.map((value) => `value=${encodeURIComponent(value)}`).join('&')}`)).json()) as Answer;
+    const capped = answer.results.filter((result) => result.fresh?.refreshed === false);
+    expect(capped.length).toBeGreaterThanOrEqual(4);
+    expect(capped[0]?.fresh?.queries[0]?.error).toMatch(/THREAT_MIRROR_FRESH_MAX_RPS/);
+    // One token per key to start with: at most 2 requests each (a value and, at worst, its second page).
+    for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+  });
+
+  it("answers with the mirror's answer, marked not refreshed, within a few seconds when the service hangs", async () => {
+    const { service, base } = await daemon();
+    service.faults.enqueue({ kind: 'hang' }, { times: 100 });
+    const started = performance.now();
+    const answer = (await (await fetch(`${base}?fresh=1&value=${encodeURIComponent('https://nowhere-http.example/')}`)).json()) as Answer;
+    expect(performance.now() - started).toBeLessThan(9_000);
+    expect(answer.results[0]).toMatchObject({ blocked: false, fresh: { refreshed: false } });
+  });
+});
