@@ -78,6 +78,18 @@ function threadsOf(run: Traced): Set<number> {
   return new Set([...run.writers.values()].flatMap((tids) => [...tids]));
 }
 
+/** A stand-in of 1,000 threats over 10 days, a file for a daemon's mirror, its export files, and a host the mirror blocks. */
+async function daemonMirror(): Promise<{ standin: Awaited<ReturnType<typeof startTestStandin>>; dir: string; dbPath: string; exports: string; host: string }> {
+  const from = addDays(TODAY, -9);
+  const threats = generateThreats({ seed: 30, organizations: ['acme'], count: 1_000, fromDay: from, toDay: TODAY });
+  // Allowing this host changes the export files.
+  const host = threats.map((threat) => (threat.type === 'URL' && URL.canParse(threat.content) ? new URL(threat.content).hostname : '')).find((name) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name));
+  expect(host).toBeDefined();
+  const standin = await startTestStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+  const dir = tempDir();
+  return { standin, dir, dbPath: join(dir, 'mirror.db'), exports: `rpz=${join(dir, 'zone.rpz')},csv=${join(dir, 'threats.csv')}`, host: host as string };
+}
+
 describe('the writer thread', () => {
   it.skipIf(!strace)('is the one thread that writes the file and its WAL, from the migrations to the close, and never the main thread', async () => {
     const from = addDays(TODAY, -19);
@@ -112,19 +124,7 @@ describe('the writer thread', () => {
   });
 
   it.skipIf(!strace)('is one thread at a time in a daemon serving lookups, DNS and exports beside it: started for each run, ended after it, started again to close', async () => {
-    const from = addDays(TODAY, -9);
-    const threats = generateThreats({ seed: 30, organizations: ['acme'], count: 1_000, fromDay: from, toDay: TODAY });
-    // A host the mirror blocks: allowing it changes the export files.
-    const host = threats.map((threat) => (threat.type === 'URL' && URL.canParse(threat.content) ? new URL(threat.content).hostname : '')).find((name) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name));
-    expect(host).toBeDefined();
-    const standin = await startTestStandin({
-      threats,
-      keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-      now: () => new Date(NOW),
-    });
-    const dir = tempDir();
-    const dbPath = join(dir, 'mirror.db');
-    const exports = `rpz=${join(dir, 'zone.rpz')},csv=${join(dir, 'threats.csv')}`;
+    const { standin, dbPath, exports } = await daemonMirror();
     const settings = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_DNS_PORT: '0', THREAT_MIRROR_EXPORTS: exports, THREAT_MIRROR_SCHEDULE: '*/2 * * * * *' };
     // Stopped once a second run has succeeded after the first run's files were written (the
     // refresh job read the mirror and wrote the export index in between).
@@ -144,19 +144,7 @@ describe('the writer thread', () => {
   });
 
   it.skipIf(!strace)('writes the table allowlist of a daemon following its file, one thread at a time and never the main thread', async () => {
-    const from = addDays(TODAY, -9);
-    const threats = generateThreats({ seed: 30, organizations: ['acme'], count: 1_000, fromDay: from, toDay: TODAY });
-    // A host the mirror blocks: allowing it changes the export files.
-    const host = threats.map((threat) => (threat.type === 'URL' && URL.canParse(threat.content) ? new URL(threat.content).hostname : '')).find((name) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(name));
-    expect(host).toBeDefined();
-    const standin = await startTestStandin({
-      threats,
-      keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-      now: () => new Date(NOW),
-    });
-    const dir = tempDir();
-    const dbPath = join(dir, 'mirror.db');
-    const exports = `rpz=${join(dir, 'zone.rpz')},csv=${join(dir, 'threats.csv')}`;
+    const { standin, dir, dbPath, exports, host } = await daemonMirror();
     const allowlist = join(dir, 'allow.txt');
     writeFileSync(allowlist, 'customer.example # at start\n');
     const settings = {
