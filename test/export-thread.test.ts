@@ -2,12 +2,13 @@
 // million threats the build keeps a thread busy for seconds, and the main thread must go on
 // answering the probes, the scheduler and signals meanwhile. A fixture makes whichever thread
 // creates the index busy-wait 4 s, as such a build would.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { servingPort, startCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { scalar } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 
 const KEY = 'acme-export-thread-key';
@@ -44,5 +45,27 @@ describe('the export index', () => {
     expect(readFileSync(domains, 'utf8')).toMatch(/^tm-thread-phish\.com$/m);
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
+  });
+
+  it('stopped while its build reads the mirror, ends that thread before the writer closes: the file is left in rollback mode', async () => {
+    const service = await serveThreats(KEY, NOW, [{ id: 1, content: 'https://tm-thread-stop.com/', type: 'URL', blockedAt: '2026-03-15T10:00:00.000Z', organization: 'acme' }]);
+    const folder = tempDir();
+    const dbPath = join(folder, 'mirror.db');
+    // The build holds its read transaction on the mirror in a native call that terminate() cannot cut short.
+    const daemon = startCli([], env(service, dbPath, {
+      THREAT_MIRROR_EXPORTS: `domains=${join(folder, 'domains.txt')}`,
+      NODE_OPTIONS: `--import=${SLOW}`,
+      SLOW_INDEX_AT: 'DELETE FROM threat_entries',
+      SLOW_INDEX_IN: 'native',
+      SLOW_INDEX_MS: '3000',
+    }));
+    await daemon.waitForStderr(/^export index held in native code on worker \d+$/m);
+    daemon.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+    // The writer's last close switched the file to rollback mode (for readers on read-only
+    // mounts): it cannot while another connection is open, and did not when the daemon stopped
+    // without waiting for the build's thread to end.
+    expect(existsSync(`${dbPath}-wal`)).toBe(false);
+    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('delete');
   });
 });

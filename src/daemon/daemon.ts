@@ -89,7 +89,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   } finally {
     allowlist?.stop();
     await endpoints?.close();
-    enforcement.close();
+    await enforcement.close();
   }
   if (partFailed.signal.aborted) throw partFailed.signal.reason;
 }

@@ -145,7 +145,13 @@ export class Enforcement {
     this.#metrics.dnsEvent(event);
   }
 
-  close(): void {
+  /**
+   * After the refresh in flight has ended (stopped by the daemon's signal, its thread gone with its
+   * connection to the mirror): the writer's last close, which follows, then finds no other
+   * connection, and the scratch folder is no longer in use.
+   */
+  async close(): Promise<void> {
+    await this.#tail;
     rmSync(this.#folder, { recursive: true, force: true });
   }
 

@@ -75,9 +75,11 @@ export function runExportJob<J extends ExportJob>(job: J, onEvent: (event: JobEv
   const worker = new Worker(new URL('./export-job-thread.js', import.meta.url), { workerData: job });
   return new Promise((resolve, reject) => {
     let settled = false;
+    // Settled once the thread has ended: its connection to the mirror is closed by then, so the
+    // writer's last close that follows finds no other connection (it leaves the file in rollback mode).
     const onAbort = (): void => {
-      settle(() => reject(new Error(`the ${job.kind} job was stopped: the daemon is stopping`)));
-      void worker.terminate();
+      const stopped = new Error(`the ${job.kind} job was stopped: the daemon is stopping`);
+      void worker.terminate().finally(() => settle(() => reject(stopped)));
     };
     const settle = (outcome: () => void): void => {
       if (settled) return;
@@ -93,6 +95,8 @@ export function runExportJob<J extends ExportJob>(job: J, onEvent: (event: JobEv
       else if (!settled) onEvent(message);
     });
     worker.on('error', (error) => settle(() => reject(new Error(`the export thread failed in its ${job.kind} job: ${error.message}`, { cause: error }))));
-    worker.on('exit', (code) => settle(() => reject(new Error(`the export thread exited (code ${code}) before it finished its ${job.kind} job`))));
+    worker.on('exit', (code) => {
+      if (!signal?.aborted) settle(() => reject(new Error(`the export thread exited (code ${code}) before it finished its ${job.kind} job`)));
+    });
   });
 }

@@ -36,6 +36,7 @@ export class CliProcess {
     });
     this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stderr += chunk;
+      for (const listener of this.#listeners) listener();
     });
     this.exited = new Promise((resolve) => {
       this.child.on('close', (code, signal) => {
@@ -51,15 +52,24 @@ export class CliProcess {
 
   /** Resolves when a log line matches; rejects if the process exits first. */
   waitForLog(predicate: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+    return this.#waitFor('the awaited log line', () => this.logs.find(predicate));
+  }
+
+  /** Resolves when stderr matches (what a test fixture loaded into the CLI writes); rejects if the process exits first. */
+  waitForStderr(pattern: RegExp): Promise<RegExpExecArray> {
+    return this.#waitFor(`stderr matching ${pattern}`, () => pattern.exec(this.stderr) ?? undefined);
+  }
+
+  #waitFor<T>(what: string, found: () => T | undefined): Promise<T> {
     return new Promise((resolve, reject) => {
       const check = (): void => {
-        const found = this.logs.find(predicate);
-        if (found) {
+        const value = found();
+        if (value !== undefined) {
           this.#listeners = this.#listeners.filter((listener) => listener !== check);
-          resolve(found);
+          resolve(value);
         } else if (this.child.exitCode !== null || this.child.signalCode !== null) {
           this.#listeners = this.#listeners.filter((listener) => listener !== check);
-          reject(new Error(`the CLI exited before the awaited log line; stdout:\n${this.stdout}\nstderr:\n${this.stderr}`));
+          reject(new Error(`the CLI exited before ${what}; stdout:\n${this.stdout}\nstderr:\n${this.stderr}`));
         }
       };
       this.#listeners.push(check);
