@@ -199,6 +199,8 @@ describe('bounded work per response (issue 32 items 3 and 4)', () => {
     expect(scalar<string>(dbPath, 'SELECT reason FROM rejected_records LIMIT 1')).toMatch(/^type must be 1 to 64 printable ASCII characters/);
     const summary = result.logs.find((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization'));
     expect(summary?.rejected).toBe(pages * perPage);
+    // The run's row counts them all too, kept or not: what `status` and SQL readers see.
+    expect(scalar<number>(dbPath, "SELECT threats_rejected FROM sync_runs WHERE stream = 'threats'")).toBe(pages * perPage);
     expect(result.logs.filter((line) => line.msg === 'record rejected and kept in rejected_records')).toHaveLength(pages * 10);
   });
 });

@@ -280,10 +280,11 @@ export class WindowWalk {
       windowDigests: last ? this.#seen.digests : null,
       windowPages: this.#pages,
       assetTypes: organization.assetTypes,
+      rejectedNotKept,
     });
     return committed.then((counts) => {
       if (last) this.#candidates = counts.candidates ?? [];
-      addPage(totals, { ...counts, rejected: counts.rejected + rejectedNotKept }, { retries, records });
+      addPage(totals, counts, { retries, records });
       deps.observer?.pageCommitted?.(organization.name, counts);
       log.debug({ window: this.#range, cursor, records, ...counts, candidates: counts.candidates?.length, nextPage }, 'page committed');
       for (const reason of rejectedReasons) log.warn({ reason }, 'record rejected and kept in rejected_records');

@@ -46,6 +46,8 @@ export interface PageInput extends OfWindow, PageOfRun {
   readonly windowDigests: ReadonlyMap<string, DayDigest> | null;
   /** Each threat's lookup columns, in order (the client derives them); absent: PageWriterOptions.derive derives them here. */
   readonly lookups?: readonly LookupFields[] | undefined;
+  /** Rejected records of the page beyond those in `rejected`: counted in the run (threats_rejected), not kept. */
+  readonly rejectedNotKept?: number | undefined;
 }
 
 export interface PageResult extends PageCounts {
@@ -176,7 +178,7 @@ export class PageWriter {
       walkStartedAt: input.walkStartedAt ?? null,
     });
     const candidates = input.nextPage === null ? this.#windowEnds.lastPage(input, stamp) : [];
-    const counts = { inserted, updated, rejected: input.rejected.length };
+    const counts = { inserted, updated, rejected: input.rejected.length + (input.rejectedNotKept ?? 0) };
     runs.countThreatPage({ runId: input.runId, retries: input.retries, ...counts });
     return candidates.length > 0 ? { ...counts, removed: 0, candidates } : { ...counts, removed: 0 };
   }
