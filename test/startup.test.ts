@@ -1,11 +1,14 @@
 // The container's health: /startupz and healthcheck.js turn healthy once every organization has
 // synced once (or the file already held a mirror), and stay healthy while the process lives.
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
+import { afterThisTest } from './support/cleanup.js';
 import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
 import { EVERY_SECOND_DAEMON, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
@@ -46,10 +49,14 @@ async function get(port: number, path: string): Promise<{ status: number; body: 
 }
 
 /** The image's HEALTHCHECK command, run as Docker runs it: its exit code is the verdict. */
-function healthcheck(port: number): Promise<number> {
+async function healthcheck(port: number): Promise<number> {
+  return (await healthcheckRun(port)).code;
+}
+
+function healthcheckRun(port: number): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [HEALTHCHECK_PATH], { env: { THREAT_MIRROR_HTTP_PORT: String(port) } }, (error) => {
-      resolve(error === null ? 0 : typeof error.code === 'number' ? error.code : -1);
+    execFile(process.execPath, [HEALTHCHECK_PATH], { env: { THREAT_MIRROR_HTTP_PORT: String(port) } }, (error, stdout) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout });
     });
   });
 }
@@ -107,5 +114,17 @@ describe('startup health (/startupz and the container HEALTHCHECK)', () => {
     expect(await healthcheck(added.port)).toBe(1);
     added.daemon.kill('SIGTERM');
     expect((await added.daemon.exited).code).toBe(0);
+  });
+
+  it("shows what answers on the port with its control characters escaped and cut short: a terminal reading Docker's health log is not rewritten", async () => {
+    // Whatever holds the port once the daemon is gone answers the probe.
+    const server = createServer((_, response) => response.writeHead(503).end(`\u001b]0;owned\u0007\u001b[2J\u009b31m${'x'.repeat(100_000)}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    afterThisTest('processes', () => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { code, stdout } = await healthcheckRun((server.address() as AddressInfo).port);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^\/healthz: 503 \\u001b\]0;owned\\u0007\\u001b\[2J\\u009b31mx+\n/m);
+    expect(stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(stdout.length).toBeLessThan(2 * 600);
   });
 });

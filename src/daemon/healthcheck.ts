@@ -3,12 +3,18 @@
 // has synced once since it started, or the file already held a mirror (/startupz); else 1. So
 // `depends_on: {condition: service_healthy}` starts readers when there is something to read, and
 // the container stays healthy while the process lives (/readyz, not this, follows each run).
+import { escapeControls } from '../lib/terminal-text.js';
+
+/** What Docker keeps of a probe's output (`docker inspect`, `docker ps` tools show it): a line, not a flood. */
+const SHOWN_CHARS = 500;
 const port = process.env.THREAT_MIRROR_HTTP_PORT ?? '9464';
 const host = process.env.THREAT_MIRROR_HTTP_HOST === undefined || process.env.THREAT_MIRROR_HTTP_HOST === '0.0.0.0' ? '127.0.0.1' : process.env.THREAT_MIRROR_HTTP_HOST;
 
 async function answers(path: string): Promise<boolean> {
   const response = await fetch(`http://${host}:${port}${path}`, { signal: AbortSignal.timeout(4000) });
-  if (!response.ok) process.stdout.write(`${path}: ${response.status} ${await response.text()}`);
+  // Whatever answers on the port (the daemon, or another process after it died) writes the text:
+  // shown with its control characters escaped and cut short, as the CLI shows a service's text.
+  if (!response.ok) process.stdout.write(`${path}: ${response.status} ${escapeControls((await response.text()).slice(0, SHOWN_CHARS))}\n`);
   return response.ok;
 }
 
