@@ -136,7 +136,7 @@ describe('lookup --fresh', () => {
 });
 
 describe('GET and POST /v1/lookup?fresh=1', () => {
-  async function daemon(extra: Record<string, string> = {}): Promise<{ service: Standin; base: string }> {
+  async function daemon(extra: Record<string, string> = {}): Promise<{ service: Standin; base: string; metrics: string }> {
     const { service, env } = await mirrored();
     // A schedule that never comes round during the test: requests after the first sync are the lookups'.
     const process = startCli([], { ...env, THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', ...extra });
@@ -144,11 +144,17 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
     await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "globex"') && log.status === 'succeeded');
     await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "acme"') && log.status === 'succeeded');
     service.stats.reset();
-    return { service, base: `http://127.0.0.1:${port}/v1/lookup` };
+    return { service, base: `http://127.0.0.1:${port}/v1/lookup`, metrics: `http://127.0.0.1:${port}/metrics` };
+  }
+
+  /** The value of each series of `name` on /metrics, by its labels as written. */
+  async function series(metrics: string, name: string): Promise<Record<string, number>> {
+    const text = await (await fetch(metrics)).text();
+    return Object.fromEntries([...text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, 'gm'))].map((match) => [match[1] as string, Number(match[2])]));
   }
 
   it('finds a threat blocked after the last sync, GET and POST, with at most 2 requests per organization each', async () => {
-    const { service, base } = await daemon();
+    const { service, base, metrics } = await daemon();
     service.addThreats([{ id: 990_002, content: 'https://fresh-http.example/login', type: 'URL', blockedAt: `${TODAY}T12:40:00.000Z`, organization: 'acme' }]);
     const value = 'https://fresh-http.example/login';
     const plain = (await (await fetch(`${base}?value=${encodeURIComponent(value)}`)).json()) as Answer;
@@ -163,10 +169,16 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
     expect(posted.results[0]).toMatchObject({ blocked: false, matches: [], fresh: { refreshed: true } });
     for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
     expect((await fetch(`${base}?fresh=yes&value=x`)).status).toBe(400);
+    // Two fresh lookups, each a query per organization; the first found the new threat through acme.
+    expect(await series(metrics, 'threat_mirror_fresh_queries_total')).toEqual({
+      'organization="acme",outcome="refreshed"': 2,
+      'organization="globex",outcome="refreshed"': 2,
+    });
+    expect(await series(metrics, 'threat_mirror_fresh_matches_total')).toEqual({ 'organization="acme"': 1 });
   });
 
   it('caps fresh requests per key per second: beyond the cap the mirror answers, marked, and the service is not asked', async () => {
-    const { service, base } = await daemon({ THREAT_MIRROR_FRESH_MAX_RPS: '1' });
+    const { service, base, metrics } = await daemon({ THREAT_MIRROR_FRESH_MAX_RPS: '1' });
     const values = Array.from({ length: 6 }, (_, index) => `https://capped-${index}.example/`);
     const answer = (await (await fetch(`${base}?fresh=1&${values.map((value) => `value=${encodeURIComponent(value)}`).join('&')}`)).json()) as Answer;
     const capped = answer.results.filter((result) => result.fresh?.refreshed === false);
@@ -174,14 +186,22 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
     expect(capped[0]?.fresh?.queries[0]?.error).toMatch(/THREAT_MIRROR_FRESH_MAX_RPS/);
     // One token per key to start with: at most 2 requests each (a value and, at worst, its second page).
     for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(2);
+    const counted = await series(metrics, 'threat_mirror_fresh_queries_total');
+    const cappedQueries = answer.results.flatMap((result) => result.fresh?.queries ?? []).filter((query) => /THREAT_MIRROR_FRESH_MAX_RPS/.test(query.error ?? '')).length;
+    expect((counted['organization="acme",outcome="capped"'] ?? 0) + (counted['organization="globex",outcome="capped"'] ?? 0)).toBe(cappedQueries);
+    expect(Object.values(counted).reduce((sum, count) => sum + count, 0)).toBe(2 * values.length);
   });
 
   it("answers with the mirror's answer, marked not refreshed, within a few seconds when the service hangs", async () => {
-    const { service, base } = await daemon();
+    const { service, base, metrics } = await daemon();
     service.faults.enqueue({ kind: 'hang' }, { times: 100 });
     const started = performance.now();
     const answer = (await (await fetch(`${base}?fresh=1&value=${encodeURIComponent('https://nowhere-http.example/')}`)).json()) as Answer;
     expect(performance.now() - started).toBeLessThan(9_000);
     expect(answer.results[0]).toMatchObject({ blocked: false, fresh: { refreshed: false } });
+    expect(await series(metrics, 'threat_mirror_fresh_queries_total')).toEqual({
+      'organization="acme",outcome="failed"': 1,
+      'organization="globex",outcome="failed"': 1,
+    });
   });
 });

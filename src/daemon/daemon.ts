@@ -61,7 +61,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           token: config.httpToken,
           registry: metrics.registry,
           onLookups: (batch) => metrics.lookupsAnswered(batch),
-          askFresh: createFreshAsker(config, options.mirror),
+          askFresh: createFreshAsker(config, options.mirror, metrics),
           logger,
           onFailure: failed('the HTTP server of THREAT_MIRROR_HTTP_PORT'),
           readiness,

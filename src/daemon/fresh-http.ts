@@ -9,17 +9,24 @@ import type { WriterSession } from '../session/writer-session.js';
 
 export type FreshAsker = (value: string) => Promise<FreshAnswer>;
 
-export function createFreshAsker(config: Config, session: WriterSession): FreshAsker {
+/** Told each fresh answer (the daemon's metrics). */
+export interface FreshObserver {
+  freshAnswered(answer: FreshAnswer): void;
+}
+
+export function createFreshAsker(config: Config, session: WriterSession, observer?: FreshObserver): FreshAsker {
   const cap = new FreshCap(config.freshMaxRps);
   const { api, reads, clock } = session.deps;
-  return (value) => {
+  return async (value) => {
     const organizations = config.organizations.map((organization) => ({ ...organization, completeThrough: reads.plans.completeThrough(organization.name) }));
-    return askService(value, organizations, {
+    const answer = await askService(value, organizations, {
       api,
       today: dayOf(clock()),
       initialDays: config.initialDays,
       admit: (organization) => cap.admit(organization.apiKey.reveal()),
       spent: (organization, requests) => cap.spend(organization.apiKey.reveal(), requests),
     });
+    observer?.freshAnswered(answer);
+    return answer;
   };
 }

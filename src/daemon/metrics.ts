@@ -11,8 +11,10 @@ import type { LookupBatch } from './lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
 import type { EnforcementEvent } from './enforcement-side.js';
 import type { AllowlistObserver } from './daemon-allowlist.js';
+import type { FreshObserver } from './fresh-http.js';
+import { freshOutcome } from '../lookup/fresh-lookup.js';
 
-export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver {
+export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver, FreshObserver {
   readonly registry: Registry;
   /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
   observeWal(wal: WalHealth, clock: () => Date): void;
@@ -45,6 +47,7 @@ export function createMetrics(): MirrorMetrics {
     ...requestMetrics(counter),
     ...exportMetrics(counter, gauge),
     ...lookupMetrics(registry, counter),
+    freshAnswered: freshMetrics(counter),
     ...allowlistMetrics(counter, gauge),
     dnsEvent: dnsMetrics(counter),
     observeWal: (wal, clock) => observeWal(registry, wal, clock),
@@ -125,6 +128,20 @@ function exportMetrics(counter: Factory, gauge: GaugeFactory): ExportObserver & 
       exportWritten.set({ format, path }, lastWriteMs / 1000);
     },
     exportFailed: (format: string, path: string) => exportFailures.inc({ format, path }),
+  };
+}
+
+/** Fresh lookups (/v1/lookup?fresh=1): each organization's query by how it ended, and the matching threats the service listed. */
+function freshMetrics(counter: Factory): FreshObserver['freshAnswered'] {
+  const queries = counter(
+    'threat_mirror_fresh_queries_total',
+    'Fresh lookup queries of one organization, by outcome: refreshed, partial (more pages than a lookup reads), capped (over THREAT_MIRROR_FRESH_MAX_RPS, not sent), failed (an error or the deadline)',
+    ['organization', 'outcome'],
+  );
+  const matches = counter('threat_mirror_fresh_matches_total', 'Threats matching a looked-up value that fresh lookups found listed by the service (the mirror holds them at its next sync)', ['organization']);
+  return (answer) => {
+    for (const query of answer.queries) queries.inc({ organization: query.organization, outcome: freshOutcome(query) });
+    for (const match of answer.matches) matches.inc({ organization: match.organization });
   };
 }
 

@@ -49,6 +49,17 @@ export interface FreshQuery {
   readonly error?: string;
 }
 
+const OVER_CAP = 'fresh lookups through this key are over their cap of requests per second (THREAT_MIRROR_FRESH_MAX_RPS); the mirror answered';
+
+/** How a query ended: answered whole, cut after MAX_FRESH_PAGES, not sent (its key over the cap), or failed (an error, the deadline). */
+export type FreshOutcome = 'refreshed' | 'partial' | 'capped' | 'failed';
+
+export function freshOutcome(query: FreshQuery): FreshOutcome {
+  if (query.refreshed) return 'refreshed';
+  if (query.error === undefined) return 'partial';
+  return query.error === OVER_CAP ? 'capped' : 'failed';
+}
+
 /** A threat the service listed that matches the value, how, and through which organization's key. */
 export type FreshMatch = { readonly threat: Threat; readonly organization: string; readonly match: LookupMatchKind };
 
@@ -62,8 +73,7 @@ export async function askService(value: string, organizations: readonly FreshOrg
     organizations.map(async (organization) => {
       const from = firstDayToAsk(organization, settings);
       if (settings.admit?.(organization) === false) {
-        const error = 'fresh lookups through this key are over their cap of requests per second (THREAT_MIRROR_FRESH_MAX_RPS); the mirror answered';
-        return { matches: [], query: { organization: organization.name, from, to: settings.today, refreshed: false, requests: 0, error } };
+        return { matches: [], query: { organization: organization.name, from, to: settings.today, refreshed: false, requests: 0, error: OVER_CAP } };
       }
       const answer = await askOrganization(organization, matcher, settings, deadline);
       settings.spent?.(organization, answer.query.requests);
