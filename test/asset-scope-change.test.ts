@@ -82,6 +82,77 @@ describe('widening the scope', () => {
   });
 });
 
+describe('a widening stopped midway', () => {
+  const onlyAddresses = (requests: readonly RequestRecord[]): RequestRecord[] => byAssetType(requests).get('["ADDRESS"]') ?? [];
+
+  /** A URL mirror widened to URL,ADDRESS, killed once about half the widening's requests have arrived. */
+  async function killedMidWidening(): Promise<{ service: Standin; dbPath: string; firstRun: RequestRecord[]; addresses: number }> {
+    const service = await start();
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', FROM], env(service, dbPath, 'URL'))).code).toBe(0);
+    const arrived = service.stats.requests.length;
+    service.stats.reset();
+    const addresses = ofTypes(service, ['ADDRESS']).length;
+    service.setLatency(20);
+    const widening = startCli(['--once'], env(service, dbPath, 'URL,ADDRESS', { THREAT_MIRROR_CONCURRENCY: '2' }));
+    // The incremental range first (a few requests), then the added type over 60 days.
+    await service.waitForRequests(arrived + 4 + Math.ceil(addresses / 200));
+    widening.kill('SIGKILL');
+    expect((await widening.exited).signal).toBe('SIGKILL');
+    // The requests it left in flight are answered (and recorded) before the counts start again.
+    await service.waitUntilIdle();
+    service.setLatency(0);
+    const firstRun = [...service.stats.requests];
+    service.stats.reset();
+    expect(scalar(dbPath, 'SELECT count(*) FROM sync_plans WHERE widening IS NOT NULL')).toBe(1);
+    return { service, dbPath, firstRun, addresses };
+  }
+
+  it('resumes where it stopped: windows it finished are not asked for again, and the mirror ends exact', async () => {
+    const { service, dbPath, firstRun, addresses } = await killedMidWidening();
+    const committed = withDb(dbPath, (db) =>
+      db
+        .prepare(
+          `SELECT c.window_start || '..' || c.window_end AS window, c.next_page AS cursor, c.completed_at IS NOT NULL AS completed
+             FROM sync_cursors c JOIN sync_plans p ON p.id = c.plan_id WHERE p.widening IS NOT NULL`,
+        )
+        .all(),
+    ) as Array<{ window: string; cursor: string | null; completed: number }>;
+    expect(committed.some((window) => window.completed)).toBe(true);
+    const resumed = await runCli(['--once'], env(service, dbPath, 'URL,ADDRESS', { THREAT_MIRROR_CONCURRENCY: '2' }));
+    expect(resumed.code).toBe(0);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(ofTypes(service, ['ADDRESS', 'URL']));
+    expect(scalar(dbPath, 'SELECT count(*) FROM sync_plans')).toBe(0);
+    // Both runs together cost about what one widening costs: at most the pages in flight or
+    // prefetched when it was killed (2 windows at once, a page ahead each) are asked for twice.
+    const before = onlyAddresses(firstRun);
+    const after = onlyAddresses(service.stats.requests);
+    expect(before.length).toBeGreaterThan(0);
+    // What the killed run committed: windows walked to the end are not asked for again; a window
+    // with a stored cursor N goes on from it, after reading page N-1 again (the check that the list
+    // did not shift), never from further back.
+    const windowOf = (request: RequestRecord): string => `${(request.body as { startDate: string }).startDate}..${(request.body as { endDate: string }).endDate}`;
+    const pageOf = (request: RequestRecord): number => Number((request.body as { next_page?: string }).next_page ?? 1);
+    for (const { window, cursor, completed } of committed) {
+      const asked = after.filter((request) => windowOf(request) === window).map(pageOf);
+      if (completed) expect(asked, window).toEqual([]);
+      else if (cursor !== null && asked.length > 0) expect(Math.min(...asked), window).toBe(Number(cursor) - 1);
+    }
+    expect(before.length + after.length).toBeLessThanOrEqual(1.05 * Math.ceil(addresses / 100) + firstPages([...before, ...after]) + 4);
+  });
+
+  it('still walks the types it left when the scope changes before it resumes', async () => {
+    const { service, dbPath } = await killedMidWidening();
+    const changed = await runCli(['--once'], env(service, dbPath, 'URL,ADDRESS,EMAIL'));
+    expect(changed.code).toBe(0);
+    expect(mirroredThreats(dbPath, 'acme')).toEqual(ofTypes(service, ['ADDRESS', 'EMAIL', 'URL']));
+    expect(scalar(dbPath, 'SELECT count(*) FROM sync_plans')).toBe(0);
+    // URL was not walked again over the mirrored days: every request over them asked for the added types only.
+    const oldDays = service.stats.requests.filter((request) => (request.body as { endDate: string }).endDate < addDays(TODAY, -3));
+    expect(new Set(oldDays.map((request) => JSON.stringify((request.body as { assetType?: string[] }).assetType)))).toEqual(new Set(['["ADDRESS","EMAIL"]']));
+  });
+});
+
 describe('narrowing the scope', () => {
   it('hides the dropped type from current_threats, lookup and exports without removed_at, and widening again shows it', async () => {
     const service = await start();

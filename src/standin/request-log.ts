@@ -21,6 +21,7 @@ export class RequestLog implements StandinStats {
   readonly #early = new Map<string, number>();
   #arrived = 0;
   readonly #arrivalWaiters: Array<{ count: number; resolve: () => void }> = [];
+  #idleWaiters: Array<() => void> = [];
 
   get requests(): readonly RequestRecord[] {
     return this.#requests;
@@ -50,6 +51,11 @@ export class RequestLog implements StandinStats {
     return this.#arrived >= count ? Promise.resolve() : new Promise<void>((resolve) => this.#arrivalWaiters.push({ count, resolve }));
   }
 
+  /** Resolves once no request is in flight: those of a client killed meanwhile are answered and recorded by then. */
+  waitUntilIdle(): Promise<void> {
+    return this.#totalInFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  }
+
   arrive(key: string): void {
     this.#arrived += 1;
     const pause = this.#retryAfterUntil.get(key);
@@ -69,6 +75,10 @@ export class RequestLog implements StandinStats {
   depart(key: string): void {
     this.#inFlight.set(key, (this.#inFlight.get(key) ?? 1) - 1);
     this.#totalInFlight -= 1;
+    if (this.#totalInFlight > 0) return;
+    const waiting = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiting) resolve();
   }
 
   record(entry: RequestRecord): void {

@@ -80,6 +80,7 @@ function standinHandle(url: string, context: StandinContext, close: () => Promis
       context.reportsEnabled = enabled;
     },
     waitForRequests: (count) => log.waitForRequests(count),
+    waitUntilIdle: () => log.waitUntilIdle(),
     close,
   };
 }

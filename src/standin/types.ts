@@ -74,5 +74,7 @@ export interface Standin {
   setReportsEnabled(enabled: boolean): void;
   /** Resolves once `count` requests have arrived in all. */
   waitForRequests(count: number): Promise<void>;
+  /** Resolves once no request is in flight (each answered and recorded). */
+  waitUntilIdle(): Promise<void>;
   close(): Promise<void>;
 }
