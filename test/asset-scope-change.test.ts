@@ -119,6 +119,11 @@ describe('a widening stopped midway', () => {
         .all(),
     ) as Array<{ window: string; cursor: string | null; completed: number }>;
     expect(committed.some((window) => window.completed)).toBe(true);
+    // status names the unfinished walk for what it is.
+    const status = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
+    expect(status.stdout).toMatch(new RegExp(`^  \\w+ backfill of the added types ADDRESS ${FROM}\\.\\.${TODAY}: .*windows open$`, 'm'));
+    const json = JSON.parse((await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath })).stdout) as { organizations: Array<{ openPlans: Array<{ mode: string; widening: string | null }> }> };
+    expect(json.organizations[0]?.openPlans).toEqual([expect.objectContaining({ mode: 'backfill', widening: 'ADDRESS' })]);
     const resumed = await runCli(['--once'], env(service, dbPath, 'URL,ADDRESS', { THREAT_MIRROR_CONCURRENCY: '2' }));
     expect(resumed.code).toBe(0);
     expect(mirroredThreats(dbPath, 'acme')).toEqual(ofTypes(service, ['ADDRESS', 'URL']));

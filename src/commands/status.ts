@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import type { AllowlistStatus } from '../db/read/allowlist-status.js';
 import type { ServiceNotice } from '../db/read/service-notices.js';
 import type { Database } from '../db/sqlite.js';
-import { type OpenPlanRow, type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads } from '../db/read/status-reads.js';
+import { type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads, type StatusPlanRow } from '../db/read/status-reads.js';
 import { describeProgress, openPlanProgress, type PlanProgress } from '../progress/plan-progress.js';
 
 export interface OrganizationStatus {
@@ -17,7 +17,7 @@ export interface OrganizationStatus {
   /** Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS (sync_status, docs/reconciliation.md). */
   readonly reconciliation: Readonly<ReconciliationRow>;
   /** Each with how far it has come: running (with its rate and ETA) or unfinished (the next run resumes it). */
-  readonly openPlans: ReadonlyArray<Omit<OpenPlanRow, 'id'> & { progress: PlanProgress; windows: readonly PlanCursorRow[] }>;
+  readonly openPlans: ReadonlyArray<Omit<StatusPlanRow, 'id'> & { progress: PlanProgress; windows: readonly PlanCursorRow[] }>;
   /** A report run's inserted/updated/rejected are its reports' (JSON field names kept for readers). */
   readonly recentRuns: readonly RecentRun[];
 }
@@ -59,7 +59,9 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
     lines.push(`  reconciliation    ${overdue}; last full cycle ${lastFullCycleAt ?? '(none yet)'}`);
     for (const plan of status.openPlans) {
       const open = plan.windows.filter((window) => window.completedAt === null);
-      lines.push(`  ${plan.progress.state} ${plan.mode} ${plan.rangeStart}..${plan.rangeEnd}: ${describeProgress(plan.progress)}; ${open.length} of ${plan.windows.length} windows open`);
+      // A widened scope's walk of the types it added, over the days already mirrored.
+      const widening = plan.widening === null ? '' : plan.widening === '*' ? ' of every type (the scope widened)' : ` of the added types ${plan.widening}`;
+      lines.push(`  ${plan.progress.state} ${plan.mode}${widening} ${plan.rangeStart}..${plan.rangeEnd}: ${describeProgress(plan.progress)}; ${open.length} of ${plan.windows.length} windows open`);
       for (const window of open) {
         lines.push(`    ${window.windowStart}..${window.windowEnd}  ${window.pages} pages done, next page ${window.nextPage ?? '(first)'}`);
       }

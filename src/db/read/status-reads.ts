@@ -28,6 +28,11 @@ export interface OpenPlanRow {
   rangeEnd: string;
 }
 
+/** An open plan as `status` shows it: a widening of the scope names the types it walks ('*': every type). */
+export interface StatusPlanRow extends OpenPlanRow {
+  widening: string | null;
+}
+
 export interface PlanCursorRow {
   windowStart: string;
   windowEnd: string;
@@ -86,7 +91,9 @@ export class StatusReads {
     );
     this.#scope = prepareIfMigrated(sqlite, 'SELECT asset_types FROM organization_scopes WHERE organization = ?');
     this.#scope?.pluck();
-    this.#plans = sqlite.prepare('SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd FROM sync_plans WHERE organization = ? ORDER BY id');
+    // A file from before scopes (migration 0015) has no widening column: none of its plans widens.
+    const plans = (widening: string): string => `SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd, ${widening} AS widening FROM sync_plans WHERE organization = ? ORDER BY id`;
+    this.#plans = prepareIfMigrated(sqlite, plans('widening')) ?? sqlite.prepare(plans('NULL'));
     this.#cursors = sqlite.prepare(
       'SELECT window_start AS windowStart, window_end AS windowEnd, next_page AS nextPage, pages, records, completed_at AS completedAt FROM sync_cursors WHERE plan_id = ? ORDER BY window_start',
     );
@@ -122,8 +129,8 @@ export class StatusReads {
     return recorded === undefined || recorded === null ? null : recorded.split(',');
   }
 
-  openPlans(organization: string): OpenPlanRow[] {
-    return this.#plans.all(organization) as OpenPlanRow[];
+  openPlans(organization: string): StatusPlanRow[] {
+    return this.#plans.all(organization) as StatusPlanRow[];
   }
 
   planCursors(planId: number): PlanCursorRow[] {
