@@ -10,6 +10,7 @@ import { startTestStandin } from './support/service.js';
 import { tempDbPath, tempDir } from './support/temp.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { domainToASCII } from 'node:url';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -82,6 +83,21 @@ describe('lookup --fresh', () => {
     expect((JSON.parse(fresh.stdout) as Answer).results[0]?.matches).toMatchObject([{ id: 990_002, source: 'service' }]);
     expect(service.stats.requests.every((request) => (request.body as { query?: string }).query === 'bank-phish.co.uk')).toBe(true);
     expect(requestsBy(service, ACME_KEY)).toBeLessThanOrEqual(2);
+  });
+
+  it('finds a host the service writes in Unicode, looked up in either form, with one more query only for such a host', async () => {
+    const { service, env } = await mirrored();
+    service.addThreats([{ id: 990_003, content: 'https://bücher-phish.example/login', type: 'URL', blockedAt: `${TODAY}T11:30:00.000Z`, organization: 'acme' }]);
+    const ascii = `https://${domainToASCII('bücher-phish.example')}/login`;
+    for (const value of [ascii, 'https://BÜCHER-phish.example/login']) {
+      service.stats.reset();
+      const fresh = await runCli(['lookup', '--fresh', '--json', value], env);
+      expect(fresh.code, value).toBe(0);
+      expect((JSON.parse(fresh.stdout) as Answer).results[0]?.matches).toMatchObject([{ id: 990_003, source: 'service', match: { by: 'expression' } }]);
+      const queries = new Set(service.stats.requests.map((request) => (request.body as { query?: string }).query));
+      expect(queries).toEqual(new Set([domainToASCII('bücher-phish.example'), 'bücher-phish.example']));
+      for (const key of [ACME_KEY, GLOBEX_KEY]) expect(requestsBy(service, key)).toBeLessThanOrEqual(4);
+    }
   });
 
   it('exits 1 for a value blocked nowhere, with at most 2 requests per organization; asks nothing for one the mirror blocks', async () => {

@@ -4,6 +4,7 @@
 // retry policy, the whole within a few seconds. Returned threats match by the mirror's own rules.
 // Nothing is written: the next sync stores what the service listed.
 import { isIP } from 'node:net';
+import { domainToUnicode } from 'node:url';
 import type { ApiCaller, ApiClientOptions } from '../api/service-call.js';
 import { fetchThreatPage } from '../api/threat-client.js';
 import { addDays } from '../lib/days.js';
@@ -86,24 +87,28 @@ export async function askService(value: string, organizations: readonly FreshOrg
 async function askOrganization(organization: FreshOrganization, matcher: ValueMatcher, settings: FreshSettings, deadline: AbortSignal): Promise<{ matches: FreshMatch[]; query: FreshQuery }> {
   const from = firstDayToAsk(organization, settings);
   const window = { organization: organization.name, from, to: settings.today };
-  const matches: FreshMatch[] = [];
+  const matches = new Map<number, FreshMatch>();
   let requests = 0;
-  let cursor: string | null = null;
+  let refreshed = true;
   try {
-    for (let page = 0; page < MAX_FRESH_PAGES; page += 1) {
-      const answer = await fetchThreatPage(settings.api, organization, { startDate: from, endDate: settings.today, nextPage: cursor, query: matcher.query }, deadline);
-      requests += 1 + answer.retries;
-      for (const threat of answer.threats) {
-        const match = matcher.match(threat);
-        if (match !== null) matches.push({ threat, organization: organization.name, match });
+    for (const query of matcher.queries) {
+      let cursor: string | null = null;
+      for (let page = 0; page < MAX_FRESH_PAGES; page += 1) {
+        const answer = await fetchThreatPage(settings.api, organization, { startDate: from, endDate: settings.today, nextPage: cursor, query }, deadline);
+        requests += 1 + answer.retries;
+        for (const threat of answer.threats) {
+          const match = matcher.match(threat);
+          if (match !== null && !matches.has(threat.id)) matches.set(threat.id, { threat, organization: organization.name, match });
+        }
+        cursor = answer.nextPage;
+        if (cursor === null) break;
       }
-      cursor = answer.nextPage;
-      if (cursor === null) break;
+      refreshed &&= cursor === null;
     }
-    return { matches, query: { ...window, refreshed: cursor === null, requests } };
+    return { matches: [...matches.values()], query: { ...window, refreshed, requests } };
   } catch (error) {
     const why = deadline.aborted ? `the service did not answer within ${(settings.timeoutMs ?? FRESH_TIMEOUT_MS) / 1000} s` : errorMessage(error);
-    return { matches, query: { ...window, refreshed: false, requests: requests + 1, error: why } };
+    return { matches: [...matches.values()], query: { ...window, refreshed: false, requests: requests + 1, error: why } };
   }
 }
 
@@ -151,8 +156,12 @@ export class FreshCap {
 }
 
 interface ValueMatcher {
-  /** The text sent as `query`: one every threat that would match holds (the service filters contents by substring). */
-  readonly query: string;
+  /**
+   * The texts sent as `query`, one walk each: every threat that would match holds one of them (the
+   * service filters contents by substring, ignoring case). Two for a host with Unicode labels: a
+   * content may write it in either form.
+   */
+  readonly queries: readonly string[];
   match(threat: Threat): LookupMatchKind | null;
 }
 
@@ -170,8 +179,9 @@ export function valueMatcher(value: string): ValueMatcher {
   const address = parseAddress(trimmed);
   const email = parseEmail(trimmed);
   const query = url !== null ? hostQuery(url.host) : (address?.address ?? email?.email ?? trimmed);
+  const unicode = url !== null && /(^|\.)xn--/i.test(query) ? domainToUnicode(query) : '';
   return {
-    query,
+    queries: unicode === '' || unicode === query ? [query] : [query, unicode],
     match(threat) {
       if (threat.content === value) return { by: 'exact' };
       const fields = deriveLookupFields(threat.type, threat.content);
