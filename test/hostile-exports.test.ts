@@ -8,6 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { hasCommand, queryRcode, RCODE, startUnbound, type UnboundServer } from './support/dns-tools.js';
+import { scalar, withWritableDb } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath, tempDir } from './support/temp.js';
 
@@ -103,6 +104,32 @@ describe('one view of the host, the browser\'s (issue 32 item 2)', () => {
     const phisher = await runCli(['lookup', 'http://phish-site.com/@bank-brand.com/'], { THREAT_MIRROR_DB: dbPath });
     expect(phisher.code, phisher.stdout).toBe(0);
     expect(phisher.stdout).toContain('(by expression phish-site.com/@bank-brand.com/)');
+  });
+
+  it('a mirror written under the old rules answers as a fresh one after its next start: its rows are derived again, only those that change move in the feed', async () => {
+    const service = await serveThreats(KEY, NOW, [BACKSLASH, ...HOST_BLOCKS]);
+    const dbPath = tempDbPath();
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    // The file as a version before the fix left it: the victim's host in the row's lookup columns,
+    // and no record of the rules they follow.
+    withWritableDb(dbPath, (db) => {
+      db.prepare("UPDATE threats SET host = 'bank-brand.com', registrable_domain = 'bank-brand.com', url_expression = 'bank-brand.com/' WHERE id = ?").run(BACKSLASH.id);
+      db.prepare("DELETE FROM mirror_settings WHERE key LIKE 'lookup_rules%'").run();
+    });
+    expect((await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath })).code).toBe(0);
+    const feedBefore = scalar<number>(dbPath, 'SELECT max(change_seq) FROM threats');
+
+    const next = await runCli(['--once'], env(service, dbPath));
+    expect(next.code).toBe(0);
+    expect(next.logs.find((line) => String(line.msg).startsWith('derived the lookup columns again'))).toMatchObject({ threats: 3, changed: 1 });
+    expect((await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath })).code).toBe(1);
+    expect((await runCli(['lookup', 'http://phish-site.com/@bank-brand.com/'], { THREAT_MIRROR_DB: dbPath })).code).toBe(0);
+    expect(scalar(dbPath, 'SELECT id FROM threats WHERE change_seq > ?', feedBefore)).toBe(BACKSLASH.id);
+    expect(scalar(dbPath, 'SELECT count(*) FROM threats WHERE change_seq > ?', feedBefore)).toBe(1);
+    expect(scalar(dbPath, "SELECT value FROM mirror_settings WHERE key = 'lookup_rules'")).toBe('2');
+    // Once is enough: the start after it derives nothing.
+    const again = await runCli(['--once'], env(service, dbPath));
+    expect(again.logs.some((line) => String(line.msg).startsWith('derived the lookup columns again'))).toBe(false);
   });
 
   it.skipIf(!haveUnbound)('Unbound loading the RPZ blocks the phishing hosts and answers the victim', async () => {

@@ -16,6 +16,11 @@ export const ALLOWLIST_FILE_KEY = 'allowlist_file';
 export const ALLOWLIST_VERSION_KEY = 'allowlist_version';
 export const ALLOWLIST_APPLIED_AT_KEY = 'allowlist_applied_at';
 
+/** The version of the lookup rules (url/lookup-rules.ts) every stored row's lookup columns follow. */
+export const LOOKUP_RULES_KEY = 'lookup_rules';
+/** While the rows are derived again under newer rules: `version:last id done`, so a killed start resumes. */
+export const LOOKUP_RULES_PROGRESS_KEY = 'lookup_rules_progress';
+
 /** The keys that start with `prefix` (not empty) are those in [from, below): a range on the primary key. */
 export function keyRangeOf(prefix: string): { from: string; below: string } {
   return { from: prefix, below: prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1) };

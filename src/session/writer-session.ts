@@ -42,6 +42,9 @@ export async function openWriterSession({ writer, releasers }: StartedWriter, op
     const started = await writer.ready;
     if (started.abandonedRuns > 0) logger.warn({ runs: started.abandonedRuns }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
     if (started.backfilled > 0) logger.info({ threats: started.backfilled }, 'derived lookup columns and change_seq for threats written by an earlier version');
+    if (started.lookupRules !== null) {
+      logger.info({ threats: started.lookupRules.rows, changed: started.lookupRules.changed }, 'derived the lookup columns again under the current rules (an earlier version wrote them)');
+    }
     // Readers see in sync_status how far back each run re-scans (only those days can show
     // removals), and how old a day's last walk may be before it counts as overdue.
     const now = clock().toISOString();

@@ -7,6 +7,7 @@ export class MirrorSettings {
   readonly #record: Statement;
   readonly #deleteRange: Statement;
   readonly #delete: Statement;
+  readonly #value: Statement;
 
   constructor(sqlite: Database) {
     this.#record = sqlite.prepare(
@@ -14,6 +15,12 @@ export class MirrorSettings {
     );
     this.#deleteRange = sqlite.prepare('DELETE FROM mirror_settings WHERE key >= ? AND key < ?');
     this.#delete = sqlite.prepare('DELETE FROM mirror_settings WHERE key = ?');
+    this.#value = sqlite.prepare('SELECT value FROM mirror_settings WHERE key = ?').pluck();
+  }
+
+  /** What the writer recorded before (read on its own connection, in its transaction). */
+  value(key: string): string | undefined {
+    return this.#value.get(key) as string | undefined;
   }
 
   record(key: string, value: string, now: string): void {

@@ -57,6 +57,12 @@ const BACKFILL_LOOKUPS_SQL = `UPDATE threats SET change_seq = :changeSeq, host =
               address_namespace = :addressNamespace, address_chain = :addressChain, address = :address, email = :email,
               email_domain = :emailDomain, url_expression = :urlExpression WHERE id = :id`;
 
+const LOOKUP_COLUMNS = ['host', 'registrableDomain', 'addressNamespace', 'addressChain', 'address', 'email', 'emailDomain', 'urlExpression'] as const satisfies ReadonlyArray<keyof LookupFields>;
+
+const REDERIVE_ROWS_SQL = `SELECT id, type, content, host, registrable_domain AS registrableDomain, address_namespace AS addressNamespace,
+              address_chain AS addressChain, address, email, email_domain AS emailDomain, url_expression AS urlExpression
+         FROM threats WHERE id > ? ORDER BY id LIMIT ?`;
+
 const CHUNK_SIZES = [100, 10, 1] as const;
 
 export class ThreatRows {
@@ -69,6 +75,8 @@ export class ThreatRows {
   readonly #anyStoredBetween: Statement;
   readonly #moveInFeed: Statement;
   readonly #markRemoved: Statement;
+  /** Prepared at the first use: only a start after the lookup rules changed derives rows again. */
+  #rederive: { readonly rows: Statement; readonly update: Statement } | undefined;
   /** The last change_seq handed out; one writer per file, so a counter in memory is exact. */
   #changeSeq: number;
 
@@ -162,6 +170,30 @@ export class ThreatRows {
     let total = 0;
     for (let done = batch.immediate(); done > 0; done = batch.immediate()) total += done;
     return total;
+  }
+
+  /**
+   * The rows after id `after` (up to `limit`, by id) derived again by `derive`: those whose lookup
+   * columns change are rewritten and move in the feed (an export index and feed readers see them
+   * again), the others are left as they are. In the caller's transaction; returns the last id read
+   * (undefined when there was none), the rows read and how many changed.
+   */
+  rederiveLookups(after: number, limit: number, derive: DeriveLookupFields): { lastId: number | undefined; read: number; changed: number } {
+    this.#rederive ??= { rows: this.#sqlite.prepare(REDERIVE_ROWS_SQL), update: this.#sqlite.prepare(BACKFILL_LOOKUPS_SQL) };
+    const rows = this.#rederive.rows.all(after, limit) as Array<LookupFields & { id: number; type: string; content: string }>;
+    let changed = 0;
+    for (const row of rows) {
+      const fields = derive(row.type, row.content);
+      if (LOOKUP_COLUMNS.every((column) => fields[column] === row[column])) continue;
+      this.#rederive.update.run({ ...fields, changeSeq: ++this.#changeSeq, id: row.id });
+      changed += 1;
+    }
+    return { lastId: rows.at(-1)?.id, read: rows.length, changed };
+  }
+
+  /** Whether a threat with an id above `id` is stored: one seek of the primary key. */
+  storedAfter(id: number): boolean {
+    return this.#anyStoredBetween.get(id + 1, Number.MAX_SAFE_INTEGER) !== undefined;
   }
 
   /** True when no stored threat has an id within the chunk's: one seek of the primary key. */

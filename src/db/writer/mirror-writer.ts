@@ -5,11 +5,13 @@
 // seen committed.
 import { buildDeferredIndexes, deferLookupIndexes } from '../sql/deferred-indexes.js';
 import { prepareWriteStatements, type WriteStatements } from '../sql/statements.js';
+import type { DeriveLookupFields } from '../sql/threat-rows.js';
 import type { Database } from '../sqlite.js';
 import { CommitQueue, epochMs, type QueuedPage } from './commit-queue.js';
 import { PageWriter, type PageOutcome } from './page-writer.js';
 import type { CallInput, CallResult, WriterCallKind, WriterClosed, WriterRequest, WriterStart } from './protocol.js';
 import { ReportPages } from './report-pages.js';
+import { upgradeLookupRules } from './lookup-rules-upgrade.js';
 import { applyScope } from './scope-change.js';
 import { checkpointWithoutWaiting, foldWalWithoutWaiting, type WalCheckpoint } from './wal-checkpoint.js';
 import { closeWriterConnection } from './writer-connection.js';
@@ -73,15 +75,18 @@ export class MirrorWriter {
   /**
    * Before any call: runs a dead process left marked running are marked interrupted, rows from
    * before the lookup columns existed get theirs (and a place in the change feed: this writer's
-   * counter then goes on from theirs), and an empty mirror's first backfill defers its lookup
+   * counter then goes on from theirs), rows derived under older lookup rules are derived again
+   * (lookup-rules-upgrade.ts), and an empty mirror's first backfill defers its lookup
    * indexes to the next checkpoint or the close. Not when a replicator does the checkpoints: a
    * daemon would then build them only at its exit.
    */
   async start(now: string): Promise<WriterStart> {
     const abandonedRuns = this.#inTransaction(() => this.#statements.runs.markAbandoned(now));
-    const backfilled = await this.#statements.threats.backfillLookups(async () => (await import('../../url/lookup-fields.js')).deriveLookupFields);
+    const derive = async (): Promise<DeriveLookupFields> => (await import('../../url/lookup-fields.js')).deriveLookupFields;
+    const backfilled = await this.#statements.threats.backfillLookups(derive);
+    const lookupRules = (await upgradeLookupRules(this.#statements, (write) => this.#inTransaction(write), derive, now)) ?? null;
     this.#deferred = this.#autoCheckpoint ? deferLookupIndexes(this.#sqlite, now) : 0;
-    return { abandonedRuns, backfilled, deferredIndexes: this.#deferred };
+    return { abandonedRuns, backfilled, lookupRules, deferredIndexes: this.#deferred };
   }
 
   /** Takes one call, and answers it (a page once its group commit is done; a close once the connection is closed). */

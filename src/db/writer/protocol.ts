@@ -7,6 +7,7 @@ import type { ObservedSize } from '../sql/day-ledger.js';
 import type { NewPlan, PlanSelection } from '../sql/plans.js';
 import type { RunEnd, RunStart } from '../sql/sync-runs.js';
 import type { WindowRef } from '../sql/window-cursors.js';
+import type { LookupRulesUpgrade } from './lookup-rules-upgrade.js';
 import type { PageInput, PageResult } from './page-writer.js';
 import type { AppliedScope, ScopeToApply } from './scope-change.js';
 import type { FinishedReportWalk, ReportPageInput, ReportPageResult, ReportsDisabled } from './report-pages.js';
@@ -91,6 +92,8 @@ export interface WriterStart {
   readonly abandonedRuns: number;
   /** Old rows given lookup columns (and a place in the change feed). */
   readonly backfilled: number;
+  /** Rows derived again under newer lookup rules (url/lookup-rules.ts); null when none needed it. */
+  readonly lookupRules: LookupRulesUpgrade | null;
   /** Lookup indexes left to build at the end (the mirror was empty: see sql/deferred-indexes.ts). */
   readonly deferredIndexes: number;
 }
