@@ -76,7 +76,13 @@ export class DaemonAllowlist {
   follow({ server, writer, enforcement, signal }: AllowlistParts): void {
     this.#consumers.push(
       (list) => server?.allowlist(list),
-      () => this.mirror(writer),
+      async () => {
+        // Between runs the writer thread is ended (docs/performance.md, "The daemon at idle"): one
+        // started for this write alone ends after it.
+        const started = writer.suspended;
+        await this.mirror(writer);
+        if (started) await writer.suspend();
+      },
       (list) => enforcement.allowlistChanged(list, server, signal),
     );
     this.#watcher.start();

@@ -115,6 +115,11 @@ export class WriterClient {
     return this.#suspending;
   }
 
+  /** Whether no thread runs (suspended, or ending): the next call starts one. */
+  get suspended(): boolean {
+    return this.#worker === undefined && !this.#closed;
+  }
+
   /** Starts the thread if it is suspended, ahead of the first call that would. */
   resume(): void {
     if (this.#worker === undefined && !this.#closed && !this.#failure) void this.#whenRunning().catch(() => undefined);
