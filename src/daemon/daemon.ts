@@ -4,7 +4,7 @@ import type { Config, OrganizationConfig } from '../config.js';
 import type { Clock } from '../lib/days.js';
 import { Enforcement } from './enforcement.js';
 import { createFreshAsker } from './fresh-http.js';
-import { startHttpServer } from './http-server-worker.js';
+import { type HttpServer, startHttpServer } from './http-server-worker.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
 import { checkReadiness, type Readiness, withAllowlistHealth, withWalHealth } from './readiness.js';
@@ -48,25 +48,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   const allowlist = config.allowlist === undefined ? undefined : new DaemonAllowlist(config.allowlist, { clock, logger, observer: metrics });
   const readiness = (): Readiness =>
     withAllowlistHealth(withWalHealth(checkReadiness(mirror.reader, names, clock(), staleAfterSeconds), wal, clock()), allowlist?.readinessReason());
-  const endpoints =
-    config.httpPort === undefined && config.dns === undefined
-      ? undefined
-      : await startHttpServer({
-          host: config.httpHost,
-          port: config.httpPort,
-          dbPath: config.dbPath,
-          enforcement: enforcement.threadData(),
-          allowlist: allowlist?.state.list,
-          onEnforcementEvent: (event) => enforcement.event(event),
-          token: config.httpToken,
-          registry: metrics.registry,
-          onLookups: (batch) => metrics.lookupsAnswered(batch),
-          askFresh: createFreshAsker(config, options.mirror, metrics),
-          logger,
-          onFailure: failed('the HTTP server of THREAT_MIRROR_HTTP_PORT'),
-          readiness,
-          startup,
-        });
+  const endpoints = await startServing(options, { enforcement, allowlist, readiness, startup, onFailure: failed('the HTTP server of THREAT_MIRROR_HTTP_PORT') });
   const stopping = AbortSignal.any([signal, partFailed.signal]);
   allowlist?.follow({ server: endpoints, writer: mirror.deps.writer, enforcement, signal: stopping });
   // Before the writer thread ends for the wait: a table write after it would start it again.
@@ -92,6 +74,31 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     await enforcement.close();
   }
   if (partFailed.signal.aborted) throw partFailed.signal.reason;
+}
+
+/** The serving thread (probes, lookups, feeds, the DNS primary), when a port asks for one. */
+async function startServing(
+  { config, mirror, metrics, logger }: DaemonOptions,
+  parts: { enforcement: Enforcement; allowlist: DaemonAllowlist | undefined; readiness: () => Readiness; startup: () => Startup; onFailure: (error: Error) => void },
+): Promise<HttpServer | undefined> {
+  if (config.httpPort === undefined && config.dns === undefined) return undefined;
+  const { enforcement, allowlist, readiness, startup, onFailure } = parts;
+  return startHttpServer({
+    host: config.httpHost,
+    port: config.httpPort,
+    dbPath: config.dbPath,
+    enforcement: enforcement.threadData(),
+    allowlist: allowlist?.state.list,
+    onEnforcementEvent: (event) => enforcement.event(event),
+    token: config.httpToken,
+    registry: metrics.registry,
+    onLookups: (batch) => metrics.lookupsAnswered(batch),
+    askFresh: createFreshAsker(config, mirror, metrics),
+    logger,
+    onFailure,
+    readiness,
+    startup,
+  });
 }
 
 /**
