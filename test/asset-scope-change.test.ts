@@ -85,7 +85,7 @@ describe('widening the scope', () => {
 describe('a widening stopped midway', () => {
   const onlyAddresses = (requests: readonly RequestRecord[]): RequestRecord[] => byAssetType(requests).get('["ADDRESS"]') ?? [];
 
-  /** A URL mirror widened to URL,ADDRESS, killed once about half the widening's requests have arrived. */
+  /** A URL mirror widened to URL,ADDRESS, killed once about a third of the widening's requests have arrived. */
   async function killedMidWidening(): Promise<{ service: Standin; dbPath: string; firstRun: RequestRecord[]; addresses: number }> {
     const service = await start();
     const dbPath = tempDbPath();
@@ -93,10 +93,11 @@ describe('a widening stopped midway', () => {
     const arrived = service.stats.requests.length;
     service.stats.reset();
     const addresses = ofTypes(service, ['ADDRESS']).length;
-    service.setLatency(20);
+    // Slow enough that the two thirds left take over half a second: the kill lands mid-widening on a loaded machine too.
+    service.setLatency(100);
     const widening = startCli(['--once'], env(service, dbPath, 'URL,ADDRESS', { THREAT_MIRROR_CONCURRENCY: '2' }));
     // The incremental range first (a few requests), then the added type over 60 days.
-    await service.waitForRequests(arrived + 4 + Math.ceil(addresses / 200));
+    await service.waitForRequests(arrived + 4 + Math.ceil(addresses / 300));
     widening.kill('SIGKILL');
     expect((await widening.exited).signal).toBe('SIGKILL');
     // The requests it left in flight are answered (and recorded) before the counts start again.
