@@ -116,7 +116,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     checkpoints: variables.CHECKPOINTS.read(env),
     walStarvedSeconds: variables.WAL_STARVED_SECONDS.read(env),
     snapshotPath: loadSnapshotPath(env, dbPath),
-    dns: loadDnsConfig(env),
+    dns: loadDnsConfig(env, readFile),
     progressSeconds: variables.PROGRESS_SECONDS.read(env),
     allowlist: loadAllowlist(env),
   });

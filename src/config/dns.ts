@@ -4,7 +4,8 @@ import { isIP } from 'node:net';
 import { ConfigError } from '../lib/errors.js';
 import { MAX_ZONE_NAME, type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
 import { schedulePeriodSeconds } from '../lib/schedule.js';
-import { type Environment, value } from './read.js';
+import { type DnsTsigKey, loadDnsTsigKey } from './dns-tsig.js';
+import { type Environment, type FileReader, value } from './read.js';
 import { DNS_ALLOW, DNS_HOST, DNS_NOTIFY, DNS_PORT, RPZ_ZONE, SCHEDULE } from './variables.js';
 
 export interface Cidr {
@@ -25,6 +26,8 @@ export interface DnsConfig {
   readonly zone: string;
   readonly allow: readonly Cidr[];
   readonly notify: readonly NotifyTarget[];
+  /** THREAT_MIRROR_DNS_TSIG_KEY: queries must be signed with it, answers and NOTIFYs are. */
+  readonly tsig: DnsTsigKey | undefined;
 }
 
 const ZONE_NAME = /^(?=.{1,63}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
@@ -35,7 +38,7 @@ export function loadZoneTimers(env: Environment): ZoneTimers {
 }
 
 /** THREAT_MIRROR_DNS_*: undefined unless a port is set; every other variable is checked all the same. */
-export function loadDnsConfig(env: Environment): DnsConfig | undefined {
+export function loadDnsConfig(env: Environment, readFile: FileReader): DnsConfig | undefined {
   const zone = RPZ_ZONE.read(env).toLowerCase().replace(/\.$/, '');
   if (!ZONE_NAME.test(zone)) {
     throw new ConfigError(`${RPZ_ZONE.name}: "${zone}" is not a zone name (letters, digits, '-' and '_' in dot-separated labels, up to ${MAX_ZONE_NAME} characters)`);
@@ -52,8 +55,9 @@ export function loadDnsConfig(env: Environment): DnsConfig | undefined {
     if (target === undefined) throw new ConfigError(`${DNS_NOTIFY.name}: "${item}" is not host:port with an IP address, e.g. 10.0.0.53:53 or [fd00::53]:53`);
     return target;
   });
+  const tsig = loadDnsTsigKey(env, readFile);
   const port = DNS_PORT.read(env);
-  return port === undefined ? undefined : { port, host, zone, allow, notify };
+  return port === undefined ? undefined : { port, host, zone, allow, notify, tsig };
 }
 
 function listOf(text: string): string[] {

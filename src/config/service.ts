@@ -5,7 +5,7 @@ import { redact, registerSecret } from '../lib/redact.js';
 import type { Secret } from '../lib/secret.js';
 import { assertNoStrayScopes, type AssetTypeScope, loadAssetTypeScope, organizationSuffix } from './asset-types.js';
 import { type Environment, type FileReader, flag, InvalidValue, parseVariable, readSecret, value } from './read.js';
-import { ALLOW_INSECURE_HTTP, API_KEY, API_URL, HTTP_TOKEN, ORG, ORGS } from './variables.js';
+import { ALLOW_INSECURE_HTTP, API_KEY, API_URL, DNS_TSIG_KEY, HTTP_TOKEN, ORG, ORGS } from './variables.js';
 
 export interface OrganizationConfig extends AssetTypeScope {
   /** The label rows are stored under; also picks the key variable. */
@@ -29,10 +29,12 @@ export function apiKeyVariableFor(organization: string): string {
  */
 export function registerSecretsOf(env: Environment): void {
   for (const [name, raw] of Object.entries(env)) {
-    const secret = name === HTTP_TOKEN.name || (/^THREAT_MIRROR_API_KEY(_[A-Z0-9_]*)?$/.test(name) && !name.endsWith('_FILE'));
+    const secret = name === HTTP_TOKEN.name || name === DNS_TSIG_KEY.name || (/^THREAT_MIRROR_API_KEY(_[A-Z0-9_]*)?$/.test(name) && !name.endsWith('_FILE'));
     if (raw === undefined || !secret) continue;
     registerSecret(raw);
     registerSecret(raw.trim());
+    // A TSIG key's secret is what follows its name.
+    if (name === DNS_TSIG_KEY.name) registerSecret(raw.trim().split(':').at(-1) ?? '');
   }
   const credentials = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(env[API_URL.name]?.trim() ?? '')?.[1];
   if (credentials === undefined) return;

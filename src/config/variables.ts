@@ -75,6 +75,11 @@ export const DNS_NOTIFY: Variable = {
   default: '(none)',
   meaning: 'host:port of secondaries sent NOTIFY after each run that changed the zone, e.g. 10.0.0.53:53,[fd00::53]:53',
 };
+export const DNS_TSIG_KEY: Variable = {
+  name: 'THREAT_MIRROR_DNS_TSIG_KEY',
+  default: '(none)',
+  meaning: 'NAME:BASE64 (or hmac-sha256:NAME:BASE64; or THREAT_MIRROR_DNS_TSIG_KEY_FILE): every DNS query must be signed with this HMAC-SHA256 key, every answer and NOTIFY is (docs/dns.md)',
+};
 export const ALLOWLIST: Variable = {
   name: 'THREAT_MIRROR_ALLOWLIST',
   default: '(none)',
@@ -123,6 +128,7 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   RPZ_ZONE,
   DNS_ALLOW,
   DNS_NOTIFY,
+  DNS_TSIG_KEY,
   ALLOWLIST,
   PROGRESS_SECONDS,
   NOW,

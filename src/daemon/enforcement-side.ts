@@ -21,7 +21,8 @@ export interface EnforcementData {
   readonly feedsFolder: string;
   readonly timers: ZoneTimers;
   readonly feedMaxAgeSeconds: number;
-  readonly dns: DnsConfig | undefined;
+  /** The DNS primary's settings; its TSIG secret as base64 text (a Secret does not cross to a thread). */
+  readonly dns: (Omit<DnsConfig, 'tsig'> & { readonly tsig: { readonly name: string; readonly secret: string } | undefined }) | undefined;
 }
 
 /** From the serving thread to the main thread. */
@@ -65,12 +66,14 @@ export async function startEnforcementSide(
   let zone: ZoneReader | undefined;
   if (data.dns !== undefined && data.indexPath !== undefined) {
     const settings = { zone: data.dns.zone, timers: data.timers };
+    const tsig = data.dns.tsig === undefined ? undefined : { name: data.dns.tsig.name, secret: Buffer.from(data.dns.tsig.secret, 'base64') };
     zone = new ZoneReader(data.indexPath, settings);
     server = await startDnsServer({
       host: data.dns.host,
       port: data.dns.port,
       acl: new AddressAcl(data.dns.allow),
       zone,
+      tsig,
       observer: {
         answered: (kind, rcode) => emit({ type: 'dns-answered', kind, rcode }),
         malformed: (transport) => emit({ type: 'dns-malformed', transport }),
@@ -80,7 +83,7 @@ export async function startEnforcementSide(
     });
     emit({ type: 'dns-listening', port: server.port });
     if (data.dns.notify.length > 0) {
-      notifier = new Notifier({ source: data.dns.host, settings, targets: data.dns.notify, observer: { notified: (target, outcome) => emit({ type: 'dns-notified', target, outcome }) } });
+      notifier = new Notifier({ source: data.dns.host, settings, targets: data.dns.notify, tsig, observer: { notified: (target, outcome) => emit({ type: 'dns-notified', target, outcome }) } });
     }
   }
   return {

@@ -59,13 +59,14 @@ export class Enforcement {
   /** What the serving thread needs to serve the zone and the feeds. */
   threadData(): EnforcementData {
     const period = schedulePeriodSeconds(this.#config.schedule);
+    const { dns } = this.#config;
     return {
       dbPath: this.#config.dbPath,
       indexPath: this.#indexPath,
       feedsFolder: join(this.#folder, 'feeds'),
       timers: this.#timers,
       feedMaxAgeSeconds: Math.min(300, Math.max(10, Math.floor(period / 2))),
-      dns: this.#config.dns,
+      dns: dns === undefined ? undefined : { ...dns, tsig: dns.tsig === undefined ? undefined : { name: dns.tsig.name, secret: dns.tsig.secret.reveal() } },
     };
   }
 

@@ -2,6 +2,8 @@
 // SOA over UDP first, then transfers over TCP). It answers the zone's SOA and NS, AXFR (TCP) and
 // IXFR (RFC 1995), to the addresses of THREAT_MIRROR_DNS_ALLOW only (others: REFUSED); any other
 // name gets REFUSED, another opcode NOTIMP; what does not decode as a query is dropped and counted.
+// With a TSIG key (THREAT_MIRROR_DNS_TSIG_KEY) every query must also be signed with it: unsigned
+// ones are REFUSED, badly signed ones get NOTAUTH, and every message answered is signed.
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { createServer, isIP, type Socket } from 'node:net';
@@ -9,6 +11,7 @@ import type { Answer, DecodedPacket } from 'dns-packet';
 import type { AddressAcl } from './acl.js';
 import { decodeQuery, OPCODE, opcodeOf, type RcodeName, response, transferMessages } from './messages.js';
 import { RPZ_TTL, SOA_MNAME, serialAfter } from '../lib/rpz-zone.js';
+import { ResponseSigner, type TsigKey, unsignedError, verifyRequest } from './tsig.js';
 import { soaRecord, type ZoneReader } from './zone-reader.js';
 
 export interface DnsObserver {
@@ -27,6 +30,8 @@ export interface DnsServerOptions {
   readonly acl: AddressAcl;
   readonly zone: ZoneReader;
   readonly observer: DnsObserver;
+  /** When set, queries must be signed with it, and answers are. */
+  readonly tsig?: TsigKey | undefined;
 }
 
 export interface DnsServer {
@@ -70,7 +75,7 @@ export async function startDnsServer(options: DnsServerOptions): Promise<DnsServ
 function serveUdp(udp: UdpSocket, message: Buffer, remote: { address: string; port: number }, options: DnsServerOptions): void {
   const query = decodeQuery(message);
   if (query === undefined) return options.observer.malformed('udp');
-  const answer = answerQuery(query, remote.address, 'udp', options);
+  const answer = signedAnswer(query, message, remote.address, 'udp', options);
   if (answer.kind === 'message') udp.send(answer.message, remote.port, remote.address);
 }
 
@@ -103,7 +108,7 @@ async function serveTcpMessage(socket: Socket, message: Buffer, options: DnsServ
     socket.destroy();
     return;
   }
-  const answer = answerQuery(query, socket.remoteAddress ?? '', 'tcp', options);
+  const answer = signedAnswer(query, message, socket.remoteAddress ?? '', 'tcp', options);
   if (answer.kind === 'message') {
     await sendTcpMessage(socket, answer.message);
     return;
@@ -122,7 +127,7 @@ async function serveTcpMessage(socket: Socket, message: Buffer, options: DnsServ
     };
     for (const message of transferMessages(query, counted())) {
       // A client gone mid-transfer: stop reading the zone (the version's read transaction ends below).
-      if (!(await sendTcpMessage(socket, message))) return;
+      if (!(await sendTcpMessage(socket, answer.signer?.sign(message, nowSeconds()) ?? message))) return;
     }
     options.observer.answered(answer.kind, 'NOERROR');
     options.observer.transferred(steps === undefined ? 'full' : 'incremental', count, performance.now() - started);
@@ -158,6 +163,35 @@ type Answered =
   | { readonly kind: 'message'; readonly message: Buffer }
   | { readonly kind: 'axfr' }
   | { readonly kind: 'ixfr'; readonly clientSerial: number };
+
+/** A transfer to stream, with the signer of its messages when queries are signed. */
+type SignedAnswer = Exclude<Answered, { kind: 'message' }> & { readonly signer?: ResponseSigner | undefined };
+
+/** TSIG's clock is the real one: a secondary's signature is checked against the time it was made. */
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/**
+ * answerQuery behind the TSIG check when a key is set: an unsigned query is REFUSED, one whose
+ * signature fails gets NOTAUTH with the TSIG error, and what a signed one is answered with is signed.
+ */
+function signedAnswer(query: DecodedPacket, message: Buffer, address: string, transport: Transport, options: DnsServerOptions): { readonly kind: 'message'; readonly message: Buffer } | SignedAnswer {
+  const key = options.tsig;
+  // Outside THREAT_MIRROR_DNS_ALLOW the answer is REFUSED whatever the signature: it tells nothing of the key.
+  if (key === undefined || !options.acl.allows(address)) return answerQuery(query, address, transport, options);
+  const kind = ['SOA', 'NS', 'AXFR', 'IXFR'].includes(query.questions?.[0]?.type ?? '') ? (query.questions?.[0]?.type ?? '').toLowerCase() : 'other';
+  const signature = verifyRequest(message, key, nowSeconds());
+  if (signature.kind === 'unsigned') {
+    options.observer.answered(kind, 'REFUSED');
+    return { kind: 'message', message: response(query, 'REFUSED') };
+  }
+  if (signature.kind === 'invalid') {
+    options.observer.answered(kind, 'NOTAUTH');
+    return { kind: 'message', message: unsignedError(response(query, 'NOTAUTH'), signature, nowSeconds()) };
+  }
+  const signer = new ResponseSigner(key, signature);
+  const answer = answerQuery(query, address, transport, options);
+  return answer.kind === 'message' ? { kind: 'message', message: signer.sign(answer.message, nowSeconds()) } : { ...answer, signer };
+}
 
 /** What a query gets: a message at once, or a transfer to stream (TCP only). */
 function answerQuery(query: DecodedPacket, address: string, transport: Transport, options: DnsServerOptions): Answered {

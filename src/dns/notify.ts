@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { decode } from 'dns-packet';
 import type { NotifyTarget } from '../config/dns.js';
 import { notifyMessage } from './messages.js';
+import { signRequest, type TsigKey } from './tsig.js';
 import { soaRecord, type ZoneSettings } from './zone-reader.js';
 
 export interface NotifyObserver {
@@ -28,12 +29,15 @@ export class Notifier {
   readonly #targets: readonly NotifyTarget[];
   readonly #observer: NotifyObserver;
   readonly #retryMs: readonly number[];
+  readonly #tsig: TsigKey | undefined;
   readonly #pending = new Map<string, Pending>();
   #closed = false;
 
   /** `source`: the address NOTIFYs leave from, the primary's own (secondaries accept them from their primary). */
-  constructor(options: { source: string; settings: ZoneSettings; targets: readonly NotifyTarget[]; observer: NotifyObserver; retryMs?: readonly number[] }) {
+  /** `tsig`: THREAT_MIRROR_DNS_TSIG_KEY, when set: each NOTIFY is signed with it (a secondary that has the key for its primary may require it). */
+  constructor(options: { source: string; settings: ZoneSettings; targets: readonly NotifyTarget[]; observer: NotifyObserver; retryMs?: readonly number[]; tsig?: TsigKey | undefined }) {
     this.#settings = options.settings;
+    this.#tsig = options.tsig;
     this.#targets = options.targets;
     this.#observer = options.observer;
     this.#retryMs = options.retryMs ?? NOTIFY_RETRY_MS;
@@ -60,7 +64,8 @@ export class Notifier {
     const previous = this.#pending.get(key);
     if (previous !== undefined) clearTimeout(previous.timer);
     const id = previous !== undefined && attempt > 0 ? previous.id : Math.floor(Math.random() * 0x10000);
-    this.#socket.send(notifyMessage(id, this.#settings.zone, soaRecord(this.#settings, serial)), target.port, target.host);
+    const message = notifyMessage(id, this.#settings.zone, soaRecord(this.#settings, serial));
+    this.#socket.send(this.#tsig === undefined ? message : signRequest(message, this.#tsig, Math.floor(Date.now() / 1000)), target.port, target.host);
     const wait = this.#retryMs[attempt];
     const timer = setTimeout(() => {
       if (wait === undefined || attempt >= this.#retryMs.length) {

@@ -44,9 +44,17 @@ function startProcess(command: string, args: string[], dir: string): { child: Ch
   };
 }
 
-export async function startBind(dir: string, primaryPort: number, port: number): Promise<Secondary> {
+/** A TSIG key as the daemon takes it (THREAT_MIRROR_DNS_TSIG_KEY=name:secret) and the secondaries are given it. */
+export interface TsigKeyConfig {
+  readonly name: string;
+  /** base64 */
+  readonly secret: string;
+}
+
+export async function startBind(dir: string, primaryPort: number, port: number, tsig?: TsigKeyConfig): Promise<Secondary> {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'named.conf'), `options {
+  const key = tsig === undefined ? '' : `key "${tsig.name}" { algorithm hmac-sha256; secret "${tsig.secret}"; };\n`;
+  writeFileSync(join(dir, 'named.conf'), `${key}options {
   directory "${dir}";
   pid-file "named.pid";
   listen-on port ${port} { 127.0.0.1; };
@@ -58,7 +66,7 @@ export async function startBind(dir: string, primaryPort: number, port: number):
   response-policy { zone "${ZONE}" min-update-interval 0; } qname-wait-recurse no;
 };
 controls { };
-zone "${ZONE}" { type secondary; file "tm.rpz.db"; primaries { 127.0.0.1 port ${primaryPort}; }; allow-notify { 127.0.0.1; }; };
+zone "${ZONE}" { type secondary; file "tm.rpz.db"; primaries { 127.0.0.1 port ${primaryPort}${tsig === undefined ? '' : ` key "${tsig.name}"`}; }; allow-notify { 127.0.0.1; }; };
 `);
   const process = startProcess('named', ['-c', join(dir, 'named.conf'), '-g', '-u', 'root'], dir);
   return {
@@ -104,7 +112,7 @@ rpz:
   };
 }
 
-export async function startPdnsSecondary(dir: string, primaryPort: number, port: number, refreshSeconds: number): Promise<Secondary> {
+export async function startPdnsSecondary(dir: string, primaryPort: number, port: number, refreshSeconds: number, tsig?: TsigKeyConfig): Promise<Secondary> {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'recursor.conf'), `local-address=127.0.0.1
 local-port=${port}
@@ -113,7 +121,8 @@ lua-config-file=${join(dir, 'rpz.lua')}
 socket-dir=${dir}
 disable-packetcache=yes
 `);
-  writeFileSync(join(dir, 'rpz.lua'), `rpzPrimary("127.0.0.1:${primaryPort}", "${ZONE}", {refresh=${refreshSeconds}, extendedErrorCode=15, extendedErrorExtra="threat-mirror"})\n`);
+  const key = tsig === undefined ? '' : `, tsigname="${tsig.name}", tsigalgo="hmac-sha256", tsigsecret="${tsig.secret}"`;
+  writeFileSync(join(dir, 'rpz.lua'), `rpzPrimary("127.0.0.1:${primaryPort}", "${ZONE}", {refresh=${refreshSeconds}, extendedErrorCode=15, extendedErrorExtra="threat-mirror"${key}})\n`);
   const process = startProcess('pdns_recursor', [`--config-dir=${dir}`, '--daemon=no', '--disable-syslog', '--setuid=', '--setgid='], dir);
   return {
     name: 'pdns',

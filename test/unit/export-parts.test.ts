@@ -1,5 +1,7 @@
 // The pure parts of the exports: flags and variables, zone serials, STIX strings and ids,
 // the metamask parent rule, and which hosts are fit for a DNS list.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/cli/args.js';
 import { loadConfig } from '../../src/config.js';
@@ -11,6 +13,7 @@ import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
 import type { CurrentThreat } from '../../src/export/current-threats.js';
 import { jsonlLine, valuesOf } from '../../src/export/records.js';
 import { indicatorJson, indicatorOf, noStixCounts, patternOf, renderStix, STIX_NAMESPACE, type StixCounts, stixString, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/stix.js';
+import { tempDir } from '../support/temp.js';
 import { thrownMessage } from '../support/thrown.js';
 
 const base = { THREAT_MIRROR_API_URL: 'http://127.0.0.1:9999', THREAT_MIRROR_API_KEY: 'k' };
@@ -55,6 +58,34 @@ describe('THREAT_MIRROR_DNS_* variables', () => {
     expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_NOTIFY: 'resolver.example:53' }))).toMatch(/^THREAT_MIRROR_DNS_NOTIFY: "resolver.example:53" is not host:port/);
     expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_RPZ_ZONE: 'bad zone' }))).toMatch(/^THREAT_MIRROR_RPZ_ZONE: "bad zone" is not a zone name/);
     expect(thrown(() => loadConfig({ ...base, THREAT_MIRROR_DNS_HOST: 'localhost' }))).toMatch(/^THREAT_MIRROR_DNS_HOST: "localhost" is not an IP address/);
+  });
+
+  it('read THREAT_MIRROR_DNS_TSIG_KEY as dig -y and tsig-keygen write it, and refuse a bad one naming it, never quoting the secret', () => {
+    const secret = Buffer.alloc(32, 7).toString('base64');
+    const withKey = (value: string) => loadConfig({ ...base, THREAT_MIRROR_DNS_PORT: '5353', THREAT_MIRROR_DNS_TSIG_KEY: value }).dns?.tsig;
+    for (const form of [`Xfr-Key.:${secret}`, `hmac-sha256:xfr-key:${secret}`, `HMAC-SHA256:xfr-key.:${secret}`]) {
+      const key = withKey(form);
+      expect(key?.name, form).toBe('xfr-key');
+      expect(key?.secret.reveal(), form).toBe(secret);
+      expect(JSON.stringify(key), form).not.toContain(secret);
+    }
+    // From a file (a Kubernetes Secret), its trailing newline trimmed.
+    const file = join(tempDir(), 'tsig.key');
+    writeFileSync(file, `hmac-sha256:xfr-key:${secret}\n`);
+    expect(loadConfig({ ...base, THREAT_MIRROR_DNS_PORT: '5353', THREAT_MIRROR_DNS_TSIG_KEY_FILE: file }).dns?.tsig?.secret.reveal()).toBe(secret);
+    const short = Buffer.alloc(8, 7).toString('base64');
+    const refusals: Array<[string, RegExp]> = [
+      [`hmac-md5:xfr-key:${secret}`, /^THREAT_MIRROR_DNS_TSIG_KEY: only hmac-sha256 is supported/],
+      [secret, /^THREAT_MIRROR_DNS_TSIG_KEY: expected NAME:BASE64/],
+      [`bad name:${secret}`, /^THREAT_MIRROR_DNS_TSIG_KEY: expected NAME:BASE64/],
+      [`xfr-key:${short}`, /^THREAT_MIRROR_DNS_TSIG_KEY: the secret after "xfr-key:" must be base64 of at least 16 bytes/],
+      ['xfr-key:not*base64!', /^THREAT_MIRROR_DNS_TSIG_KEY: the secret after "xfr-key:" must be base64/],
+    ];
+    for (const [value, message] of refusals) {
+      const error = thrown(() => withKey(value));
+      expect(error, value).toMatch(message);
+      expect(error, value).not.toContain(value.split(':').at(-1));
+    }
   });
 });
 
