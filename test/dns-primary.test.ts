@@ -2,7 +2,7 @@
 // secondaries (BIND, Unbound, PowerDNS Recursor on loopback ports) and by dig; and the HTTP feeds.
 // One daemon and one set of resolvers for the whole file: each test goes on from the state the
 // previous one left.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import type { Standin, StandinThreat } from '../src/standin/index.js';
 import { startStandin } from '../src/standin/index.js';
 import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { hasCommand } from './support/dns-tools.js';
-import { dig, freePort, type Secondary, startBind, startPdnsSecondary, startUnboundSecondary, ZONE } from './support/secondaries.js';
+import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, startUnboundSecondary, until, ZONE } from './support/secondaries.js';
 import { applyIxfr, ixfrRecords, recordsOf, serialOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -42,14 +42,6 @@ let env: Record<string, string>;
 let dir: string;
 const secondaries: Secondary[] = [];
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const zoneChanges = (): number => daemon.logs.filter((line) => line.msg === 'zone changed').length;
 
@@ -84,13 +76,7 @@ describe.skipIf(tools.length > 0)('the daemon as DNS primary of its response pol
     );
   }, 60_000);
 
-  afterAll(async () => {
-    await Promise.all(secondaries.map((secondary) => secondary.stop()));
-    daemon?.kill('SIGTERM');
-    await daemon?.exited;
-    await standin?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopAll({ secondaries, daemon, standin, dir }));
 
   it('is pulled by BIND, Unbound and PowerDNS: each blocks a blocked host and its subdomain, not an unrelated one', async () => {
     for (const secondary of secondaries) {

@@ -3,7 +3,7 @@
 // and by BIND and PowerDNS Recursor as secondaries holding the key. Unbound cannot use TSIG
 // (NLnetLabs/unbound#336). One daemon for the file, stopped in afterAll.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin, type StandinThreat } from '../src/standin/index.js';
 import { CliProcess, runCli } from './support/cli.js';
 import { hasCommand } from './support/dns-tools.js';
-import { dig, freePort, type Secondary, startBind, startPdnsSecondary, type TsigKeyConfig, ZONE } from './support/secondaries.js';
+import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, type TsigKeyConfig, until, ZONE } from './support/secondaries.js';
 import { recordsOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -31,14 +31,6 @@ let env: Record<string, string>;
 let dir: string;
 const secondaries: Secondary[] = [];
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const signed = (key: TsigKeyConfig, ...args: string[]): ReturnType<typeof dig> => dig(['-y', `hmac-sha256:${key.name}:${key.secret}`, '@127.0.0.1', '-p', String(dnsPort), ...args]);
 /** dig prints these when a message's signature does not verify. */
@@ -72,13 +64,7 @@ describe.skipIf(tools.length > 0)('the DNS primary with a TSIG key', () => {
     secondaries.push(await startBind(join(dir, 'bind'), dnsPort, bindPort, TSIG), await startPdnsSecondary(join(dir, 'pdns'), dnsPort, pdnsPort, 3, TSIG));
   }, 60_000);
 
-  afterAll(async () => {
-    await Promise.all(secondaries.map((secondary) => secondary.stop()));
-    daemon?.kill('SIGTERM');
-    await daemon?.exited;
-    await standin?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopAll({ secondaries, daemon, standin, dir }));
 
   it('refuses an unsigned query and answers one signed with another key NOTAUTH (BADSIG), giving nothing of the zone', () => {
     const unsigned = dig(['@127.0.0.1', '-p', String(dnsPort), ZONE, 'SOA']);

@@ -2,8 +2,10 @@
 // daemon's DNS primary for the response policy zone (the configurations of docs/dns.md), and dig
 // to ask them. No upstream network here: a block is proven by each resolver's RPZ signal.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Standin } from '../../src/standin/index.js';
+import type { CliProcess } from './cli.js';
 import { commandPath, freePort } from './dns-tools.js';
 
 export const ZONE = 'rpz.threat-mirror';
@@ -134,3 +136,22 @@ disable-packetcache=yes
 }
 
 export { freePort };
+
+/** Resolves with the milliseconds `check` took to hold, polling every 100 ms; throws past `timeoutMs`. */
+export async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Stops a test file's resolvers, its daemon and stand-in, and removes its folder. */
+export async function stopAll({ secondaries, daemon, standin, dir }: { secondaries: readonly Secondary[]; daemon?: CliProcess; standin?: Standin; dir?: string }): Promise<void> {
+  await Promise.all(secondaries.map((secondary) => secondary.stop()));
+  daemon?.kill('SIGTERM');
+  await daemon?.exited;
+  await standin?.close();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+}
