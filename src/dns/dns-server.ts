@@ -178,7 +178,7 @@ function signedAnswer(query: DecodedPacket, message: Buffer, address: string, tr
   const key = options.tsig;
   // Outside THREAT_MIRROR_DNS_ALLOW the answer is REFUSED whatever the signature: it tells nothing of the key.
   if (key === undefined || !options.acl.allows(address)) return answerQuery(query, address, transport, options);
-  const kind = ['SOA', 'NS', 'AXFR', 'IXFR'].includes(query.questions?.[0]?.type ?? '') ? (query.questions?.[0]?.type ?? '').toLowerCase() : 'other';
+  const kind = kindOf(query.questions?.[0]?.type);
   const signature = verifyRequest(message, key, nowSeconds());
   if (signature.kind === 'unsigned') {
     options.observer.answered(kind, 'REFUSED');
@@ -193,6 +193,11 @@ function signedAnswer(query: DecodedPacket, message: Buffer, address: string, tr
   return answer.kind === 'message' ? { kind: 'message', message: signer.sign(answer.message, nowSeconds()) } : { ...answer, signer };
 }
 
+/** The kind a query is counted under (threat_mirror_dns_queries_total{kind}). */
+function kindOf(type: string | undefined): string {
+  return type !== undefined && ['SOA', 'NS', 'AXFR', 'IXFR'].includes(type) ? type.toLowerCase() : 'other';
+}
+
 /** What a query gets: a message at once, or a transfer to stream (TCP only). */
 function answerQuery(query: DecodedPacket, address: string, transport: Transport, options: DnsServerOptions): Answered {
   const { zone, observer } = options;
@@ -203,7 +208,7 @@ function answerQuery(query: DecodedPacket, address: string, transport: Transport
   const question = query.questions?.[0];
   if (opcodeOf(query) !== OPCODE.QUERY) return reply('other', 'NOTIMP');
   if (question === undefined || (query.questions?.length ?? 0) !== 1) return reply('other', 'FORMERR');
-  const kind = ['SOA', 'NS', 'AXFR', 'IXFR'].includes(question.type) ? question.type.toLowerCase() : 'other';
+  const kind = kindOf(question.type);
   if (!options.acl.allows(address)) return reply(kind, 'REFUSED');
   if (question.name.toLowerCase().replace(/\.$/, '') !== zone.settings.zone || (question.class ?? 'IN') !== 'IN') return reply(kind, 'REFUSED');
   const serial = zone.serial();

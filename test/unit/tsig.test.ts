@@ -1,0 +1,56 @@
+// TSIG (src/dns/tsig.ts) on its own: what the DNS primary's checks decide for a query signed
+// well, late, with another key or altered. dig, BIND and PowerDNS judge the answers' signatures in
+// test/dns-tsig.test.ts; here, the cases they cannot produce (a clock 20 minutes off).
+import { randomBytes } from 'node:crypto';
+import { encode } from 'dns-packet';
+import { describe, expect, it } from 'vitest';
+import { ResponseSigner, signRequest, verifyRequest } from '../../src/dns/tsig.js';
+
+const key = { name: 'tm-xfr', secret: randomBytes(32) };
+const NOW = 1_795_700_000;
+const query = (): Buffer => encode({ id: 4242, type: 'query', flags: 0, questions: [{ type: 'AXFR', name: 'rpz.threat-mirror', class: 'IN' }] });
+
+describe('TSIG', () => {
+  it('accepts a query signed with the key within 300 s, and hands on its MAC and id for the answer', () => {
+    const signed = signRequest(query(), key, NOW);
+    for (const skew of [0, 299, -299]) {
+      const check = verifyRequest(signed, key, NOW + skew);
+      expect(check.kind, String(skew)).toBe('signed');
+      if (check.kind === 'signed') expect(check.id).toBe(4242);
+    }
+    expect(verifyRequest(query(), key, NOW)).toEqual({ kind: 'unsigned' });
+  });
+
+  it('refuses a query signed too long ago (BADTIME), with another key (BADKEY) or altered (BADSIG)', () => {
+    const signed = signRequest(query(), key, NOW);
+    expect(verifyRequest(signed, key, NOW + 301)).toMatchObject({ kind: 'invalid', error: 'BADTIME' });
+    expect(verifyRequest(signed, key, NOW - 1_200)).toMatchObject({ kind: 'invalid', error: 'BADTIME' });
+    expect(verifyRequest(signed, { name: 'tm-other', secret: key.secret }, NOW)).toMatchObject({ kind: 'invalid', error: 'BADKEY' });
+    expect(verifyRequest(signed, { name: key.name, secret: randomBytes(32) }, NOW)).toMatchObject({ kind: 'invalid', error: 'BADSIG' });
+    // One bit of the question changed after signing (AXFR became IXFR's neighbour type 0xFC → 0xFD).
+    const altered = Buffer.from(signed);
+    altered[12 + 'rpz.threat-mirror'.length + 3] ^= 0x01;
+    expect(verifyRequest(altered, key, NOW)).toMatchObject({ kind: 'invalid', error: 'BADSIG' });
+  });
+
+  it('treats a truncated or trailing-garbage message as unsigned, never throwing', () => {
+    const signed = signRequest(query(), key, NOW);
+    for (const broken of [signed.subarray(0, signed.length - 3), Buffer.concat([signed, Buffer.from([0, 1, 2])]), Buffer.alloc(5)]) {
+      expect(() => verifyRequest(broken, key, NOW)).not.toThrow();
+      expect(verifyRequest(broken, key, NOW).kind).toBe('unsigned');
+    }
+  });
+
+  it('signs each message of an answer over the MAC before it: the same messages signed again give the same MACs, another first MAC changes them all', () => {
+    const request = { mac: randomBytes(32), id: 4242 };
+    const messages = [query(), query(), query()];
+    const macs = (first: Buffer): string[] => {
+      const signer = new ResponseSigner(key, { ...request, mac: first });
+      return messages.map((message) => signer.sign(message, NOW).subarray(-38, -6).toString('hex'));
+    };
+    expect(macs(request.mac)).toEqual(macs(request.mac));
+    const other = macs(randomBytes(32));
+    macs(request.mac).forEach((mac, index) => expect(other[index]).not.toBe(mac));
+    expect(new Set(macs(request.mac)).size).toBe(3);
+  });
+});
