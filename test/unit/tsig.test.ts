@@ -29,7 +29,8 @@ describe('TSIG', () => {
     expect(verifyRequest(signed, { name: key.name, secret: randomBytes(32) }, NOW)).toMatchObject({ kind: 'invalid', error: 'BADSIG' });
     // One bit of the question changed after signing (AXFR became IXFR's neighbour type 0xFC → 0xFD).
     const altered = Buffer.from(signed);
-    altered[12 + 'rpz.threat-mirror'.length + 3] ^= 0x01;
+    const typeLow = 12 + 'rpz.threat-mirror'.length + 3;
+    altered.writeUInt8(altered.readUInt8(typeLow) ^ 0x01, typeLow);
     expect(verifyRequest(altered, key, NOW)).toMatchObject({ kind: 'invalid', error: 'BADSIG' });
   });
 
