@@ -3,9 +3,11 @@
 // and by BIND and PowerDNS Recursor as secondaries holding the key. Unbound cannot use TSIG
 // (NLnetLabs/unbound#336). One daemon for the file, stopped in afterAll.
 import { randomBytes } from 'node:crypto';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decode, encode } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin, type StandinThreat } from '../src/standin/index.js';
@@ -77,6 +79,24 @@ describe.skipIf(tools.length > 0)('the DNS primary with a TSIG key', () => {
     const unknownKey = signed({ name: 'tm-other', secret: TSIG.secret }, ZONE, 'SOA');
     expect(unknownKey.status).toBe('NOTAUTH');
     expect(unknownKey.text).toMatch(/BADKEY/);
+  });
+
+  it('answers a query whose TSIG record overruns itself FORMERR over UDP, and goes on serving', async () => {
+    const query = encode({ id: 77, type: 'query', flags: 0, questions: [{ type: 'SOA', name: ZONE, class: 'IN' }] });
+    // A TSIG record as a client would add it, then its MAC size set past the record's end.
+    const algorithm = Buffer.from('0b686d61632d73686132353600', 'hex');
+    const data = Buffer.concat([algorithm, Buffer.alloc(6), Buffer.from([0x01, 0x2c, 0xff, 0xff]), Buffer.alloc(32), Buffer.from([0, 77, 0, 0, 0, 0])]);
+    const record = Buffer.concat([Buffer.from('06746d2d78667200', 'hex'), Buffer.from([0, 250, 0, 255, 0, 0, 0, 0, data.length >> 8, data.length & 0xff]), data]);
+    const hostile = Buffer.concat([query, record]);
+    hostile.writeUInt16BE(1, 10);
+    const socket = createSocket('udp4');
+    const answered = new Promise<Buffer>((resolve) => socket.once('message', resolve));
+    socket.send(hostile, dnsPort, '127.0.0.1');
+    const answer = decode(await answered);
+    socket.close();
+    expect((answer.flags ?? 0) & 0xf).toBe(1); // FORMERR
+    expect(dig(['+tcp', '-y', `hmac-sha256:${TSIG.name}:${TSIG.secret}`, '@127.0.0.1', '-p', String(dnsPort), ZONE, 'SOA']).status).toBe('NOERROR');
+    expect(daemon.running).toBe(true);
   });
 
   it('answers a signed AXFR with the records of export --format rpz, in several messages each signed and verified by dig', async () => {

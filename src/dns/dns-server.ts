@@ -75,8 +75,14 @@ export async function startDnsServer(options: DnsServerOptions): Promise<DnsServ
 function serveUdp(udp: UdpSocket, message: Buffer, remote: { address: string; port: number }, options: DnsServerOptions): void {
   const query = decodeQuery(message);
   if (query === undefined) return options.observer.malformed('udp');
-  const answer = signedAnswer(query, message, remote.address, 'udp', options);
-  if (answer.kind === 'message') udp.send(answer.message, remote.port, remote.address);
+  // Whatever one datagram makes fail is that datagram's: reported, and the thread goes on serving (a
+  // throw here would end the serving thread, and with it the daemon).
+  try {
+    const answer = signedAnswer(query, message, remote.address, 'udp', options);
+    if (answer.kind === 'message') udp.send(answer.message, remote.port, remote.address);
+  } catch (error) {
+    options.observer.error(error);
+  }
 }
 
 function serveTcp(socket: Socket, options: DnsServerOptions): void {
@@ -183,6 +189,10 @@ function signedAnswer(query: DecodedPacket, message: Buffer, address: string, tr
   if (signature.kind === 'unsigned') {
     options.observer.answered(kind, 'REFUSED');
     return { kind: 'message', message: response(query, 'REFUSED') };
+  }
+  if (signature.kind === 'malformed') {
+    options.observer.answered(kind, 'FORMERR');
+    return { kind: 'message', message: response(query, 'FORMERR') };
   }
   if (signature.kind === 'invalid') {
     options.observer.answered(kind, 'NOTAUTH');

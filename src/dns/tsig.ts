@@ -24,13 +24,20 @@ type TsigError = keyof typeof TSIG_ERROR;
 export type RequestSignature =
   | { readonly kind: 'signed'; readonly mac: Buffer; readonly id: number }
   | { readonly kind: 'unsigned' }
+  /** A TSIG record whose fields do not hold together (a length past its end, a bad name): FORMERR. */
+  | { readonly kind: 'malformed' }
   | { readonly kind: 'invalid'; readonly error: TsigError; readonly id: number; readonly keyName: Buffer; readonly algorithm: Buffer };
 
 /** Checks the TSIG record that ends a query's additional section, if there is one. */
 export function verifyRequest(message: Buffer, key: TsigKey, nowSeconds: number): RequestSignature {
   const found = lastRecord(message);
   if (found === undefined || message.readUInt16BE(found.typeAt) !== TYPE_TSIG) return { kind: 'unsigned' };
-  const tsig = readTsig(message, found);
+  let tsig: ReturnType<typeof readTsig>;
+  try {
+    tsig = readTsig(message, found);
+  } catch {
+    return { kind: 'malformed' };
+  }
   const keyName = nameWire(found.ownerName);
   const algorithm = nameWire(tsig.algorithm);
   const invalid = (error: TsigError): RequestSignature => ({ kind: 'invalid', error, id: tsig.originalId, keyName, algorithm });
@@ -200,6 +207,8 @@ function readName(message: Buffer, at: number): string {
   for (let hops = 0; hops < 64; ) {
     const length = message.readUInt8(at);
     if (length === 0) return labels.join('.').toLowerCase();
+    // 0x40-0xBF: label types RFC 6891 retired; nothing a TSIG name may use.
+    if ((length & 0xc0) === 0x40 || (length & 0xc0) === 0x80) throw new RangeError('name with an unknown label type');
     if ((length & 0xc0) === 0xc0) {
       at = message.readUInt16BE(at) & 0x3fff;
       hops += 1;

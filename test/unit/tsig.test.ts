@@ -42,6 +42,20 @@ describe('TSIG', () => {
     }
   });
 
+  it('reads a TSIG record whose fields overrun it, or whose name has a retired label type, as malformed, never throwing', () => {
+    const signed = signRequest(query(), key, NOW);
+    // The record's data ends with the algorithm name (13 bytes), time and fudge (8), MAC size (2), MAC (32), id, error and other length (6).
+    const macSizeAt = signed.length - (13 + 8 + 2 + 32 + 6) + 13 + 8;
+    const overrun = Buffer.from(signed);
+    overrun.writeUInt16BE(0xffff, macSizeAt);
+    const retiredLabel = Buffer.from(signed);
+    retiredLabel.writeUInt8(0x41, signed.length - (13 + 8 + 2 + 32 + 6));
+    for (const malformed of [overrun, retiredLabel]) {
+      expect(() => verifyRequest(malformed, key, NOW)).not.toThrow();
+      expect(verifyRequest(malformed, key, NOW)).toEqual({ kind: 'malformed' });
+    }
+  });
+
   it('signs each message of an answer over the MAC before it: the same messages signed again give the same MACs, another first MAC changes them all', () => {
     const request = { mac: randomBytes(32), id: 4242 };
     const messages = [query(), query(), query()];
