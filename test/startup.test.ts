@@ -127,4 +127,23 @@ describe('startup health (/startupz and the container HEALTHCHECK)', () => {
     expect(stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     expect(stdout.length).toBeLessThan(2 * 600);
   });
+
+  it('reads no more than it shows of a body without end, and answers at once', async () => {
+    const endless = createServer((_, response) => {
+      response.writeHead(503);
+      const more = (): void => {
+        while (!response.destroyed && response.write('y'.repeat(64 * 1024)));
+        if (!response.destroyed) response.once('drain', more);
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+    afterThisTest('processes', () => new Promise<void>((resolve) => endless.close(() => resolve())));
+    const started = performance.now();
+    const { code, stdout } = await healthcheckRun((endless.address() as AddressInfo).port);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^\/healthz: 503 y{500}\n/m);
+    // Loose for a loaded machine; reading the body to its end waited out the 4 s timeout, holding all it read.
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
 });

@@ -14,8 +14,24 @@ async function answers(path: string): Promise<boolean> {
   const response = await fetch(`http://${host}:${port}${path}`, { signal: AbortSignal.timeout(4000) });
   // Whatever answers on the port (the daemon, or another process after it died) writes the text:
   // shown with its control characters escaped and cut short, as the CLI shows a service's text.
-  if (!response.ok) process.stdout.write(`${path}: ${response.status} ${escapeControls((await response.text()).slice(0, SHOWN_CHARS))}\n`);
+  if (!response.ok) process.stdout.write(`${path}: ${response.status} ${escapeControls(await firstChars(response))}\n`);
   return response.ok;
+}
+
+/** The body's first SHOWN_CHARS characters, reading no more of it than they take: a body without end is not waited for, nor held. */
+async function firstChars(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  // UTF-8 takes at most 4 bytes a character.
+  for (let bytes = 0; bytes < 4 * SHOWN_CHARS; ) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    bytes += value.length;
+  }
+  await reader.cancel();
+  return Buffer.concat(chunks).toString('utf8').slice(0, SHOWN_CHARS);
 }
 
 Promise.all([answers('/healthz'), answers('/startupz')]).then(
