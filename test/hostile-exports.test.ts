@@ -132,6 +132,21 @@ describe('one view of the host, the browser\'s (issue 32 item 2)', () => {
     expect(again.logs.some((line) => String(line.msg).startsWith('derived the lookup columns again'))).toBe(false);
   });
 
+  it("derives again, at the next start, rows whose contents are far larger than the writer's heap holds at once", async () => {
+    const service = await serveThreats(KEY, NOW, Array.from({ length: 100 }, (_, index) => threat(`https://big-${index}.example/`)));
+    const dbPath = tempDbPath();
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    // 100 contents of 1,000,000 characters (100 MB together; the writer's heap is 16 MB), as a file
+    // an earlier version wrote them, with no record of the lookup rules they follow.
+    withWritableDb(dbPath, (db) => {
+      db.exec("UPDATE threats SET content = 'https://big-' || id || '.example/' || hex(zeroblob(500000)) || '/'");
+      db.exec("DELETE FROM mirror_settings WHERE key LIKE 'lookup_rules%'");
+    });
+    const next = await runCli(['--once'], env(service, dbPath));
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.logs.find((line) => String(line.msg).startsWith('derived the lookup columns again'))).toMatchObject({ threats: 100, changed: 100 });
+  });
+
   it.skipIf(!haveUnbound)('Unbound loading the RPZ blocks the phishing hosts and answers the victim', async () => {
     const dbPath = await mirrorOf([BACKSLASH, ...HOST_BLOCKS]);
     const dir = tempDir();

@@ -59,9 +59,14 @@ const BACKFILL_LOOKUPS_SQL = `UPDATE threats SET change_seq = :changeSeq, host =
 
 const LOOKUP_COLUMNS = ['host', 'registrableDomain', 'addressNamespace', 'addressChain', 'address', 'email', 'emailDomain', 'urlExpression'] as const satisfies ReadonlyArray<keyof LookupFields>;
 
-const REDERIVE_ROWS_SQL = `SELECT id, type, content, host, registrable_domain AS registrableDomain, address_namespace AS addressNamespace,
+/**
+ * Rows whose lookup columns are derived at the writer's start are read one at a time by id: a
+ * content may be megabytes (the service sets no limit) and the writer's heap is 16 MB, which a
+ * batch of such rows read at once would exceed, at every start.
+ */
+const STORED_LOOKUPS_SQL = `SELECT type, content, host, registrable_domain AS registrableDomain, address_namespace AS addressNamespace,
               address_chain AS addressChain, address, email, email_domain AS emailDomain, url_expression AS urlExpression
-         FROM threats WHERE id > ? ORDER BY id LIMIT ?`;
+         FROM threats WHERE id = ?`;
 
 const CHUNK_SIZES = [100, 10, 1] as const;
 
@@ -76,7 +81,7 @@ export class ThreatRows {
   readonly #moveInFeed: Statement;
   readonly #markRemoved: Statement;
   /** Prepared at the first use: only a start after the lookup rules changed derives rows again. */
-  #rederive: { readonly rows: Statement; readonly update: Statement } | undefined;
+  #rederive: { readonly ids: Statement; readonly row: Statement; readonly update: Statement } | undefined;
   /** The last change_seq handed out; one writer per file, so a counter in memory is exact. */
   #changeSeq: number;
 
@@ -156,16 +161,18 @@ export class ThreatRows {
    * for only when there is such a row.
    */
   async backfillLookups(derive: () => Promise<DeriveLookupFields>): Promise<number> {
-    const pending = this.#sqlite.prepare('SELECT id, type, content FROM threats WHERE change_seq = 0 LIMIT 1000');
+    const pending = this.#sqlite.prepare('SELECT id FROM threats WHERE change_seq = 0 LIMIT 1000').pluck();
     if (pending.get() === undefined) return 0;
     const fieldsOf = await derive();
     const update = this.#sqlite.prepare(BACKFILL_LOOKUPS_SQL);
+    const stored = this.#sqlite.prepare(STORED_LOOKUPS_SQL);
     const batch = this.#sqlite.transaction(() => {
-      const rows = pending.all() as Array<{ id: number; type: string; content: string }>;
-      for (const row of rows) {
-        update.run({ ...fieldsOf(row.type, row.content), changeSeq: ++this.#changeSeq, id: row.id });
+      const ids = pending.all() as number[];
+      for (const id of ids) {
+        const row = stored.get(id) as { type: string; content: string };
+        update.run({ ...fieldsOf(row.type, row.content), changeSeq: ++this.#changeSeq, id });
       }
-      return rows.length;
+      return ids.length;
     });
     let total = 0;
     for (let done = batch.immediate(); done > 0; done = batch.immediate()) total += done;
@@ -179,16 +186,21 @@ export class ThreatRows {
    * (undefined when there was none), the rows read and how many changed.
    */
   rederiveLookups(after: number, limit: number, derive: DeriveLookupFields): { lastId: number | undefined; read: number; changed: number } {
-    this.#rederive ??= { rows: this.#sqlite.prepare(REDERIVE_ROWS_SQL), update: this.#sqlite.prepare(BACKFILL_LOOKUPS_SQL) };
-    const rows = this.#rederive.rows.all(after, limit) as Array<LookupFields & { id: number; type: string; content: string }>;
+    this.#rederive ??= {
+      ids: this.#sqlite.prepare('SELECT id FROM threats WHERE id > ? ORDER BY id LIMIT ?').pluck(),
+      row: this.#sqlite.prepare(STORED_LOOKUPS_SQL),
+      update: this.#sqlite.prepare(BACKFILL_LOOKUPS_SQL),
+    };
+    const ids = this.#rederive.ids.all(after, limit) as number[];
     let changed = 0;
-    for (const row of rows) {
+    for (const id of ids) {
+      const row = this.#rederive.row.get(id) as LookupFields & { type: string; content: string };
       const fields = derive(row.type, row.content);
       if (LOOKUP_COLUMNS.every((column) => fields[column] === row[column])) continue;
-      this.#rederive.update.run({ ...fields, changeSeq: ++this.#changeSeq, id: row.id });
+      this.#rederive.update.run({ ...fields, changeSeq: ++this.#changeSeq, id });
       changed += 1;
     }
-    return { lastId: rows.at(-1)?.id, read: rows.length, changed };
+    return { lastId: ids.at(-1), read: ids.length, changed };
   }
 
   /** Whether a threat with an id above `id` is stored: one seek of the primary key. */
