@@ -12,15 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin, type StandinThreat } from '../src/standin/index.js';
 import { CliProcess, runCli } from './support/cli.js';
-import { hasCommand } from './support/dns-tools.js';
+import { skipWithout } from './support/judges.js';
 import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, type TsigKeyConfig, until, ZONE } from './support/secondaries.js';
 import { recordsOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const API_KEY = 'acme-dns-tsig-key';
-const tools = ['named', 'pdns_recursor', 'dig'].filter((tool) => !hasCommand(tool));
-if (tools.length > 0) console.warn(`skipped: ${tools.join(', ')} not installed (Debian packages bind9, pdns-recursor, bind9-dnsutils)`);
 
 const TSIG: TsigKeyConfig = { name: 'tm-xfr', secret: randomBytes(32).toString('base64') };
 const OTHER_KEY: TsigKeyConfig = { name: 'tm-xfr', secret: randomBytes(32).toString('base64') };
@@ -38,7 +36,7 @@ const signed = (key: TsigKeyConfig, ...args: string[]): ReturnType<typeof dig> =
 /** dig prints these when a message's signature does not verify. */
 const UNVERIFIED = /could not be validated|Couldn't verify|tsig verify failure|expected a TSIG/i;
 
-describe.skipIf(tools.length > 0)('the DNS primary with a TSIG key', () => {
+describe.skipIf(skipWithout(['named', 'pdns_recursor', 'dig']))('the DNS primary with a TSIG key', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'threat-mirror-tsig-'));
     // Enough host-level blocks that a transfer takes several messages, each signed over the one before.

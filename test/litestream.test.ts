@@ -13,11 +13,11 @@ import { afterThisTest } from './support/cleanup.js';
 import { probeHealthz } from './support/probes.js';
 import { differingTables, scalar } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { skipFor } from './support/judges.js';
 import { tempDir } from './support/temp.js';
 
 const LITESTREAM = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '@flydotio', `litestream-${process.platform}-${process.arch}`, 'litestream');
-const present = existsSync(LITESTREAM);
-if (!present) console.warn(`litestream test skipped: no Litestream binary at ${LITESTREAM} (npm ci installs @flydotio/litestream-linux-x64 on linux-x64)`);
+const missing = existsSync(LITESTREAM) ? undefined : `no Litestream binary at ${LITESTREAM} (npm ci installs @flydotio/litestream-linux-x64 on linux-x64)`;
 
 const KEY = 'acme-litestream-key';
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -27,7 +27,7 @@ const HEALTHZ_BOUND_MS = 1000;
 
 const env = mirrorEnvFor(KEY, NOW);
 
-it.skipIf(!present)('replicates the mirror while it syncs: the restore equals it, one generation, probes fast, SIGTERM in time', async () => {
+it.skipIf(skipFor(missing))('replicates the mirror while it syncs: the restore equals it, one generation, probes fast, SIGTERM in time', async () => {
   const service = await serveThreats(KEY, NOW, generateThreats({ seed: 97, organizations: ['acme'], count: 1500, fromDay: addDays(TODAY, -4), toDay: TODAY }));
   const folder = tempDir();
   const dbPath = join(folder, 'mirror.db');

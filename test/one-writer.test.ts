@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats } from '../src/standin/index.js';
 import { CLI_PATH } from './support/cli.js';
-import { hasTool } from './support/judges.js';
+import { skipWithout } from './support/judges.js';
 import { scalar, withDb } from './support/mirror-db.js';
 import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDir } from './support/temp.js';
@@ -19,8 +19,7 @@ const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-key-one-writer';
 const mirrorEnv = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_CONCURRENCY: '2' });
 
-const strace = hasTool('strace');
-if (!strace) console.warn('one-writer test skipped: strace not installed (Debian package strace; .ci/install-tools.sh installs it)');
+const strace = !skipWithout(['strace']);
 
 interface Traced {
   readonly code: number | null;
