@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { generateThreats } from '../src/standin/index.js';
 import { type CliProcess, servingPort, startCli } from './support/cli.js';
+import { probeHealthz } from './support/probes.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
@@ -53,7 +54,7 @@ async function healthzWithin(port: number): Promise<{ status: number; ms: number
 const succeededRuns = (daemon: CliProcess): number => daemon.logs.filter((line) => line.msg === 'sync of organization "acme" succeeded').length;
 
 describe('the HTTP endpoints under a flood', () => {
-  it('40 concurrent lookups of 4 MiB each: the daemon stays up, sheds load with 503 + Retry-After, /healthz answers within 2 s, the next sync runs', async () => {
+  it('40 concurrent lookups of 4 MiB each: the daemon stays up, sheds load with 503 + Retry-After, /healthz answers within 4 s all through it, the next sync runs', async () => {
     const service = await serveThreats(KEY, NOW, generateThreats({ seed: 3, organizations: ['acme'], count: 200, fromDay: '2026-03-13', toDay: '2026-03-15' }));
     const dbPath = tempDbPath();
     const daemon = startCli([], env(service, dbPath));
@@ -63,12 +64,18 @@ describe('the HTTP endpoints under a flood', () => {
     const body = largestLookupBody();
     expect(body.length).toBeGreaterThan(4_000_000);
     expect(body.length).toBeLessThanOrEqual(4 * 1024 * 1024);
+    // An orchestrator's probes go on during the flood: the first is sent with the lookups.
+    const probes = probeHealthz(port);
     const answers = await Promise.all(Array.from({ length: 40 }, () => post(port, body)));
+    await probes.stop();
     const health = await healthzWithin(port);
 
     expect(daemon.running, `the daemon exited; stdout:\n${daemon.stdout.slice(-3000)}`).toBe(true);
+    expect(probes.timings.length, 'probes answered while the lookups were in flight').toBeGreaterThanOrEqual(2);
+    // Within the shipped pod's liveness timeout (5 s), with room: 0.3-0.7 s seen beside other suites, 2.1 s
+    // once at a load of 9 on 2 cores. The defects it guards against: a dead daemon, probes held for the flood.
+    expect(Math.max(...probes.timings), probes.timings.map(Math.round).join(', ')).toBeLessThan(4_000);
     expect(health.status).toBe(200);
-    // Loose for a loaded 2-core machine; the defect it guards against is a dead daemon.
     expect(health.ms).toBeLessThan(2_000);
     const failures = answers.filter((answer): answer is Error => answer instanceof Error);
     expect(failures.map((error) => error.message)).toEqual([]);

@@ -46,9 +46,19 @@ it.skipIf(skipFor(missing))('replicates the mirror while it syncs: the restore e
   let log = '';
   const replicator = spawn(LITESTREAM, ['replicate', '-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   afterThisTest('processes', () => replicator.kill('SIGKILL'));
-  replicator.stdout?.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
-  replicator.stderr?.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
   const replicatorExited = new Promise<number | null>((resolve) => replicator.on('close', (code) => resolve(code)));
+  // The rounds below start once Litestream has written its first snapshot: a restore needs one,
+  // and stopping it before would leave nothing to restore (a race, not a defect of ours).
+  const snapshotWritten = new Promise<void>((resolve, reject) => {
+    const read = (chunk: string): void => {
+      log += chunk;
+      if (log.includes('msg="snapshot written"')) resolve();
+    };
+    replicator.stdout?.setEncoding('utf8').on('data', read);
+    replicator.stderr?.setEncoding('utf8').on('data', read);
+    void replicatorExited.then((code) => reject(new Error(`litestream exited (${code}) before writing a snapshot: ${log}`)));
+  });
+  await snapshotWritten;
 
   const { timings: healthz, stop: stopProbing } = probeHealthz(port);
 
@@ -78,9 +88,14 @@ it.skipIf(skipFor(missing))('replicates the mirror while it syncs: the restore e
   replicator.kill('SIGTERM');
   await replicatorExited;
 
+  // The replica lists the generation the snapshot began (without one, restore exits 1: no -if-replica-exists).
+  const generations = spawnSync(LITESTREAM, ['generations', '-config', config, dbPath], { encoding: 'utf8' });
+  expect(generations.status, generations.stderr).toBe(0);
+  expect(generations.stdout.trim().split('\n').slice(1)).toHaveLength(1);
   const restored = join(folder, 'restored.db');
-  const restore = spawnSync(LITESTREAM, ['restore', '-config', config, '-o', restored, '-if-replica-exists', dbPath], { encoding: 'utf8' });
+  const restore = spawnSync(LITESTREAM, ['restore', '-config', config, '-o', restored, dbPath], { encoding: 'utf8' });
   expect(restore.status, restore.stderr).toBe(0);
+  expect(existsSync(restored)).toBe(true);
   expect(scalar(restored, 'PRAGMA integrity_check')).toBe('ok');
   expect(differingTables(restored, dbPath)).toEqual([]);
   expect(scalar<number>(restored, 'SELECT count(*) FROM threats')).toBe(1500 + 600);
