@@ -9,6 +9,7 @@ import { runCli, startCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { skipFor } from './support/judges.js';
 import { tempDir } from './support/temp.js';
+import { pagesServed, partialPages } from './support/whole-pages.js';
 import { readAsUnprivilegedReader, shareFolder, unprivilegedReaderUnavailable } from './support/unprivileged-reader.js';
 
 const KEY = 'acme-readonly-key';
@@ -71,5 +72,8 @@ describe.skipIf(skipFor(unprivilegedReaderUnavailable()))('a readonly reader tha
     expect(view.threats).toBeLessThan(3000);
     expect(view.links).toBe(view.threats);
     expect(view.inserted).toBe(view.threats);
+    // Judged by the service's pages, not the program's counters: each is in the file whole or not at all.
+    expect(view.ids).toHaveLength(view.threats ?? -1);
+    expect(partialPages(new Set(view.ids), pagesServed(service))).toEqual([]);
   });
 });

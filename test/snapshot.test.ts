@@ -11,6 +11,7 @@ import { differingTables, withDb, withWritableDb } from './support/mirror-db.js'
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { skipFor } from './support/judges.js';
 import { tempDir } from './support/temp.js';
+import { pagesServed, partialPages } from './support/whole-pages.js';
 import { readAsUnprivilegedReader, shareFolder, unprivilegedReaderUnavailable } from './support/unprivileged-reader.js';
 
 const KEY = 'acme-snapshot-key';
@@ -101,6 +102,9 @@ describe('snapshot', () => {
     expect(view.threats).toBeLessThan(6000);
     expect(view.links).toBe(view.threats);
     expect(view.inserted).toBe(view.threats);
+    // Judged by the service's pages, not the program's counters: each is in the snapshot whole or not at all.
+    const ids = withDb(out, (db) => db.prepare('SELECT id FROM threats').pluck().all() as number[]);
+    expect(partialPages(new Set(ids), pagesServed(service))).toEqual([]);
     writer.kill('SIGTERM');
     expect((await writer.exited).code).toBe(0);
   });

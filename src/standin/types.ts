@@ -39,6 +39,8 @@ export interface RequestRecord {
   readonly status: number;
   readonly fault?: Fault['kind'];
   readonly threats: number;
+  /** The ids of a page of threats served whole, as the service sends it (no fault bent it). */
+  readonly ids?: readonly number[];
 }
 
 export interface StandinStats {
