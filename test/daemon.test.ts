@@ -4,7 +4,7 @@ import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
 import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
 import { promtoolCheckMetrics, skipWithout } from './support/judges.js';
-import { mirroredThreats, runs, scalar } from './support/mirror-db.js';
+import { mirroredThreats, runs, scalar, withDb } from './support/mirror-db.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
@@ -61,14 +61,23 @@ describe('daemon', () => {
     expect(promtoolCheckMetrics(servedMetrics)).toEqual({ ok: true, output: '' });
   });
 
-  it('skips a tick that falls during a run', async () => {
+  it('skips a tick that falls during a run: runs never overlap, and the next tick after it runs', async () => {
     const service = await startService(200);
     service.setLatency(1500);
     const dbPath = tempDbPath();
     const daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
     await daemon.waitForLog((line) => line.msg === 'scheduled run skipped: the previous run is still in progress');
+    await daemon.waitForLog(() => runsFinished(daemon, 'succeeded') >= 2);
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
+    const done = withDb(dbPath, (db) =>
+      db.prepare("SELECT started_at AS startedAt, finished_at AS finishedAt FROM sync_runs WHERE stream = 'threats' AND status = 'succeeded' ORDER BY id").all(),
+    ) as Array<{ startedAt: string; finishedAt: string }>;
+    // The positive control: the first run outlasted a tick of the every-second schedule.
+    expect(Date.parse(done[0]?.finishedAt ?? '') - Date.parse(done[0]?.startedAt ?? '')).toBeGreaterThan(1000);
+    for (let index = 1; index < done.length; index += 1) {
+      expect(Date.parse(done[index]?.startedAt ?? ''), 'a run started before the one before it ended').toBeGreaterThanOrEqual(Date.parse(done[index - 1]?.finishedAt ?? ''));
+    }
   });
 
   it('on SIGTERM during a slow page leaves an intact file, an interrupted run and no partial page; the next run completes', async () => {
