@@ -162,6 +162,28 @@ export const organizationScopes = sqliteTable('organization_scopes', {
   changedAt: text('changed_at').notNull(),
 });
 
+/**
+ * Removal checks a reconciliation's walk could not afford (docs/reconciliation.md, "Checks carried
+ * over"): the window was walked whole, and these stored threats of its days were not returned. The
+ * next run checks them before it walks anything, and the window's days enter the ledger once the
+ * last is settled: the window is never walked again for them.
+ */
+export const removalChecks = sqliteTable(
+  'removal_checks',
+  {
+    organization: text('organization').notNull(),
+    threatId: integer('threat_id').notNull(),
+    /** The window whose walk did not return the threat, its pages and the types it asked for (null: every type). */
+    windowStart: text('window_start').notNull(),
+    windowEnd: text('window_end').notNull(),
+    windowPages: integer('window_pages').notNull(),
+    assetTypes: text('asset_types'),
+    /** When the walk was concluded with the check still to make. */
+    carriedAt: text('carried_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.organization, table.threatId] })],
+);
+
 /** Per organization: when a run last left no mirrored day overdue for its re-walk (docs/reconciliation.md). */
 export const reconcileState = sqliteTable('reconcile_state', {
   organization: text('organization').primaryKey(),

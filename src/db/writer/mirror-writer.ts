@@ -120,6 +120,7 @@ export class MirrorWriter {
     const stamp = (now: string): string => this.#stamps.next(now);
     return {
       conclusion: (conclusion) => this.#pages.conclude(conclusion),
+      carriedConclusion: (conclusion) => this.#pages.concludeCarried(conclusion),
       openWindow: (window) => cursors.add(window),
       addWindows: ({ windows }) => plans.addWindows(windows),
       startRun: (run) => runs.start(run),

@@ -7,10 +7,10 @@ import { prepareWriteStatements, type WriteStatements } from '../sql/statements.
 import type { PageOfRun } from '../sql/sync-runs.js';
 import type { DeriveLookupFields } from '../sql/threat-rows.js';
 import type { Database } from '../sqlite.js';
-import { type OfWindow, type RemovalCandidate, type WindowConclusion, WindowEnds } from './window-end.js';
+import { type CarriedConclusion, type OfWindow, type RemovalCandidate, type WindowConclusion, WindowEnds } from './window-end.js';
 import { WriteStamps } from './write-stamps.js';
 
-export type { RemovalCandidate, WindowConclusion } from './window-end.js';
+export type { CarriedConclusion, RemovalCandidate, WindowConclusion } from './window-end.js';
 
 export interface PageCounts {
   readonly inserted: number;
@@ -93,6 +93,7 @@ export class PageWriter {
   readonly #write: (input: PageInput) => PageResult;
   readonly #writeMany: (inputs: readonly PageInput[]) => PageResult[];
   readonly #conclude: (conclusion: WindowConclusion) => PageResult;
+  readonly #concludeCarried: (conclusion: CarriedConclusion) => PageResult;
   /** Windows of a run with a page that failed to write, and why (see writeBatch). */
   readonly #failedWindows = new Map<string, { message: string; code: string | undefined }>();
 
@@ -114,6 +115,8 @@ export class PageWriter {
     this.#write = (input) => write.immediate(input);
     this.#writeMany = (inputs) => writeMany.immediate(inputs);
     this.#conclude = (conclusion) => conclude.immediate(conclusion);
+    const concludeCarried = sqlite.transaction((conclusion: CarriedConclusion) => this.#writeCarriedConclusion(conclusion));
+    this.#concludeCarried = (conclusion) => concludeCarried.immediate(conclusion);
   }
 
   write(input: PageInput): PageResult {
@@ -128,6 +131,11 @@ export class PageWriter {
    */
   conclude(conclusion: WindowConclusion): PageResult {
     return this.#conclude(conclusion);
+  }
+
+  /** What a later run found out about a window's carried removal checks, in one transaction (window-end.ts). */
+  concludeCarried(conclusion: CarriedConclusion): PageResult {
+    return this.#concludeCarried(conclusion);
   }
 
   /**
@@ -187,6 +195,14 @@ export class PageWriter {
     const stamp = this.#stamps.next(conclusion.now);
     const { inserted, updated } = this.#statements.threats.write(conclusion.organization, conclusion.found, this.#lookupsOf(conclusion.found, conclusion.lookups), stamp);
     const removed = this.#windowEnds.conclude(conclusion, stamp);
+    this.#statements.runs.countConclusion(conclusion.runId, { inserted, updated, removed });
+    return { inserted, updated, rejected: 0, removed };
+  }
+
+  #writeCarriedConclusion(conclusion: CarriedConclusion): PageResult {
+    const stamp = this.#stamps.next(conclusion.now);
+    const { inserted, updated } = this.#statements.threats.write(conclusion.organization, conclusion.found, this.#lookupsOf(conclusion.found, conclusion.lookups), stamp);
+    const removed = this.#windowEnds.concludeCarried(conclusion, stamp);
     this.#statements.runs.countConclusion(conclusion.runId, { inserted, updated, removed });
     return { inserted, updated, rejected: 0, removed };
   }
