@@ -1,10 +1,13 @@
 // Reconciliation always progresses (issue 40, case 1): a window whose walk spends the run's whole
 // request budget has its removal checks carried over to the next run, and is never walked again for
-// them; overdue_days falls to 0 within the bound docs/reconciliation.md states. The compiled CLI
-// against the stand-in, into a real SQLite file.
+// them; overdue_days falls to 0 within the bound docs/reconciliation.md states, whatever the day
+// sizes, the budget (1 to 30) and the unblocks and moves meanwhile (a property test, fast-check,
+// fixed seed: LIVENESS_SEED=n LIVENESS_CASES=n run others). The compiled CLI against the stand-in,
+// into a real SQLite file.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
-import type { RequestRecord } from '../src/standin/index.js';
+import type { RequestRecord, Standin, StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { withDb } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
@@ -69,5 +72,90 @@ describe('reconciliation at a budget its walks fill', { timeout: 180_000 }, () =
       return start <= heavyDay && heavyDay <= end;
     });
     expect(heavyWalks).toHaveLength(1);
+  });
+});
+
+const SEED = Number(process.env.LIVENESS_SEED ?? 40);
+const CASES = Number(process.env.LIVENESS_CASES ?? 3);
+
+/** A change of the service during the cycle: before run `beforeRun`, or while its first walk page is served (`duringWalk`). */
+interface Change {
+  readonly kind: 'unblock' | 'move';
+  readonly beforeRun: number;
+  readonly duringWalk: boolean;
+  /** Which listed threat (an index into the list, modulo its length), and for a move, which day (modulo the days). */
+  readonly pick: number;
+  readonly toDay: number;
+}
+
+interface LivenessCase {
+  readonly budget: number;
+  /** Threats on each mirrored day. */
+  readonly days: readonly number[];
+  readonly changes: readonly Change[];
+}
+
+const MAX_CHANGES = 6;
+const livenessCase: fc.Arbitrary<LivenessCase> = fc.integer({ min: 1, max: 30 }).chain((budget) =>
+  fc.record({
+    budget: fc.constant(budget),
+    // Every day fits a run's budget, moves into it included: a larger one is never reconciled (documented).
+    days: fc.array(fc.integer({ min: 0, max: Math.min(100 * budget - MAX_CHANGES, 260) }), { minLength: 3, maxLength: 12 }),
+    changes: fc.array(
+      fc.record({ kind: fc.constantFrom('unblock' as const, 'move' as const), beforeRun: fc.integer({ min: 0, max: 3 }), duringWalk: fc.boolean(), pick: fc.nat(), toDay: fc.nat() }),
+      { maxLength: MAX_CHANGES },
+    ),
+  }),
+);
+
+/** The change, applied to what the service lists now. */
+function apply(service: Standin, change: Change, days: readonly string[]): void {
+  const listedNow = service.threatsVisibleTo(KEY);
+  const threat = listedNow[change.pick % Math.max(1, listedNow.length)];
+  if (!threat) return;
+  if (change.kind === 'unblock') return service.removeThreats([threat.id]);
+  const day = days[change.toDay % days.length] as string;
+  service.updateThreat(threat.id, { blockedAt: `${day}T23:${String(change.pick % 60).padStart(2, '0')}:00.000Z` });
+}
+
+/**
+ * The bound of docs/reconciliation.md: from every mirrored day due, overdue_days is 0 within
+ * 2⌈(P + C)/B⌉ + 2 runs, and each change meanwhile adds at most one: P the pages of the days (a day
+ * costs at least one), C the removal checks (at most one per change), B the budget.
+ */
+function boundOf({ budget, days, changes }: LivenessCase): number {
+  const pages = days.reduce((sum, records) => sum + Math.max(1, Math.ceil((records + changes.length) / 100)), 0);
+  return 2 * Math.ceil((pages + changes.length) / budget) + 2 + changes.length;
+}
+
+async function overdueReachesZero(testCase: LivenessCase): Promise<void> {
+  const first = addDays(TODAY, -testCase.days.length - 1);
+  const days = testCase.days.map((_, index) => addDays(first, index));
+  const threats: StandinThreat[] = testCase.days.flatMap((records, index) => threatsOfDay(days[index] as string, 100_000 + index * 1000, records));
+  const service = await serveThreats(KEY, NOW, threats);
+  const dbPath = tempDbPath();
+  expect((await runCli(['--backfill', '--from', first], env(service, dbPath))).code).toBe(0);
+  const bound = boundOf(testCase);
+  const overdue: number[] = [];
+  const budget = { THREAT_MIRROR_NOW: LATER, THREAT_MIRROR_RECONCILE_MAX_REQUESTS: String(testCase.budget) };
+  for (let run = 0; run < bound && (overdue.at(-1) !== 0 || run <= 3); run += 1) {
+    for (const change of testCase.changes.filter((candidate) => candidate.beforeRun === run)) {
+      if (change.duringWalk) service.onListRequest({ match: { withQuery: false }, change: () => apply(service, change, days) });
+      else apply(service, change, days);
+    }
+    const result = await runCli(['--once'], env(service, dbPath, budget));
+    expect(result.code, result.stderr).toBe(0);
+    overdue.push(overdueDays(dbPath));
+  }
+  const seen = `budget ${testCase.budget}, days ${testCase.days.join(' ')}, ${testCase.changes.length} changes; overdue run after run: ${overdue.join(', ')} (bound ${bound})`;
+  expect(overdue.at(-1), seen).toBe(0);
+  // A last full pass (nothing due, nothing changes): the mirror holds what the service lists.
+  expect((await runCli(['--once'], env(service, dbPath, { ...budget, THREAT_MIRROR_RECONCILE_DAYS: '0', THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '100000' }))).code).toBe(0);
+  expect(currentThreats(dbPath), seen).toEqual(listed(service, KEY));
+}
+
+describe(`reconciliation always progresses (fast-check, seed ${SEED}, ${CASES} cases)`, { timeout: 120_000 + CASES * 60_000 }, () => {
+  it('brings overdue_days to 0 within the stated bound for any day sizes, budget from 1 to 30, and unblocks and moves during the cycle', async () => {
+    await fc.assert(fc.asyncProperty(livenessCase, overdueReachesZero), { seed: SEED, numRuns: CASES, endOnFailure: true });
   });
 });

@@ -17,7 +17,11 @@ export type DeriveLookupFields = (type: string, content: string) => LookupFields
 export interface ThreatWriteCounts {
   readonly inserted: number;
   readonly updated: number;
+  /** The threats stored before whose row changed (their day may have: see DayLedgerRows.joinDayOfThreat). */
+  readonly updatedIds: readonly number[];
 }
+
+const NONE: readonly number[] = [];
 
 const THREAT_COLUMNS = `id, content, type, blocked_at, first_seen_at, updated_at, change_seq,
   host, registrable_domain, address_namespace, address_chain, address, email, email_domain, url_expression`;
@@ -102,6 +106,7 @@ export class ThreatRows {
     const { threats, fields } = uniqueById(all, lookups);
     let inserted = 0;
     let updated = 0;
+    let updatedIds: number[] | undefined;
     for (const [offset, chunk] of chunks(threats)) {
       const values: unknown[] = [];
       chunk.forEach((threat, index) => {
@@ -132,7 +137,10 @@ export class ThreatRows {
       for (const row of written) {
         writtenIds.add(row.id);
         if (row.first_seen_at === stamp) inserted += 1;
-        else updated += 1;
+        else {
+          updated += 1;
+          (updatedIds ??= []).push(row.id);
+        }
       }
       // A new or restored link changes what a reader of this organization sees: it moves the feed too.
       const linked = this.#statement(this.#links, chunk.length, (rows) => linkSql(rows, true)).all(links) as Array<{ threat_id: number }>;
@@ -140,7 +148,7 @@ export class ThreatRows {
         if (!writtenIds.has(id)) this.#moveInFeed.run(++this.#changeSeq, id);
       }
     }
-    return { inserted, updated };
+    return { inserted, updated, updatedIds: updatedIds ?? NONE };
   }
 
   /** Marks the organization's link to a threat removed (and moves the threat in the feed); false when it was not current. */

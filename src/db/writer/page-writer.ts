@@ -175,7 +175,8 @@ export class PageWriter {
   #writePage(input: PageInput): PageResult {
     const { threats, cursors, runs, rejected } = this.#statements;
     const stamp = this.#stamps.next(input.now);
-    const { inserted, updated } = threats.write(input.organization, input.threats, this.#lookupsOf(input.threats, input.lookups), stamp);
+    const { inserted, updated, updatedIds } = threats.write(input.organization, input.threats, this.#lookupsOf(input.threats, input.lookups), stamp);
+    this.#joinDays(input.organization, input.window, input.threats, updatedIds);
     rejected.insertAll(input.organization, input.runId, input.rejected, stamp);
     cursors.advance({
       window: input.window,
@@ -193,7 +194,8 @@ export class PageWriter {
 
   #writeConclusion(conclusion: WindowConclusion): PageResult {
     const stamp = this.#stamps.next(conclusion.now);
-    const { inserted, updated } = this.#statements.threats.write(conclusion.organization, conclusion.found, this.#lookupsOf(conclusion.found, conclusion.lookups), stamp);
+    const { inserted, updated, updatedIds } = this.#statements.threats.write(conclusion.organization, conclusion.found, this.#lookupsOf(conclusion.found, conclusion.lookups), stamp);
+    this.#joinDays(conclusion.organization, conclusion.window, conclusion.found, updatedIds);
     const removed = this.#windowEnds.conclude(conclusion, stamp);
     this.#statements.runs.countConclusion(conclusion.runId, { inserted, updated, removed });
     return { inserted, updated, rejected: 0, removed };
@@ -201,10 +203,26 @@ export class PageWriter {
 
   #writeCarriedConclusion(conclusion: CarriedConclusion): PageResult {
     const stamp = this.#stamps.next(conclusion.now);
-    const { inserted, updated } = this.#statements.threats.write(conclusion.organization, conclusion.found, this.#lookupsOf(conclusion.found, conclusion.lookups), stamp);
+    const { inserted, updated, updatedIds } = this.#statements.threats.write(conclusion.organization, conclusion.found, this.#lookupsOf(conclusion.found, conclusion.lookups), stamp);
+    this.#joinDays(conclusion.organization, conclusion.window, conclusion.found, updatedIds);
     const removed = this.#windowEnds.concludeCarried(conclusion, stamp);
     this.#statements.runs.countConclusion(conclusion.runId, { inserted, updated, removed });
     return { inserted, updated, rejected: 0, removed };
+  }
+
+  /**
+   * Every row has a walk that will look at it again: a threat written on a day outside the window
+   * walked (moved there, found there by a check) joins that day to the organization's ledger, and
+   * a threat whose row changed joins its day to the ledger of every organization it is current for
+   * (another organization's walk may have moved it), as never walked (sql/day-ledger.ts).
+   */
+  #joinDays(organization: string, window: { readonly windowStart: string; readonly windowEnd: string }, threats: readonly Threat[], updatedIds: readonly number[]): void {
+    const { ledger } = this.#statements;
+    for (const id of updatedIds) ledger.joinDayOfThreat(id);
+    for (const threat of threats) {
+      const day = threat.blockedAt.slice(0, 10);
+      if (day < window.windowStart || day > window.windowEnd) ledger.joinDay(organization, day);
+    }
   }
 
   #lookupsOf(threats: readonly Threat[], given: readonly LookupFields[] | undefined): readonly LookupFields[] {

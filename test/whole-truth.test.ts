@@ -1,0 +1,66 @@
+// The whole truth under every configuration (issue 40): every row has a walk that will look at it
+// again (case 2), what decides for one organization reads its own rows (case 3), and every writer
+// applies one scope (case 4). The compiled CLI against the stand-in, into a real SQLite file.
+import { describe, expect, it } from 'vitest';
+import { addDays } from '../src/lib/days.js';
+import { runCli } from './support/cli.js';
+import { withDb } from './support/mirror-db.js';
+import { mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
+import { currentThreats, listed, threatsOfDay } from './support/walk-data.js';
+
+const NOW = '2026-11-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const KEY = 'acme-key-40-truth';
+/** Every mirrored day re-walked at every run, without limit. */
+const FULL_RECONCILIATION = { THREAT_MIRROR_RECONCILE_DAYS: '0', THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '100000' };
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', LOG_LEVEL: 'info', ...FULL_RECONCILIATION });
+
+describe('case 2: a threat moved to a day outside the mirrored range', { timeout: 120_000 }, () => {
+  it('joins that day to the ledger, counted overdue until walked, and an unblock there is marked at the next run', async () => {
+    const first = addDays(TODAY, -10);
+    const threats = Array.from({ length: 10 }, (_, index) => threatsOfDay(addDays(first, index), 100_000 + index * 1000, 5)).flat();
+    const service = await serveThreats(KEY, NOW, threats);
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', first], env(service, dbPath))).code).toBe(0);
+
+    // The service corrects a threat's blockedAt to a day long before the mirrored range.
+    const moved = threats[12] as (typeof threats)[number];
+    const longAgo = addDays(TODAY, -400);
+    service.updateThreat(moved.id, { blockedAt: `${longAgo}T08:00:00.000Z` });
+    expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
+    // Found there by its removal check and written there: that day joined the ledger, never walked.
+    expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
+    const joined = withDb(dbPath, (db) => db.prepare("SELECT run_id AS runId, completed_at AS completedAt FROM sync_windows WHERE organization = 'acme' AND day = ?").get(longAgo));
+    expect(joined).toEqual({ runId: 0, completedAt: '1970-01-01T00:00:00.000Z' });
+
+    // Unblocked there: the next run walks the joined day, and the threat is no longer current.
+    service.removeThreats([moved.id]);
+    const result = await runCli(['--once'], env(service, dbPath));
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
+    expect((await runCli(['lookup', moved.content], { THREAT_MIRROR_DB: dbPath })).code).toBe(1);
+    const walked = withDb(dbPath, (db) => db.prepare("SELECT run_id FROM sync_windows WHERE organization = 'acme' AND day = ?").pluck().get(longAgo)) as number;
+    expect(walked).toBeGreaterThan(0);
+  });
+
+  it('counts a day joined and never walked as overdue in sync_status and status', async () => {
+    const first = addDays(TODAY, -5);
+    const threats = Array.from({ length: 5 }, (_, index) => threatsOfDay(addDays(first, index), 200_000 + index * 1000, 3)).flat();
+    const service = await serveThreats(KEY, NOW, threats);
+    const dbPath = tempDbPath();
+    // No reconciliation: a joined day stays unwalked, and visible.
+    const quiet = { THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '0', THREAT_MIRROR_RECONCILE_DAYS: '7' };
+    expect((await runCli(['--backfill', '--from', first], env(service, dbPath, quiet))).code).toBe(0);
+    const moved = threats[4] as (typeof threats)[number];
+    const longAgo = addDays(TODAY, -90);
+    service.updateThreat(moved.id, { blockedAt: `${longAgo}T08:00:00.000Z` });
+    expect((await runCli(['verify', '--from', first, '--to', addDays(TODAY, -1)], env(service, dbPath, quiet))).code).toBe(0);
+    expect((await runCli(['--once'], env(service, dbPath, quiet))).code).toBe(0);
+    const overdue = withDb(dbPath, (db) => db.prepare("SELECT overdue_days, oldest_overdue_day FROM sync_status WHERE organization = 'acme'").get());
+    expect(overdue).toEqual({ overdue_days: 1, oldest_overdue_day: longAgo });
+    const status = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
+    expect(status.stdout).toContain(`1 days overdue, oldest ${longAgo}`);
+  });
+});
