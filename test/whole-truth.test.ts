@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { runCli } from './support/cli.js';
 import { withDb } from './support/mirror-db.js';
-import { mirrorEnvFor, serveThreats } from './support/service.js';
+import type { Standin } from '../src/standin/index.js';
+import { mirrorEnvFor, serveThreats, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 import { currentThreats, listed, threatsOfDay } from './support/walk-data.js';
 
@@ -62,5 +63,61 @@ describe('case 2: a threat moved to a day outside the mirrored range', { timeout
     expect(overdue).toEqual({ overdue_days: 1, oldest_overdue_day: longAgo });
     const status = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
     expect(status.stdout).toContain(`1 days overdue, oldest ${longAgo}`);
+  });
+});
+
+const ACME_KEY = 'acme-key-40-scoped';
+const USER_KEY = 'user-key-40-all';
+
+/** acme (its own key, scoped to URL) and all (a user key of acme and beta, every type), every day re-walked at every run. */
+function twoOrganizations(service: Standin, dbPath: string, organizations = 'acme,all'): Record<string, string> {
+  return {
+    THREAT_MIRROR_API_URL: service.url,
+    THREAT_MIRROR_DB: dbPath,
+    THREAT_MIRROR_ORGS: organizations,
+    THREAT_MIRROR_API_KEY_ACME: ACME_KEY,
+    THREAT_MIRROR_API_KEY_ALL: USER_KEY,
+    ...(organizations.includes('acme') ? { THREAT_MIRROR_ASSET_TYPES_ACME: 'URL' } : {}),
+    THREAT_MIRROR_NOW: NOW,
+    THREAT_MIRROR_RETRY_MIN_MS: '5',
+    THREAT_MIRROR_RETRY_MAX_MS: '50',
+    ...FULL_RECONCILIATION,
+  };
+}
+
+function currentOf(dbPath: string, organization: string): Array<{ id: number; type: string }> {
+  return withDb(dbPath, (db) => db.prepare('SELECT id, type FROM current_threats WHERE organization = ? ORDER BY id').all(organization)) as Array<{ id: number; type: string }>;
+}
+
+describe('case 3: a scoped organization beside another that shares its threats', { timeout: 120_000 }, () => {
+  it('removes its row once its threat becomes a PAGE of another organization, even when the other organization wrote the new type first', async () => {
+    const first = addDays(TODAY, -6);
+    const acme = Array.from({ length: 6 }, (_, index) => threatsOfDay(addDays(first, index), 300_000 + index * 1000, 4)).flat();
+    const beta = Array.from({ length: 6 }, (_, index) => threatsOfDay(addDays(first, index), 400_000 + index * 1000, 2, 'beta')).flat();
+    const service = await startTestStandin({
+      threats: [...acme, ...beta],
+      keys: { organizationKeys: { [ACME_KEY]: 'acme' }, userKeys: { [USER_KEY]: [{ organization: 'acme', active: true }, { organization: 'beta', active: true }] } },
+      now: () => new Date(NOW),
+    });
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', first], twoOrganizations(service, dbPath))).code).toBe(0);
+    const changed = acme[9] as (typeof acme)[number];
+    expect(currentOf(dbPath, 'acme').map((row) => row.id)).toContain(changed.id);
+
+    // acme's URL threat becomes a PAGE of beta; all (which sees both) writes the new type first.
+    service.updateThreat(changed.id, { type: 'PAGE', organization: 'beta' });
+    expect((await runCli(['--once'], twoOrganizations(service, dbPath, 'all'))).code).toBe(0);
+    expect(withDb(dbPath, (db) => db.prepare('SELECT type FROM threats WHERE id = ?').pluck().get(changed.id))).toBe('PAGE');
+
+    const result = await runCli(['--once'], twoOrganizations(service, dbPath));
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    // acme's URL mirror holds acme's URL threats, and no PAGE.
+    const acmeListed = service.threatsVisibleTo(ACME_KEY).filter((threat) => threat.type === 'URL');
+    expect(currentOf(dbPath, 'acme')).toEqual(acmeListed.map(({ id, type }) => ({ id, type })));
+    expect(currentOf(dbPath, 'all')).toEqual(service.threatsVisibleTo(USER_KEY).map(({ id, type }) => ({ id, type })));
+    const exported = await runCli(['export', '--format', 'csv', '--org', 'acme'], { THREAT_MIRROR_DB: dbPath });
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).not.toContain(changed.content);
   });
 });

@@ -65,6 +65,13 @@ export const organizationThreats = sqliteTable(
      * was mirrored): left out of every answer, yet not removed (docs/configuration.md).
      */
     outOfScope: integer('out_of_scope').notNull().default(0),
+    /**
+     * The type as this organization's own walks last returned it: its scope and its removal
+     * candidates are decided by it, never by `threats.type`, which another organization's walk
+     * sharing the threat may have changed since (issue 40). NULL in rows older than the column's
+     * migration only if their threat row was gone.
+     */
+    type: text('type'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.threatId] }), index('organization_threats_threat').on(table.threatId)],
 );

@@ -7,20 +7,34 @@ import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content
 import { type Database, prepareAll, type Statements } from '../sqlite.js';
 
 /**
- * The organization's current (not removed) threats of a span of days: (organization, first day,
- * the day after the last). CROSS JOIN keeps SQLite from driving this from the organization's
- * links: that reads every link of the organization at each window's end (quadratic over a
- * backfill; measured).
+ * The organization's current threats (neither removed nor out of its scope) of a span of days:
+ * (organization, first day, the day after the last), each with its link's own type (`ownType`:
+ * what the organization's scope is judged by). CROSS JOIN keeps SQLite from driving this from the
+ * organization's links: that reads every link of the organization at each window's end (quadratic
+ * over a backfill; measured).
  */
-export const WINDOW_THREATS_SQL = `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt
+export const WINDOW_THREATS_SQL = `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt, coalesce(o.type, t.type) AS ownType
          FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
-        WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL`;
+        WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL AND o.out_of_scope = 0`;
 
 /** Every threat of a span of days, whoever it belongs to: the blocked_at index alone answers (it holds the id). */
 export const THREAT_IDS_BETWEEN_SQL = 'SELECT id FROM threats WHERE blocked_at >= ? AND blocked_at < ?';
 
-/** (organization, threat id): whether the organization's link to the threat is current (not removed). */
-export const CURRENT_LINK_SQL = 'SELECT 1 FROM organization_threats WHERE organization = ? AND threat_id = ? AND removed_at IS NULL';
+/**
+ * (organization, threat id): the type of the organization's link to the threat when it is current
+ * (neither removed nor out of scope); no row otherwise. The link's own type, not the threat's: a
+ * walk of another organization sharing the threat may have changed `threats.type`.
+ */
+export const CURRENT_LINK_SQL = 'SELECT coalesce(type, \'\') FROM organization_threats WHERE organization = ? AND threat_id = ? AND removed_at IS NULL AND out_of_scope = 0';
+
+/** A row of WINDOW_THREATS_SQL: a digested threat and the type its organization's scope judges it by. */
+export type OwnedThreat = DigestedThreat & { readonly ownType: string };
+
+/** Whether a link's own type is one of a walk's types (undefined: every type). */
+export function ownTypeIn(assetTypes: readonly string[] | undefined): (threat: { readonly ownType: string }) => boolean {
+  const inScope = ofAssetTypes(assetTypes);
+  return (threat) => inScope({ type: threat.ownType });
+}
 
 /** A mirrored day as the ledger last recorded it. */
 export interface LedgerDay {
@@ -95,8 +109,8 @@ export class LedgerReads {
   /** Per day, the digest of the organization's current threats (not removed) between two days, of a scope's types. */
   currentDigests(organization: string, from: string, to: string, assetTypes?: readonly string[]): Map<string, DayDigest> {
     const digests = new Map<string, DayDigest>();
-    const inScope = ofAssetTypes(assetTypes);
-    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<DigestedThreat>) if (inScope(threat)) addToDayDigests(digests, threat);
+    const inScope = ownTypeIn(assetTypes);
+    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<OwnedThreat>) if (inScope(threat)) addToDayDigests(digests, threat);
     return digests;
   }
 

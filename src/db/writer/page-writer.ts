@@ -5,7 +5,7 @@ import type { LookupFields } from '../../url/lookup-fields.js';
 import type { DayDigest } from '../content-hash.js';
 import { prepareWriteStatements, type WriteStatements } from '../sql/statements.js';
 import type { PageOfRun } from '../sql/sync-runs.js';
-import type { DeriveLookupFields } from '../sql/threat-rows.js';
+import type { DeriveLookupFields, ThreatWriteCounts } from '../sql/threat-rows.js';
 import type { Database } from '../sqlite.js';
 import { type CarriedConclusion, type OfWindow, type RemovalCandidate, type WindowConclusion, WindowEnds } from './window-end.js';
 import { WriteStamps } from './write-stamps.js';
@@ -175,7 +175,8 @@ export class PageWriter {
   #writePage(input: PageInput): PageResult {
     const { threats, cursors, runs, rejected } = this.#statements;
     const stamp = this.#stamps.next(input.now);
-    const { inserted, updated, updatedIds } = threats.write(input.organization, input.threats, this.#lookupsOf(input.threats, input.lookups), stamp);
+    const scope = this.#statements.scopes.typesOf(input.organization);
+    const { inserted, updated, updatedIds } = threats.write(input.organization, input.threats, this.#lookupsOf(input.threats, input.lookups), stamp, scope);
     this.#joinDays(input.organization, input.window, input.threats, updatedIds);
     rejected.insertAll(input.organization, input.runId, input.rejected, stamp);
     cursors.advance({
@@ -194,7 +195,7 @@ export class PageWriter {
 
   #writeConclusion(conclusion: WindowConclusion): PageResult {
     const stamp = this.#stamps.next(conclusion.now);
-    const { inserted, updated, updatedIds } = this.#statements.threats.write(conclusion.organization, conclusion.found, this.#lookupsOf(conclusion.found, conclusion.lookups), stamp);
+    const { inserted, updated, updatedIds } = this.#writeFound(conclusion, stamp);
     this.#joinDays(conclusion.organization, conclusion.window, conclusion.found, updatedIds);
     const removed = this.#windowEnds.conclude(conclusion, stamp);
     this.#statements.runs.countConclusion(conclusion.runId, { inserted, updated, removed });
@@ -203,11 +204,17 @@ export class PageWriter {
 
   #writeCarriedConclusion(conclusion: CarriedConclusion): PageResult {
     const stamp = this.#stamps.next(conclusion.now);
-    const { inserted, updated, updatedIds } = this.#statements.threats.write(conclusion.organization, conclusion.found, this.#lookupsOf(conclusion.found, conclusion.lookups), stamp);
+    const { inserted, updated, updatedIds } = this.#writeFound(conclusion, stamp);
     this.#joinDays(conclusion.organization, conclusion.window, conclusion.found, updatedIds);
     const removed = this.#windowEnds.concludeCarried(conclusion, stamp);
     this.#statements.runs.countConclusion(conclusion.runId, { inserted, updated, removed });
     return { inserted, updated, rejected: 0, removed };
+  }
+
+  /** A conclusion's threats found still listed, written as the service sent them. */
+  #writeFound(conclusion: Pick<WindowConclusion, 'organization' | 'found' | 'lookups'>, stamp: string): ThreatWriteCounts {
+    const { organization, found, lookups } = conclusion;
+    return this.#statements.threats.write(organization, found, this.#lookupsOf(found, lookups), stamp, this.#statements.scopes.typesOf(organization));
   }
 
   /**

@@ -6,10 +6,10 @@
 // have shifted is no proof. The sync confirms each candidate with the service first and sends the
 // outcome back (WindowConclusion); only then does a threat get its removed_at.
 import { addDays } from '../../lib/days.js';
-import { ofAssetTypes, type Threat } from '../../records.js';
+import type { Threat } from '../../records.js';
 import type { LookupFields } from '../../url/lookup-fields.js';
-import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
-import { CURRENT_LINK_SQL, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from '../read/ledger-reads.js';
+import { addToDayDigests, type DayDigest } from '../content-hash.js';
+import { CURRENT_LINK_SQL, type OwnedThreat, ownTypeIn, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from '../read/ledger-reads.js';
 import type { DayLedgerRows } from '../sql/day-ledger.js';
 import type { RemovalCheckRows } from '../sql/removal-checks.js';
 import { storedScope } from '../sql/scopes.js';
@@ -123,16 +123,21 @@ export class WindowEnds {
   lastPage(input: LastPage, stamp: string): readonly RemovalCandidate[] {
     const { windowSeenIds: seen, organization, window } = input;
     const above = input.windowSeenAbove ?? null;
-    const candidateIds: number[] = [];
+    const candidates: RemovalCandidate[] = [];
+    const inScope = ownTypeIn(input.assetTypes);
     let kept = 0;
     if (seen !== null) {
       for (const id of this.#read.threatIdsBetween.iterate(window.windowStart, addDays(window.windowEnd, 1)) as Iterable<number>) {
         if (seen.has(id)) kept += 1;
-        else if ((above === null || id > above) && this.#read.currentLink.get(organization, id) !== undefined) candidateIds.push(id);
+        else if (above === null || id > above) {
+          // The organization's own link decides, whatever another organization's walk wrote of the threat.
+          const ownType = this.#read.currentLink.get(organization, id) as string | undefined;
+          if (ownType === undefined) continue;
+          const candidate = this.#read.threatById.get(id) as RemovalCandidate;
+          if (inScope({ ownType: ownType === '' ? candidate.type : ownType })) candidates.push(candidate);
+        }
       }
     }
-    const inScope = ofAssetTypes(input.assetTypes);
-    const candidates = candidateIds.map((id) => this.#read.threatById.get(id) as RemovalCandidate).filter(inScope);
     if (candidates.length > 0) return candidates;
     // The walk's digests are the rows' only when it saw the window whole and every id it saw is
     // still stored under these days (a later window may have written one again under another).
@@ -187,8 +192,8 @@ export class WindowEnds {
   /** The organization's current threats of the window's days (of the walk's types), read back and hashed. */
   #digestsFromRows({ organization, window, assetTypes }: OfWindow): Map<string, DayDigest> {
     const digests = new Map<string, DayDigest>();
-    const inScope = ofAssetTypes(assetTypes);
-    for (const row of this.#read.windowThreats.iterate(organization, window.windowStart, addDays(window.windowEnd, 1)) as Iterable<DigestedThreat>) {
+    const inScope = ownTypeIn(assetTypes);
+    for (const row of this.#read.windowThreats.iterate(organization, window.windowStart, addDays(window.windowEnd, 1)) as Iterable<OwnedThreat>) {
       if (inScope(row)) addToDayDigests(digests, row);
     }
     return digests;
