@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { runCli } from './support/cli.js';
 import { withDb } from './support/mirror-db.js';
-import type { Standin } from '../src/standin/index.js';
+import type { Standin, StandinThreat } from '../src/standin/index.js';
 import { mirrorEnvFor, serveThreats, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 import { currentThreats, listed, threatsOfDay } from './support/walk-data.js';
@@ -119,5 +119,48 @@ describe('case 3: a scoped organization beside another that shares its threats',
     const exported = await runCli(['export', '--format', 'csv', '--org', 'acme'], { THREAT_MIRROR_DB: dbPath });
     expect(exported.code).toBe(0);
     expect(exported.stdout).not.toContain(changed.content);
+  });
+});
+
+describe('case 4: one scope for every writer', { timeout: 120_000 }, () => {
+  /** acme's URL and PAGE threats over six days, mirrored whole, then narrowed to URL. */
+  async function narrowedToUrl(): Promise<{ service: Standin; dbPath: string; pages: StandinThreat[] }> {
+    const first = addDays(TODAY, -6);
+    const threats = Array.from({ length: 6 }, (_, index) =>
+      threatsOfDay(addDays(first, index), 500_000 + index * 1000, 6).map((threat, position) => (position % 2 === 0 ? threat : { ...threat, type: 'PAGE' })),
+    ).flat();
+    const service = await serveThreats(KEY, NOW, threats);
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', first], env(service, dbPath))).code).toBe(0);
+    expect((await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_ASSET_TYPES: 'URL' }))).code).toBe(0);
+    expect(currentThreats(dbPath).every((threat) => threat.type === 'URL')).toBe(true);
+    return { service, dbPath, pages: threats.filter((threat) => threat.type === 'PAGE') };
+  }
+
+  it('verify applies the configured scope and records it, so a later URL run hides every PAGE again and an unblocked PAGE never lingers', async () => {
+    const { service, dbPath, pages } = await narrowedToUrl();
+    // verify without the variable: every type, recorded as such, not PAGE rows shown under a URL scope.
+    const verified = await runCli(['verify'], env(service, dbPath));
+    expect(verified.code).toBe(0);
+    expect(withDb(dbPath, (db) => db.prepare("SELECT asset_types FROM sync_status WHERE organization = 'acme'").pluck().get())).toBeNull();
+
+    const unblocked = pages[3] as StandinThreat;
+    service.removeThreats([unblocked.id]);
+    expect((await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_ASSET_TYPES: 'URL' }))).code).toBe(0);
+    expect(currentThreats(dbPath)).toEqual(listed(service, KEY).filter((threat) => threat.type === 'URL'));
+    const csv = await runCli(['export', '--format', 'csv'], { THREAT_MIRROR_DB: dbPath });
+    expect(csv.code).toBe(0);
+    for (const page of pages) expect(csv.stdout).not.toContain(page.content);
+  });
+
+  it('never shows a type outside the recorded scope, even when the service sends one with a page', async () => {
+    const { service, dbPath, pages } = await narrowedToUrl();
+    const sent = pages[0] as StandinThreat;
+    // A service that ignores assetType: a PAGE record appended to the first page of the URL walk.
+    const record = JSON.stringify({ id: sent.id, content: sent.content, type: sent.type, blockedAt: sent.blockedAt });
+    service.faults.enqueue({ kind: 'rawRecords', records: [record] });
+    expect((await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_ASSET_TYPES: 'URL' }))).code).toBe(0);
+    expect(currentThreats(dbPath).map((threat) => threat.id)).not.toContain(sent.id);
+    expect(withDb(dbPath, (db) => db.prepare("SELECT out_of_scope FROM organization_threats WHERE organization = 'acme' AND threat_id = ?").pluck().get(sent.id))).toBe(1);
   });
 });
