@@ -4,6 +4,8 @@
 --   organization_threats.type: the type as the organization's own walks last returned it, by which
 --     its scope and its removal candidates are decided (threats.type is shared: another
 --     organization's walk may change it); filled from threats.type for the rows there are;
+--   report_sync_state.full_walk_at: when the last walk of the whole reports list began, so that
+--     reports older than the recent days are re-read every THREAT_MIRROR_RECONCILE_DAYS;
 --   enforced_threats leaves out threats outside their organization's scope, as current_threats does
 --     (an interim fix here: issue 37 defines "in force" once for both views).
 CREATE TABLE `removal_checks` (
@@ -18,6 +20,7 @@ CREATE TABLE `removal_checks` (
 );
 --> statement-breakpoint
 ALTER TABLE `organization_threats` ADD `type` text;--> statement-breakpoint
+ALTER TABLE `report_sync_state` ADD `full_walk_at` text;--> statement-breakpoint
 UPDATE `organization_threats` SET `type` = (SELECT `type` FROM `threats` WHERE `threats`.`id` = `organization_threats`.`threat_id`);--> statement-breakpoint
 DROP VIEW `enforced_threats`;--> statement-breakpoint
 CREATE VIEW `enforced_threats` AS

@@ -352,4 +352,9 @@ export const reportSyncState = sqliteTable('report_sync_state', {
   disabledReason: text('disabled_reason'),
   disabledUntil: text('disabled_until'),
   updatedAt: text('updated_at').notNull(),
+  /**
+   * When the last walk of the whole list (no date range, read to its end) began: reports older than
+   * the recent days are re-read by such a walk every THREAT_MIRROR_RECONCILE_DAYS (docs/reconciliation.md).
+   */
+  fullWalkAt: text('full_walk_at'),
 });
