@@ -12,6 +12,7 @@ import type { PageInput, PageResult } from './page-writer.js';
 import type { AppliedScope, ScopeToApply } from './scope-change.js';
 import type { FinishedReportWalk, ReportPageInput, ReportPageResult, ReportsDisabled } from './report-pages.js';
 import type { WalCheckpoint } from './wal-checkpoint.js';
+import type { WalSwitch } from './writer-pragmas.js';
 import type { CarriedConclusion, WindowConclusion } from './window-end.js';
 
 // The shapes of the calls' inputs, for the callers: they need not know the SQL modules.
@@ -98,6 +99,8 @@ export interface WriterStart {
   readonly lookupRules: LookupRulesUpgrade | null;
   /** Lookup indexes left to build at the end (the mirror was empty: see sql/deferred-indexes.ts). */
   readonly deferredIndexes: number;
+  /** The file was not at rest in WAL mode and was switched to it, waiting this long for other connections (writer-pragmas.ts). */
+  readonly walSwitch: WalSwitch | null;
 }
 
 export interface WriterThreadData {
