@@ -5,7 +5,7 @@ import type { LookupFields } from '../../url/lookup-fields.js';
 import type { DayDigest } from '../content-hash.js';
 import { prepareWriteStatements, type WriteStatements } from '../sql/statements.js';
 import type { PageOfRun } from '../sql/sync-runs.js';
-import type { DeriveLookupFields, ThreatWriteCounts } from '../sql/threat-rows.js';
+import type { DeriveLookupFields } from '../sql/threat-rows.js';
 import type { Database } from '../sqlite.js';
 import { type CarriedConclusion, type OfWindow, type RemovalCandidate, type WindowConclusion, WindowEnds } from './window-end.js';
 import { WriteStamps } from './write-stamps.js';
@@ -194,27 +194,25 @@ export class PageWriter {
   }
 
   #writeConclusion(conclusion: WindowConclusion): PageResult {
-    const stamp = this.#stamps.next(conclusion.now);
-    const { inserted, updated, updatedIds } = this.#writeFound(conclusion, stamp);
-    this.#joinDays(conclusion.organization, conclusion.window, conclusion.found, updatedIds);
-    const removed = this.#windowEnds.conclude(conclusion, stamp);
-    this.#statements.runs.countConclusion(conclusion.runId, { inserted, updated, removed });
-    return { inserted, updated, rejected: 0, removed };
+    return this.#writeFoundThen(conclusion, (stamp) => this.#windowEnds.conclude(conclusion, stamp));
   }
 
   #writeCarriedConclusion(conclusion: CarriedConclusion): PageResult {
-    const stamp = this.#stamps.next(conclusion.now);
-    const { inserted, updated, updatedIds } = this.#writeFound(conclusion, stamp);
-    this.#joinDays(conclusion.organization, conclusion.window, conclusion.found, updatedIds);
-    const removed = this.#windowEnds.concludeCarried(conclusion, stamp);
-    this.#statements.runs.countConclusion(conclusion.runId, { inserted, updated, removed });
-    return { inserted, updated, rejected: 0, removed };
+    return this.#writeFoundThen(conclusion, (stamp) => this.#windowEnds.concludeCarried(conclusion, stamp));
   }
 
-  /** A conclusion's threats found still listed, written as the service sent them. */
-  #writeFound(conclusion: Pick<WindowConclusion, 'organization' | 'found' | 'lookups'>, stamp: string): ThreatWriteCounts {
-    const { organization, found, lookups } = conclusion;
-    return this.#statements.threats.write(organization, found, this.#lookupsOf(found, lookups), stamp, this.#statements.scopes.typesOf(organization));
+  /**
+   * A conclusion's threats found still listed, written as the service sent them (their days joined
+   * to the ledgers that lack them), then `conclude` (the removals and the window's end), counted in its run.
+   */
+  #writeFoundThen(conclusion: WindowConclusion | CarriedConclusion, conclude: (stamp: string) => number): PageResult {
+    const { organization, found, lookups, window, runId } = conclusion;
+    const stamp = this.#stamps.next(conclusion.now);
+    const { inserted, updated, updatedIds } = this.#statements.threats.write(organization, found, this.#lookupsOf(found, lookups), stamp, this.#statements.scopes.typesOf(organization));
+    this.#joinDays(organization, window, found, updatedIds);
+    const removed = conclude(stamp);
+    this.#statements.runs.countConclusion(runId, { inserted, updated, removed });
+    return { inserted, updated, rejected: 0, removed };
   }
 
   /**
