@@ -12,7 +12,8 @@
 //   - enforced_threats is current_threats without what the allowlist allows, lookup agrees with
 //     it, and so does the JSONL export.
 // A fixed seed and a few steps in `npm test`; RANDOM_MODEL_SEED=n and RANDOM_MODEL_STEPS=n run
-// others and longer (e.g. RANDOM_MODEL_SEED=$RANDOM RANDOM_MODEL_STEPS=300 npx vitest run test/random-model.test.ts).
+// others and longer (e.g. RANDOM_MODEL_SEED=$RANDOM RANDOM_MODEL_STEPS=300 npx vitest run test/random-model.test.ts),
+// RANDOM_MODEL_LOG=1 prints the steps taken.
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { type CliResult, runCli, startCli } from './support/cli.js';
