@@ -9,10 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import type { RequestRecord, Standin, StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
-import { withDb } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
-import { currentThreats, listed, removedIds, threatsOfDay } from './support/walk-data.js';
+import { currentThreats, listed, overdueDays, removedIds, threatsOfDay } from './support/walk-data.js';
 
 const NOW = '2026-11-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -20,10 +19,6 @@ const TODAY = NOW.slice(0, 10);
 const LATER = '2026-11-23T12:00:00.000Z';
 const KEY = 'acme-key-40-liveness';
 const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', LOG_LEVEL: 'info' });
-
-function overdueDays(dbPath: string): number {
-  return withDb(dbPath, (db) => db.prepare("SELECT overdue_days FROM sync_status WHERE organization = 'acme'").pluck().get() as number);
-}
 
 /** First pages a walk (not a check) asked for, by window. */
 function walksOf(requests: readonly RequestRecord[]): string[] {
