@@ -89,11 +89,16 @@ class ModelRun {
     return incremental ? { ran: 'success' } : { ran: 'none' };
   }
 
-  /** The daemon, for two runs of each organization, then SIGTERM. */
+  /** The daemon, for two runs of each organization, then SIGTERM, or at times SIGKILL at once. */
   async #daemon(index: number): Promise<Outcome> {
     const daemon = startCli([], this.world.env({ THREAT_MIRROR_SCHEDULE: '* * * * * *' }));
     const finished = (organization: string): number => daemon.logs.filter((line) => line.msg === `sync of organization "${organization}" succeeded`).length;
     await daemon.waitForLog(() => ORGANIZATIONS.every((organization) => finished(organization) >= 2));
+    if (this.world.random() < 0.3) {
+      await daemon.stop('SIGKILL');
+      this.log.push(`${index}: daemon, two runs, then SIGKILL`);
+      return { ran: 'killed' };
+    }
     daemon.kill('SIGTERM');
     return this.#ran(index, 'daemon, two runs', await daemon.exited);
   }

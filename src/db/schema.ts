@@ -65,12 +65,7 @@ export const organizationThreats = sqliteTable(
      * was mirrored): left out of every answer, yet not removed (docs/configuration.md).
      */
     outOfScope: integer('out_of_scope').notNull().default(0),
-    /**
-     * The type as this organization's own walks last returned it: its scope and its removal
-     * candidates are decided by it, never by `threats.type`, which another organization's walk
-     * sharing the threat may have changed since (issue 40). NULL in rows older than the column's
-     * migration only if their threat row was gone.
-     */
+    /** The type its own walks last returned: its scope and removal candidates go by it, not by the shared `threats.type`. */
     type: text('type'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.threatId] }), index('organization_threats_threat').on(table.threatId)],
@@ -170,22 +165,18 @@ export const organizationScopes = sqliteTable('organization_scopes', {
 });
 
 /**
- * Removal checks a reconciliation's walk could not afford (docs/reconciliation.md, "Checks carried
- * over"): the window was walked whole, and these stored threats of its days were not returned. The
- * next run checks them before it walks anything, and the window's days enter the ledger once the
- * last is settled: the window is never walked again for them.
+ * Removal checks of a window walked whole that a reconciliation's budget did not cover: the next run
+ * makes them first, and the window's days enter the ledger once the last is settled (docs/reconciliation.md).
  */
 export const removalChecks = sqliteTable(
   'removal_checks',
   {
     organization: text('organization').notNull(),
     threatId: integer('threat_id').notNull(),
-    /** The window whose walk did not return the threat, its pages and the types it asked for (null: every type). */
-    windowStart: text('window_start').notNull(),
-    windowEnd: text('window_end').notNull(),
+    // The window whose walk did not return the threat, its pages, the types it asked for (null: every type).
+    windowStart: text('window_start').notNull(), windowEnd: text('window_end').notNull(),
     windowPages: integer('window_pages').notNull(),
     assetTypes: text('asset_types'),
-    /** When the walk was concluded with the check still to make. */
     carriedAt: text('carried_at').notNull(),
   },
   (table) => [primaryKey({ columns: [table.organization, table.threatId] })],
@@ -352,9 +343,6 @@ export const reportSyncState = sqliteTable('report_sync_state', {
   disabledReason: text('disabled_reason'),
   disabledUntil: text('disabled_until'),
   updatedAt: text('updated_at').notNull(),
-  /**
-   * When the last walk of the whole list (no date range, read to its end) began: reports older than
-   * the recent days are re-read by such a walk every THREAT_MIRROR_RECONCILE_DAYS (docs/reconciliation.md).
-   */
+  /** When the last walk of the whole list to its end began: one every THREAT_MIRROR_RECONCILE_DAYS (docs/reconciliation.md). */
   fullWalkAt: text('full_walk_at'),
 });
