@@ -3,7 +3,7 @@
 // system calls that write the file, its WAL, its WAL index and its journal (strace, which names
 // the thread of each); and in the source, by every connection the program opens.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
@@ -138,8 +138,10 @@ describe('the writer thread', () => {
     expect(daemon.mainThread).toBeDefined();
     expect(daemon.turns).not.toContain(daemon.mainThread);
     expect(scalar(dbPath, 'SELECT count(*) FROM threats')).toBe(1_000);
-    // The last close left the file in rollback mode (for readers on read-only mounts).
-    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('delete');
+    // The last close left the file at rest in WAL mode, its WAL folded in, -wal and -shm in place (for readers on read-only mounts).
+    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('wal');
+    expect(statSync(`${dbPath}-wal`).size).toBe(0);
+    expect(existsSync(`${dbPath}-shm`)).toBe(true);
   });
 
   it.skipIf(!strace)('writes the table allowlist of a daemon following its file, one thread at a time and never the main thread', async () => {
@@ -176,8 +178,10 @@ describe('the writer thread', () => {
     expect(daemon.mainThread).toBeDefined();
     expect(daemon.turns).not.toContain(daemon.mainThread);
     expect(scalar(dbPath, 'SELECT count(*) FROM threats')).toBe(1_000);
-    // The last close left the file in rollback mode (for readers on read-only mounts).
-    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('delete');
+    // The last close left the file at rest in WAL mode, its WAL folded in, -wal and -shm in place (for readers on read-only mounts).
+    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('wal');
+    expect(statSync(`${dbPath}-wal`).size).toBe(0);
+    expect(existsSync(`${dbPath}-shm`)).toBe(true);
   });
 });
 
