@@ -46,6 +46,8 @@ interface Watched {
 class ModelRun {
   readonly world: ModelWorld;
   readonly log: string[] = [];
+  /** What the steps reached: a run that drew no step of a kind, or never saw the mirror behind the service, checked less than it says. */
+  readonly reached = { service: 0, config: 0, clock: 0, command: 0, killed: 0, falseWatched: 0 };
   readonly #watched = new Map<string, Watched>();
 
   constructor(world: ModelWorld) {
@@ -56,10 +58,20 @@ class ModelRun {
     const { world } = this;
     const roll = world.random();
     let outcome: Outcome = { ran: 'none' };
-    if (roll < 0.34) this.log.push(`${index}: service ${world.changeService()}`);
-    else if (roll < 0.46) this.log.push(`${index}: config ${world.changeConfig()}`);
-    else if (roll < 0.52) this.log.push(`${index}: ${world.advanceClock()}`);
-    else outcome = await this.#command(index, world.random());
+    if (roll < 0.34) {
+      this.reached.service += 1;
+      this.log.push(`${index}: service ${world.changeService()}`);
+    } else if (roll < 0.46) {
+      this.reached.config += 1;
+      this.log.push(`${index}: config ${world.changeConfig()}`);
+    } else if (roll < 0.52) {
+      this.reached.clock += 1;
+      this.log.push(`${index}: ${world.advanceClock()}`);
+    } else {
+      this.reached.command += 1;
+      outcome = await this.#command(index, world.random());
+      if (outcome.ran === 'killed') this.reached.killed += 1;
+    }
     await this.check(index, outcome);
   }
 
@@ -147,6 +159,7 @@ class ModelRun {
     const runs = new Map(ORGANIZATIONS.map((organization) => [organization, succeededRuns(world, organization)]));
     const bounds = new Map(ORGANIZATIONS.map((organization) => [organization, cycleBound(world, organization, now.size)]));
     const problems: string[] = [];
+    if (now.size > 0) this.reached.falseWatched += 1;
     for (const id of this.#watched.keys()) if (!now.has(id)) this.#watched.delete(id);
     for (const [id, what] of now) {
       const organization = id.split(':')[0] as Organization;
@@ -178,5 +191,11 @@ describe(`the file under random service changes, configurations and commands (se
     await run.settle();
     if (process.env.RANDOM_MODEL_LOG) console.log(run.log.join("\n"));
     expect(run.log.length).toBeGreaterThan(STEPS);
+    // Floors on what the steps reached (the default seed's 14 steps reach each; more steps, more).
+    console.log(`random model, seed ${SEED}, ${STEPS} steps: reached ${JSON.stringify(run.reached)}`);
+    expect(run.reached.service, 'service changes').toBeGreaterThanOrEqual(Math.floor(STEPS / 7));
+    expect(run.reached.config, 'configuration changes').toBeGreaterThanOrEqual(1);
+    expect(run.reached.command, 'commands').toBeGreaterThanOrEqual(Math.floor(STEPS / 4));
+    expect(run.reached.falseWatched, 'checks that found the mirror behind the service, within its bound').toBeGreaterThanOrEqual(1);
   });
 });
