@@ -13,6 +13,7 @@ export const LAYERS = [
   'commands/',
   'cli/',
   'daemon/',
+  'serve/',
   'session/',
   'progress/',
   'sync/',

@@ -9,6 +9,7 @@ import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
 import { checkReadiness, type Readiness, withAllowlistHealth, withWalHealth } from './readiness.js';
 import { DaemonAllowlist } from './daemon-allowlist.js';
+import { ServingFailureLog } from './serving-failures.js';
 import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch, type Startup } from './startup.js';
@@ -83,6 +84,7 @@ async function startServing(
 ): Promise<HttpServer | undefined> {
   if (config.httpPort === undefined && config.dns === undefined) return undefined;
   const { enforcement, allowlist, readiness, startup, onFailure } = parts;
+  const failures = new ServingFailureLog(logger, metrics);
   return startHttpServer({
     host: config.httpHost,
     port: config.httpPort,
@@ -90,6 +92,7 @@ async function startServing(
     enforcement: enforcement.threadData(),
     allowlist: allowlist?.state.list,
     onEnforcementEvent: (event) => enforcement.event(event),
+    onFailedRequest: (failure) => failures.report(failure),
     token: config.httpToken,
     registry: metrics.registry,
     onLookups: (batch) => metrics.lookupsAnswered(batch),

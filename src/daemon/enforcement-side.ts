@@ -12,6 +12,7 @@ import { ZoneReader } from '../dns/zone-reader.js';
 import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { createFeedHandler, type FeedHandler } from './export-feeds.js';
 import type { InFlightBudget } from './http-limits.js';
+import { describeError, type ReportFailure } from '../serve/guard.js';
 
 export interface EnforcementData {
   readonly dbPath: string;
@@ -43,13 +44,17 @@ export interface EnforcementSide {
   close(): Promise<void>;
 }
 
-/** `budget`: the HTTP thread's requests in flight, which feeds share with lookups; `allowlist`: THREAT_MIRROR_ALLOWLIST as the thread has it now. */
-export async function startEnforcementSide(
-  data: EnforcementData,
-  emit: (event: EnforcementEvent) => void,
-  budget: InFlightBudget,
-  allowlist: () => Allowlist | undefined,
-): Promise<EnforcementSide> {
+/** What the serving thread shares with its enforcement side. */
+export interface SharedWithEnforcement {
+  /** The thread's requests and bytes in flight, which feeds share with lookups (and DNS with both). */
+  readonly budget: InFlightBudget;
+  /** THREAT_MIRROR_ALLOWLIST as the thread has it now. */
+  readonly allowlist: () => Allowlist | undefined;
+  /** The guard's report of a failed handler (serve/guard.ts). */
+  readonly report: ReportFailure;
+}
+
+export async function startEnforcementSide(data: EnforcementData, emit: (event: EnforcementEvent) => void, { budget, allowlist, report }: SharedWithEnforcement): Promise<EnforcementSide> {
   let indexReady = false;
   const feeds = createFeedHandler({
     dbPath: data.dbPath,
@@ -59,7 +64,7 @@ export async function startEnforcementSide(
     maxAgeSeconds: data.feedMaxAgeSeconds,
     budget,
     allowlist,
-    onError: (error) => emit({ type: 'error', message: `feed failed: ${error instanceof Error ? error.message : String(error)}` }),
+    onError: (error) => report({ listener: 'http', route: '/v1/exports/', answer: '500', ...describeError(error) }),
   });
   let server: DnsServer | undefined;
   let notifier: Notifier | undefined;

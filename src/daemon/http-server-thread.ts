@@ -17,6 +17,7 @@ import { type EnforcementCommand, type EnforcementData, type EnforcementEvent, t
 import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 import { bearerMatches } from '../lib/http-token.js';
 import { type LookupBatch, LookupStats } from './lookup-stats.js';
+import { describeError, guardHttp, type ReportFailure, type ServingFailure } from '../serve/guard.js';
 
 export interface HttpThreadData {
   readonly host: string;
@@ -37,7 +38,8 @@ export type FromHttpThread =
   | { readonly kind: 'failed'; readonly message: string }
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
   | { readonly kind: 'fresh'; readonly id: number; readonly value: string }
-  | { readonly kind: 'lookup-error'; readonly message: string; readonly stack?: string | undefined }
+  /** A handler failed: answered 400/500 (DNS: FORMERR/SERVFAIL) by the guard, for the main thread to log and count. */
+  | { readonly kind: 'failure'; readonly failure: ServingFailure }
   | ({ readonly kind: 'lookups' } & LookupBatch)
   | { readonly kind: 'closed' }
   | { readonly kind: 'enforcement'; readonly event: EnforcementEvent };
@@ -79,6 +81,9 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
   const fresh = new FreshForwarder(post);
   const lookupStats = new LookupStats((batch) => post({ kind: 'lookups', ...batch }));
   const allowlist = new AllowlistInUse(data.allowlist);
+  const report: ReportFailure = (failure) => {
+    if (!closing) post({ kind: 'failure', failure }); // not a request cut short by the shutdown
+  };
   try {
     // A read-only connection of its own, with the driver alone: this isolate loads only what lookups need.
     mirror = openDatabaseReadOnly(data.dbPath);
@@ -86,20 +91,21 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
     const budget = new InFlightBudget();
     const lookup = createLookupHandler(
       new ThreatLookup(mirror.sqlite),
-      (error) => {
-        if (closing) return; // the connection closed under a request cut short by the shutdown
-        post({ kind: 'lookup-error', message: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
-      },
+      (error) => report({ listener: 'http', route: '/v1/lookup', answer: '500', ...describeError(error) }),
       budget,
       () => allowlist.matcher,
       (value) => fresh.ask(value),
     );
-    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), budget, () => allowlist.list);
+    enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), { budget, allowlist: () => allowlist.list, report });
     const feeds = enforcement.feeds;
-    const api: Record<string, Handler> = { '/v1/lookup': lookup, '/v1/exports/': (request, response) => feeds.handle(request, response) };
+    // Each route inside the guard (guard.ts), and the routing itself: nothing a request makes throw ends the thread.
+    const api: Record<string, Handler> = {
+      '/v1/lookup': guardHttp('/v1/lookup', lookup, report),
+      '/v1/exports/': guardHttp('/v1/exports/', (request, response) => feeds.handle(request, response), report),
+    };
     const server = createServer(
       { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
-      route({ api, tokenDigest: data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex'), lookupStats, probes }),
+      guardHttp('routing', route({ api, tokenDigest: data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex'), lookupStats, probes }), report),
     );
     const opened = { mirror, enforcement };
     port.on('message', (message: ToHttpThread) => {

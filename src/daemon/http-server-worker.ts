@@ -10,6 +10,7 @@ import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server
 import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { FreshAsker } from './fresh-http.js';
+import type { ServingFailure } from '../serve/guard.js';
 
 export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly host: string;
@@ -27,6 +28,8 @@ export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly askFresh?: FreshAsker | undefined;
   /** The /v1/* requests the thread answered, about once a second. */
   readonly onLookups?: ((batch: LookupBatch) => void) | undefined;
+  /** A request or DNS message whose handler failed, answered by the thread's guard (serve/guard.ts). */
+  readonly onFailedRequest: (failure: ServingFailure) => void;
   /** Called once if the thread dies or fails after it started serving (not on close()). */
   readonly onFailure: (error: Error) => void;
 }
@@ -136,9 +139,8 @@ function take(
       return on.fresh(message.id, message.value);
     case 'lookups':
       return options.onLookups?.(message);
-    case 'lookup-error':
-      options.logger.error({ err: { message: message.message, stack: message.stack } }, 'lookup failed');
-      return;
+    case 'failure':
+      return options.onFailedRequest(message.failure);
     case 'failed':
       return on.fail(new Error(`the HTTP server on ${options.host}:${options.port} failed: ${message.message}`));
     case 'closed':

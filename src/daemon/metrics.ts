@@ -12,9 +12,10 @@ import type { WalHealth } from './wal-health.js';
 import type { EnforcementEvent } from './enforcement-side.js';
 import type { AllowlistObserver } from './daemon-allowlist.js';
 import type { FreshObserver } from './fresh-http.js';
+import type { ServingObserver } from './serving-failures.js';
 import { freshOutcome } from '../lookup/fresh-lookup.js';
 
-export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver, FreshObserver {
+export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver, FreshObserver, ServingObserver {
   readonly registry: Registry;
   /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
   observeWal(wal: WalHealth, clock: () => Date): void;
@@ -50,6 +51,7 @@ export function createMetrics(): MirrorMetrics {
     freshAnswered: freshMetrics(counter),
     ...allowlistMetrics(counter, gauge),
     dnsEvent: dnsMetrics(counter),
+    ...servingMetrics(counter),
     observeWal: (wal, clock) => observeWal(registry, wal, clock),
     observeProgress: (read) => observeProgress(registry, read),
   };
@@ -195,6 +197,16 @@ function dnsMetrics(counter: Factory): MirrorMetrics['dnsEvent'] {
       dnsTransferRecords.inc({ kind: event.kind }, event.records);
     } else if (event.type === 'dns-notified') dnsNotify.inc({ target: event.target, outcome: event.outcome });
   };
+}
+
+/** The serving thread's listeners: handler failures its guard answered. */
+function servingMetrics(counter: Factory): ServingObserver {
+  const failures = counter(
+    'threat_mirror_serving_errors_total',
+    'Requests (HTTP) and messages (DNS) whose handler failed on the serving thread, answered by its guard: by listener (http, dns-udp, dns-tcp), route and answer (400, 500, FORMERR, SERVFAIL, closed)',
+    ['listener', 'route', 'answer'],
+  );
+  return { servingFailed: (failure) => failures.inc({ listener: failure.listener, route: failure.route, answer: failure.answer }) };
 }
 
 /** The progress of each running threats run, in [0, 1]; no series for an organization between runs. */
