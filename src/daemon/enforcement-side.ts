@@ -8,6 +8,7 @@ import type { DnsConfig } from '../config/dns.js';
 import { type DnsServer, startDnsServer } from '../dns/dns-server.js';
 import type { RcodeName } from '../dns/messages.js';
 import { Notifier } from '../dns/notify.js';
+import type { CutOff } from '../dns/tcp-session.js';
 import { ZoneReader } from '../dns/zone-reader.js';
 import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { createFeedHandler, type FeedHandler } from './export-feeds.js';
@@ -32,6 +33,7 @@ export type EnforcementEvent =
   | { readonly type: 'error'; readonly message: string }
   | { readonly type: 'dns-answered'; readonly kind: string; readonly rcode: RcodeName }
   | { readonly type: 'dns-malformed'; readonly transport: 'udp' | 'tcp' }
+  | { readonly type: 'dns-tcp-closed'; readonly reason: CutOff | 'full' }
   | { readonly type: 'dns-transferred'; readonly kind: 'full' | 'incremental'; readonly records: number; readonly ms: number }
   | { readonly type: 'dns-notified'; readonly target: string; readonly outcome: 'answered' | 'unanswered' };
 
@@ -79,10 +81,13 @@ export async function startEnforcementSide(data: EnforcementData, emit: (event: 
       acl: new AddressAcl(data.dns.allow),
       zone,
       tsig,
+      memory: budget,
       observer: {
         answered: (kind, rcode) => emit({ type: 'dns-answered', kind, rcode }),
         malformed: (transport) => emit({ type: 'dns-malformed', transport }),
+        tcpClosed: (reason) => emit({ type: 'dns-tcp-closed', reason }),
         transferred: (kind, records, ms) => emit({ type: 'dns-transferred', kind, records, ms }),
+        failed: (transport, kind, answer, error) => report({ listener: `dns-${transport}`, route: kind, answer, ...describeError(error) }),
         error: (error) => emit({ type: 'error', message: `DNS: ${error instanceof Error ? error.message : String(error)}` }),
       },
     });

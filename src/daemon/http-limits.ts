@@ -35,10 +35,16 @@ export interface Admission {
   release(): void;
 }
 
-/** The budget of requests and body bytes in flight on the HTTP thread. */
+/**
+ * The budget of requests and bytes in flight on the serving thread: lookups' and feeds' requests
+ * and bodies, and the DNS primary's TCP bytes (queries read ahead, answers not yet flushed), which
+ * it holds with take() and give() (dns/tcp-session.ts): DNS work and lookups share one heap.
+ */
 export class InFlightBudget {
   #requests = 0;
   #bytes = 0;
+  /** Called once the bytes are back under the limit (DNS connections that stopped reading). */
+  #waiting: Array<() => void> = [];
 
   constructor(
     readonly maxRequests: number = MAX_LOOKUPS_IN_FLIGHT,
@@ -51,6 +57,34 @@ export class InFlightBudget {
 
   get bytes(): number {
     return this.#bytes;
+  }
+
+  /** Holds `bytes` more, whatever they come to (they are read already); false when that is over the limit. */
+  take(bytes: number): boolean {
+    this.#bytes += bytes;
+    return this.#bytes <= this.maxBytes;
+  }
+
+  hasRoom(): boolean {
+    return this.#bytes < this.maxBytes;
+  }
+
+  give(bytes: number): void {
+    this.#bytes -= bytes;
+    this.#wakeIfBelow();
+  }
+
+  /** Calls `listener` once, as soon as the bytes held are back under the limit. */
+  whenBelow(listener: () => void): void {
+    this.#waiting.push(listener);
+    this.#wakeIfBelow();
+  }
+
+  #wakeIfBelow(): void {
+    if (this.#bytes >= this.maxBytes || this.#waiting.length === 0) return;
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const listener of waiting) listener();
   }
 
   /** An admission, or undefined when as many requests as allowed are already in flight. */
@@ -71,6 +105,7 @@ export class InFlightBudget {
         released = true;
         this.#requests -= 1;
         this.#bytes -= claimed;
+        this.#wakeIfBelow();
       },
     };
   }

@@ -188,10 +188,16 @@ function dnsMetrics(counter: Factory): MirrorMetrics['dnsEvent'] {
   const dnsMalformed = counter('threat_mirror_dns_malformed_total', 'DNS messages that were no query (garbage, responses), dropped', ['transport']);
   const dnsTransfers = counter('threat_mirror_dns_transfers_total', 'Zone transfers sent whole, full or incremental', ['kind']);
   const dnsTransferRecords = counter('threat_mirror_dns_transfer_records_total', 'Records sent in zone transfers', ['kind']);
+  const dnsTcpClosed = counter(
+    'threat_mirror_dns_tcp_closed_total',
+    'DNS TCP connections the primary closed itself: full (no place at accept for its address or pool), idle (no whole query in time), slow-reader (answers not read in time), lifetime (outside THREAT_MIRROR_DNS_ALLOW: its short life ended)',
+    ['reason'],
+  );
   const dnsNotify = counter('threat_mirror_dns_notify_total', 'NOTIFYs by target and outcome (answered, or unanswered after every retransmission)', ['target', 'outcome']);
   return (event: EnforcementEvent) => {
     if (event.type === 'dns-answered') dnsQueries.inc({ kind: event.kind, rcode: event.rcode });
     else if (event.type === 'dns-malformed') dnsMalformed.inc({ transport: event.transport });
+    else if (event.type === 'dns-tcp-closed') dnsTcpClosed.inc({ reason: event.reason });
     else if (event.type === 'dns-transferred') {
       dnsTransfers.inc({ kind: event.kind });
       dnsTransferRecords.inc({ kind: event.kind }, event.records);

@@ -33,6 +33,26 @@ export function response(query: DecodedPacket, rcode: RcodeName, answers: Answer
   return encode({ id: query.id ?? 0, type: 'response', flags, questions: query.questions ?? [], answers, authorities });
 }
 
+/**
+ * The answer to a query whose handling failed: the query's question echoed when it encodes, else
+ * the header alone (its id, opcode and RD kept, no records): something a client can take as final.
+ */
+export function failureResponse(message: Buffer, query: DecodedPacket | undefined, rcode: RcodeName): Buffer | undefined {
+  if (query !== undefined) {
+    try {
+      return response(query, rcode);
+    } catch {
+      // the question itself does not encode: the header alone
+    }
+  }
+  if (message.length < 12) return undefined;
+  const header = Buffer.alloc(12);
+  message.copy(header, 0, 0, 2);
+  const flags = message.readUInt16BE(2);
+  header.writeUInt16BE(0x8000 | (flags & 0x7800) | AUTHORITATIVE_ANSWER | (flags & RECURSION_DESIRED) | RCODE[rcode], 2);
+  return header;
+}
+
 /** Groups a transfer's records into messages that each fit a TCP message, and encodes them. */
 export function* transferMessages(query: DecodedPacket, records: Iterable<Answer>): Generator<Buffer> {
   const questions: Question[] = query.questions ?? [];
