@@ -83,6 +83,7 @@ describe('the DNS primary over TCP, within bounds', () => {
     const attack = await pipelineWithoutReading(socket, { limitBytes: 40 * 1024 * 1024, stallMs: 5_000 });
     clearInterval(sampler);
     socket.destroy();
+    expect(daemon.running, `the daemon exited; stdout:\n${daemon.stdout.slice(-3000)}`).toBe(true);
     expect(attack.ended).toBe('closed');
     // One query answered REFUSED, then the connection closed: within the pool's lifetime.
     expect(await closed).toBeLessThan(5_000);

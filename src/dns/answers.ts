@@ -4,7 +4,7 @@ import type { Answer, DecodedPacket } from 'dns-packet';
 import type { AddressAcl } from './acl.js';
 import { OPCODE, opcodeOf, type RcodeName, response } from './messages.js';
 import { RPZ_TTL, SOA_MNAME, serialAfter } from '../lib/rpz-zone.js';
-import { ResponseSigner, type TsigKey, unsignedError, verifyRequest } from './tsig.js';
+import { ResponseSigner, signBadTime, type TsigKey, unsignedError, verifyRequest } from './tsig.js';
 import { soaRecord, type ZoneReader } from './zone-reader.js';
 
 export type Transport = 'udp' | 'tcp';
@@ -50,6 +50,10 @@ export function signedAnswer(query: DecodedPacket, message: Buffer, address: str
   if (signature.kind === 'invalid') {
     context.answered(kind, 'NOTAUTH');
     return { kind: 'message', message: unsignedError(response(query, 'NOTAUTH'), signature, nowSeconds()) };
+  }
+  if (signature.kind === 'late') {
+    context.answered(kind, 'NOTAUTH');
+    return { kind: 'message', message: signBadTime(response(query, 'NOTAUTH'), key, signature, nowSeconds()) };
   }
   const signer = new ResponseSigner(key, signature);
   const answer = answerQuery(query, address, transport, context);
