@@ -30,7 +30,7 @@ export interface HttpServerOptions extends HttpEndpointsOptions {
   readonly onLookups?: ((batch: LookupBatch) => void) | undefined;
   /** A request or DNS message whose handler failed, answered by the thread's guard (serve/guard.ts). */
   readonly onFailedRequest: (failure: ServingFailure) => void;
-  /** Called once if the thread dies or fails after it started serving (not on close()). */
+  /** Called once if the thread dies or fails after it started serving (not on close()), after it has exited. */
   readonly onFailure: (error: Error) => void;
 }
 
@@ -66,8 +66,10 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
     } satisfies HttpThreadData,
     resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
   });
-  let state: 'starting' | 'serving' | 'closing' | 'gone' = 'starting';
+  let state: 'starting' | 'serving' | 'failing' | 'closing' | 'gone' = 'starting';
   let closed: (() => void) | undefined;
+  /** Why the thread failed, told once it has exited (its ports are free again by then). */
+  let failure: Error | undefined;
   const post = (message: ToHttpThread): void => worker.postMessage(message);
   const answer = (id: number, method: string, path: string): void => {
     answerProbe(options, method, path)
@@ -77,11 +79,18 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       });
   };
   return new Promise<HttpServer>((resolve, reject) => {
+    // A failure ends the thread; what follows waits for its exit.
     const fail = (error: Error): void => {
+      failure ??= error;
+      if (state === 'serving') state = 'failing';
+      void worker.terminate();
+    };
+    const exited = (code: number): void => {
       const was = state;
       state = 'gone';
+      const error = failure ?? new Error(`the serving thread exited (code ${code})`);
       if (was === 'starting') reject(error);
-      else if (was === 'serving') options.onFailure(error);
+      else if (was === 'serving' || was === 'failing') options.onFailure(error);
       closed?.();
     };
     const serving = (port: number): void => {
@@ -98,8 +107,8 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
         });
     };
     worker.on('message', (message: FromHttpThread) => take(message, { options, serving, answer, fresh, fail, closed: () => closed?.() }));
-    worker.on('error', (error) => fail(new Error(`the HTTP server's thread failed: ${error.message}`, { cause: error })));
-    worker.on('exit', (code) => fail(new Error(`the HTTP server's thread exited (code ${code})`)));
+    worker.on('error', (error) => fail(new Error(`the serving thread failed: ${error.message}`, { cause: error })));
+    worker.on('exit', exited);
   });
 
   async function close(): Promise<void> {

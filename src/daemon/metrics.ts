@@ -13,9 +13,10 @@ import type { EnforcementEvent } from './enforcement-side.js';
 import type { AllowlistObserver } from './daemon-allowlist.js';
 import type { FreshObserver } from './fresh-http.js';
 import type { ServingObserver } from './serving-failures.js';
+import type { ServingThreadObserver } from './serving-supervisor.js';
 import { freshOutcome } from '../lookup/fresh-lookup.js';
 
-export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver, FreshObserver, ServingObserver {
+export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver, FreshObserver, ServingObserver, ServingThreadObserver {
   readonly registry: Registry;
   /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
   observeWal(wal: WalHealth, clock: () => Date): void;
@@ -206,13 +207,17 @@ function dnsMetrics(counter: Factory): MirrorMetrics['dnsEvent'] {
 }
 
 /** The serving thread's listeners: handler failures its guard answered. */
-function servingMetrics(counter: Factory): ServingObserver {
+function servingMetrics(counter: Factory): ServingObserver & ServingThreadObserver {
   const failures = counter(
     'threat_mirror_serving_errors_total',
     'Requests (HTTP) and messages (DNS) whose handler failed on the serving thread, answered by its guard: by listener (http, dns-udp, dns-tcp), route and answer (400, 500, FORMERR, SERVFAIL, closed)',
     ['listener', 'route', 'answer'],
   );
-  return { servingFailed: (failure) => failures.inc({ listener: failure.listener, route: failure.route, answer: failure.answer }) };
+  const restarts = counter('threat_mirror_serving_thread_restarts_total', 'Times the serving thread (lookups, feeds, the DNS primary) was started again after it died; /readyz names the cause while it is down', []);
+  return {
+    servingFailed: (failure) => failures.inc({ listener: failure.listener, route: failure.route, answer: failure.answer }),
+    servingThreadRestarted: () => restarts.inc(),
+  };
 }
 
 /** The progress of each running threats run, in [0, 1]; no series for an organization between runs. */
