@@ -13,7 +13,7 @@ import { createServer, isIP, type Socket } from 'node:net';
 import type { Answer, DecodedPacket } from 'dns-packet';
 import type { AddressAcl } from './acl.js';
 import { type AnswerContext, kindOf, nowSeconds, type SignedAnswer, signedAnswer, type Transport } from './answers.js';
-import { decodeQuery, failureResponse, type RcodeName, transferMessages } from './messages.js';
+import { decodeQuery, failureResponse, questionReadsBack, type RcodeName, transferMessages } from './messages.js';
 import { ALLOWED_SESSION, REFUSED_SESSION, TcpAdmission } from './tcp-admission.js';
 import { type CutOff, type MemoryShare, type SendMessage, serveTcpSession } from './tcp-session.js';
 import type { TsigKey } from './tsig.js';
@@ -83,7 +83,7 @@ function serveUdp(udp: UdpSocket, message: Buffer, remote: { address: string; po
   const query = decodeQuery(message);
   if (query === undefined) return observer.malformed('udp');
   try {
-    const answer = signedAnswer(query, message, remote.address, 'udp', context);
+    const answer = questionReadsBack(query, message) ? signedAnswer(query, message, remote.address, 'udp', context) : unreadable(message, context);
     if (answer.kind === 'message') udp.send(answer.message, remote.port, remote.address);
   } catch (error) {
     observer.failed('udp', kindOf(query), 'SERVFAIL', error);
@@ -128,7 +128,7 @@ async function serveTcpMessage(message: Buffer, address: string, send: SendMessa
     return send(bytes);
   };
   try {
-    const answer = signedAnswer(query, message, address, 'tcp', context);
+    const answer = questionReadsBack(query, message) ? signedAnswer(query, message, address, 'tcp', context) : unreadable(message, context);
     if (answer.kind === 'message') await sendCounted(answer.message);
     else await transfer(query, answer, sendCounted, context, observer);
   } catch (error) {
@@ -137,6 +137,12 @@ async function serveTcpMessage(message: Buffer, address: string, send: SendMessa
     if (failure === undefined) throw error;
     await send(failure);
   }
+}
+
+/** FORMERR with no question, for a query whose question an answer could not echo as sent (messages.ts). */
+function unreadable(message: Buffer, context: AnswerContext): { readonly kind: 'message'; readonly message: Buffer } {
+  context.answered('other', 'FORMERR');
+  return { kind: 'message', message: failureResponse(message, undefined, 'FORMERR') ?? Buffer.alloc(0) };
 }
 
 /** Streams a transfer, the zone read from one version of the index; stops when the client is gone. */

@@ -28,6 +28,24 @@ export function decodeQuery(message: Buffer): DecodedPacket | undefined {
   return packet;
 }
 
+/**
+ * Whether the query's question reads back as it was sent, so that an answer echoes it unchanged.
+ * dns-packet reads a name's bytes as UTF-8 text: a label of other bytes (or one holding a dot, or
+ * an unknown class) would be echoed altered, a label grown past 63 bytes: an answer no client can
+ * read (the DNS fuzzer found it). Such a query is answered FORMERR with no question.
+ */
+export function questionReadsBack(query: DecodedPacket, message: Buffer): boolean {
+  const questions = query.questions ?? [];
+  if (questions.length === 0) return true;
+  let section: Buffer;
+  try {
+    section = encode({ id: 0, type: 'query', questions }).subarray(12);
+  } catch {
+    return false;
+  }
+  return message.subarray(12, 12 + section.length).equals(section);
+}
+
 export function response(query: DecodedPacket, rcode: RcodeName, answers: Answer[] = [], authorities: Answer[] = []): Buffer {
   const flags = AUTHORITATIVE_ANSWER | ((query.flags ?? 0) & RECURSION_DESIRED) | (opcodeOf(query) << 11) | RCODE[rcode];
   return encode({ id: query.id ?? 0, type: 'response', flags, questions: query.questions ?? [], answers, authorities });
