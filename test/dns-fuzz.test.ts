@@ -126,7 +126,7 @@ function judge(query: Buffer, answer: Buffer): string {
   return rcodeOf(packet);
 }
 
-const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
+const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET', 'NXRRSET', 'NOTAUTH'];
 function rcodeOf(packet: ReturnType<typeof decode>): string {
   const rcode = (packet.flags ?? 0) & 0xf;
   return RCODES[rcode] ?? `rcode ${rcode}`;

@@ -14,7 +14,7 @@ import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../lookup/threat-lookup.js';
 import type { FreshAnswer } from '../lookup/fresh-lookup.js';
 import { type EnforcementCommand, type EnforcementData, type EnforcementEvent, type EnforcementSide, startEnforcementSide } from './enforcement-side.js';
-import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
+import { capConnectionsPerAddress, HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 import { bearerMatches } from '../lib/http-token.js';
 import { type LookupBatch, LookupStats } from './lookup-stats.js';
 import { describeError, guardHttp, type ReportFailure, type ServingFailure } from '../serve/guard.js';
@@ -138,6 +138,7 @@ async function serve(port: NonNullable<typeof parentPort>): Promise<void> {
 /** Serves on the configured port (none: DNS only), with its bounds; a failure to listen is told, and `release` lets go. */
 function listen(server: Server, data: HttpThreadData, release: () => void, post: (message: FromHttpThread) => void): void {
   server.maxConnections = MAX_CONNECTIONS;
+  capConnectionsPerAddress(server);
   server.setTimeout(IDLE_TIMEOUT_MS);
   server.once('error', (error) => {
     post({ kind: 'failed', message: error.message });

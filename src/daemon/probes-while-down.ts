@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
-import { HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
+import { capConnectionsPerAddress, HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 
 export interface WhileDown {
   /** Stops answering and frees the port for the next thread. */
@@ -28,6 +28,7 @@ export async function answerWhileDown(options: WhileDownOptions): Promise<WhileD
     );
   });
   server.maxConnections = MAX_CONNECTIONS;
+  capConnectionsPerAddress(server);
   server.setTimeout(IDLE_TIMEOUT_MS);
   server.listen(options.port, options.host);
   await Promise.race([once(server, 'listening'), once(server, 'error').then(([error]) => Promise.reject(error as Error))]);

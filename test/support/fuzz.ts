@@ -109,7 +109,16 @@ const CLIENT_FAULTS = /\s(400|FORMERR)$/;
  * nothing but malformed input and the serving thread did not restart.
  */
 export async function expectWholeAfterRound(daemon: CliProcess, httpPort: number): Promise<Map<string, number>> {
-  expect(daemon.running, `the daemon exited; stdout:\n${daemon.stdout.slice(-3000)}`).toBe(true);
+  try {
+    return await checkWhole(daemon, httpPort);
+  } catch (error) {
+    // What the daemon said last, with the failure: a daemon that died says why there.
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe daemon's last output:\n${daemon.stdout.slice(-4000)}\n${daemon.stderr.slice(-4000)}`, { cause: error });
+  }
+}
+
+async function checkWhole(daemon: CliProcess, httpPort: number): Promise<Map<string, number>> {
+  expect(daemon.running, 'the daemon exited').toBe(true);
   expect((await fetch(`http://127.0.0.1:${httpPort}/healthz`)).status).toBe(200);
   const succeeded = (): number => daemon.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization') && line.status === 'succeeded').length;
   const before = succeeded();
