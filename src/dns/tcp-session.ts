@@ -92,6 +92,8 @@ class TcpSession {
   }
 
   #read(chunk: Buffer): void {
+    // Ended after its last query: what more it sends is not read (the kernel holds it until the connection goes).
+    if (this.#socket.writableEnded) return;
     this.#unframed = this.#unframed.length === 0 ? chunk : Buffer.concat([this.#unframed, chunk]);
     this.#frame();
     this.#account();
@@ -137,7 +139,7 @@ class TcpSession {
 
   /** Answers the queued queries one at a time, in order. */
   async #next(): Promise<void> {
-    if (this.#answering || this.#socket.destroyed) return;
+    if (this.#answering || this.#socket.destroyed || this.#socket.writableEnded) return;
     const message = this.#queued.shift();
     if (message === undefined) return this.#armIdle();
     this.#answering = true;
@@ -151,6 +153,10 @@ class TcpSession {
     }
     this.#answered += 1;
     if (this.#limits.maxQueries !== undefined && this.#answered >= this.#limits.maxQueries) {
+      this.#socket.pause();
+      this.#queued.length = 0;
+      this.#unframed = Buffer.alloc(0);
+      this.#account();
       this.#socket.end();
       return;
     }
