@@ -4,6 +4,7 @@ import type { Config, OrganizationConfig } from '../config.js';
 import type { Clock } from '../lib/days.js';
 import { Enforcement } from './enforcement.js';
 import { createFreshAsker } from './fresh-http.js';
+import { answerProbe } from './http-endpoints.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
 import { checkReadiness, type Readiness, withReason, withWalHealth } from './readiness.js';
@@ -95,14 +96,12 @@ async function startServing(
     onEnforcementEvent: (event) => enforcement.event(event),
     onFailedRequest: (failure) => failures.report(failure),
     token: config.httpToken,
-    registry: metrics.registry,
+    answerProbe: (method, path) => answerProbe({ registry: metrics.registry, readiness, startup }, method, path),
     onLookups: (batch) => metrics.lookupsAnswered(batch),
     askFresh: createFreshAsker(config, mirror, metrics),
     logger,
     // Replaced by the supervisor's own: it starts the thread again.
     onFailure: () => undefined,
-    readiness,
-    startup,
   }, metrics);
 }
 

@@ -9,7 +9,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly, type ReadOnlyConnection } from '../db/open-database.js';
-import type { ProbeAnswer } from './http-endpoints.js';
 import { createLookupHandler } from './lookup-http.js';
 import { ThreatLookup } from '../lookup/threat-lookup.js';
 import type { FreshAnswer } from '../lookup/fresh-lookup.js';
@@ -30,6 +29,13 @@ export interface HttpThreadData {
   readonly tokenDigest?: string | undefined;
   /** THREAT_MIRROR_ALLOWLIST as the main thread read it at start; later versions come as messages. */
   readonly allowlist: Allowlist | undefined;
+}
+
+/** One HTTP answer of the main thread (a probe's), plain data: it crosses to the server's thread. */
+export interface ProbeAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
 }
 
 /** From the server's thread to the main thread. */

@@ -4,15 +4,22 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Secret } from '../lib/secret.js';
-import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
 import { tokenDigest } from '../lib/http-token.js';
-import type { FromHttpThread, HttpThreadData, ToHttpThread } from './http-server-thread.js';
+import type { FromHttpThread, HttpThreadData, ProbeAnswer, ToHttpThread } from './http-server-thread.js';
 import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
 import type { LookupBatch } from './lookup-stats.js';
-import type { FreshAsker } from './fresh-http.js';
+import type { FreshAnswer } from '../lookup/fresh-lookup.js';
 import type { ServingFailure } from '../serve/guard.js';
 
-export interface HttpServerOptions extends HttpEndpointsOptions {
+/** A fresh lookup's question, answered by the main thread (it holds the keys: daemon/fresh-http.ts). */
+export type FreshAsker = (value: string) => Promise<FreshAnswer>;
+
+/** A probe's answer (/healthz, /readyz, /startupz, /metrics), by the main thread: daemon/http-endpoints.ts. */
+export type AnswerProbe = (method: string, path: string) => Promise<ProbeAnswer>;
+
+export interface HttpServerOptions {
+  /** The probes' answers: the thread forwards every path but /v1/* here. */
+  readonly answerProbe: AnswerProbe;
   readonly host: string;
   /** undefined: no HTTP server; the thread serves DNS only. */
   readonly port: number | undefined;
@@ -72,7 +79,8 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
   let failure: Error | undefined;
   const post = (message: ToHttpThread): void => worker.postMessage(message);
   const answer = (id: number, method: string, path: string): void => {
-    answerProbe(options, method, path)
+    options
+      .answerProbe(method, path)
       .catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${path}: ${String(error)}\n` }))
       .then((result) => {
         if (state === 'serving') post({ kind: 'probe-answer', id, answer: result });

@@ -5,7 +5,8 @@
 // Plain and small: the same answers as the thread forwards (http-endpoints.ts), the same bounds.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import { answerProbe, type HttpEndpointsOptions, type ProbeAnswer } from './http-endpoints.js';
+import type { AnswerProbe } from './http-server-worker.js';
+import type { ProbeAnswer } from './http-server-thread.js';
 import { capConnectionsPerAddress, HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 
 export interface WhileDown {
@@ -13,7 +14,8 @@ export interface WhileDown {
   close(): Promise<void>;
 }
 
-export interface WhileDownOptions extends HttpEndpointsOptions {
+export interface WhileDownOptions {
+  readonly answerProbe: AnswerProbe;
   readonly host: string;
   readonly port: number;
   /** Seconds until the thread is started again: /v1/* asks clients to come back then. */
@@ -46,7 +48,7 @@ async function answer(options: WhileDownOptions, request: IncomingMessage): Prom
   if (path.startsWith('/v1/')) {
     return { status: 503, contentType: 'application/json', body: `${JSON.stringify({ error: `the serving thread is starting again; retry in ${options.retryAfterSeconds()} s (see /readyz)` })}\n` };
   }
-  return answerProbe(options, request.method ?? 'GET', path);
+  return options.answerProbe(request.method ?? 'GET', path);
 }
 
 function send(response: ServerResponse, answered: ProbeAnswer, headers: Record<string, string>): void {
