@@ -14,6 +14,7 @@ export const LAYERS = [
   'cli/',
   'daemon/',
   'serve/',
+  'export-jobs/',
   'session/',
   'progress/',
   'sync/',

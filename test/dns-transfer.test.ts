@@ -15,7 +15,7 @@ import { parseCidr } from '../src/config/dns.js';
 import { AddressAcl } from '../src/dns/acl.js';
 import { type DnsServer, startDnsServer } from '../src/dns/dns-server.js';
 import { ZoneReader } from '../src/dns/zone-reader.js';
-import { InFlightBudget } from '../src/daemon/http-limits.js';
+import { InFlightBudget } from '../src/serve/http-limits.js';
 import { ExportIndex } from '../src/export/export-index.js';
 import { zoneTimersFor } from '../src/lib/rpz-zone.js';
 

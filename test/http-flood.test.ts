@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { generateThreats } from '../src/standin/index.js';
-import { MAX_CONNECTIONS_PER_ADDRESS } from '../src/daemon/http-limits.js';
+import { MAX_CONNECTIONS_PER_ADDRESS } from '../src/serve/http-limits.js';
 import { type CliProcess, servingPort, startCli } from './support/cli.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';

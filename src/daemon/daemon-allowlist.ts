@@ -9,7 +9,7 @@ import { type AllowlistState, AllowlistWatcher } from '../allowlist/allowlist-wa
 import type { WriterClient } from '../db/writer/writer-client.js';
 import type { Clock } from '../lib/days.js';
 import type { Enforcement } from './enforcement.js';
-import type { HttpServer } from './http-server-worker.js';
+import type { HttpServer } from '../serve/serving-client.js';
 
 /** What /metrics shows of the allowlist; implemented by MirrorMetrics. */
 export interface AllowlistObserver {

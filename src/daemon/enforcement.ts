@@ -14,9 +14,9 @@ import { isHostFormat } from '../config/export-formats.js';
 import { type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
 import { errorMessage } from '../lib/errors.js';
 import { schedulePeriodSeconds } from '../lib/schedule.js';
-import type { EnforcementData, EnforcementEvent } from './enforcement-side.js';
-import type { HttpServer } from './http-server-worker.js';
-import { type JobEvent, runExportJob } from './export-jobs.js';
+import type { EnforcementData, EnforcementEvent } from '../serve/enforcement-side.js';
+import type { HttpServer } from '../serve/serving-client.js';
+import { type JobEvent, runExportJob } from '../export-jobs/export-job-client.js';
 import type { MirrorMetrics } from './metrics.js';
 
 export class Enforcement {

@@ -5,7 +5,7 @@
 import type { Config } from '../config.js';
 import { dayOf } from '../lib/days.js';
 import { askService, type FreshAnswer, FreshCap } from '../lookup/fresh-lookup.js';
-import type { FreshAsker } from './http-server-worker.js';
+import type { FreshAsker } from '../serve/serving-client.js';
 import type { WriterSession } from '../session/writer-session.js';
 
 

@@ -2,7 +2,7 @@
 // The server itself runs on a thread of its own (src/daemon/http-server-thread.ts) and asks the
 // main thread for these answers, so they go on meaning "the main thread is responsive".
 import type { Registry } from 'prom-client';
-import type { ProbeAnswer } from './http-server-thread.js';
+import type { ProbeAnswer } from '../serve/serving-thread.js';
 import type { Readiness } from './readiness.js';
 import type { Startup } from './startup.js';
 

@@ -5,9 +5,9 @@
 // Plain and small: the same answers as the thread forwards (http-endpoints.ts), the same bounds.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import type { AnswerProbe } from './http-server-worker.js';
-import type { ProbeAnswer } from './http-server-thread.js';
-import { capConnectionsPerAddress, HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
+import type { AnswerProbe } from '../serve/serving-client.js';
+import type { ProbeAnswer } from '../serve/serving-thread.js';
+import { capConnectionsPerAddress, HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from '../serve/http-limits.js';
 
 export interface WhileDown {
   /** Stops answering and frees the port for the next thread. */

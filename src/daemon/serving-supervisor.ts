@@ -6,8 +6,8 @@
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { errorMessage } from '../lib/errors.js';
-import type { EnforcementCommand, EnforcementEvent } from './enforcement-side.js';
-import { type HttpServer, type HttpServerOptions, startHttpServer } from './http-server-worker.js';
+import type { EnforcementCommand, EnforcementEvent } from '../serve/enforcement-side.js';
+import { type HttpServer, type HttpServerOptions, startHttpServer } from '../serve/serving-client.js';
 import { answerWhileDown, type WhileDown } from './probes-while-down.js';
 
 /** What /metrics shows of the serving thread; implemented by MirrorMetrics. */

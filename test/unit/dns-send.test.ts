@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { HeldOutput, sendTcpMessage } from '../../src/dns/tcp-session.js';
-import { InFlightBudget } from '../../src/daemon/http-limits.js';
+import { InFlightBudget } from '../../src/serve/http-limits.js';
 
 /** A stream that accepts each write a moment later, holding at most 1 KB: every 4 KB message waits for 'drain'. */
 function slowPeer(): { stream: Writable; received: Buffer[] } {

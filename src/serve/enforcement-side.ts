@@ -13,7 +13,7 @@ import { ZoneReader } from '../dns/zone-reader.js';
 import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { createFeedHandler, type FeedHandler } from './export-feeds.js';
 import type { InFlightBudget } from './http-limits.js';
-import { describeError, type ReportFailure } from '../serve/guard.js';
+import { describeError, type ReportFailure } from './guard.js';
 
 export interface EnforcementData {
   readonly dbPath: string;

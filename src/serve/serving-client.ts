@@ -5,11 +5,11 @@ import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Secret } from '../lib/secret.js';
 import { tokenDigest } from '../lib/http-token.js';
-import type { FromHttpThread, HttpThreadData, ProbeAnswer, ToHttpThread } from './http-server-thread.js';
+import type { FromHttpThread, HttpThreadData, ProbeAnswer, ToHttpThread } from './serving-thread.js';
 import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { FreshAnswer } from '../lookup/fresh-lookup.js';
-import type { ServingFailure } from '../serve/guard.js';
+import type { ServingFailure } from './guard.js';
 
 /** A fresh lookup's question, answered by the main thread (it holds the keys: daemon/fresh-http.ts). */
 export type FreshAsker = (value: string) => Promise<FreshAnswer>;
@@ -62,7 +62,7 @@ const CLOSE_TIMEOUT_MS = 1_000;
 /** Resolves once the server listens; rejects with why it could not (a port in use, no database). */
 export function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
   const { logger } = options;
-  const worker = new Worker(new URL('./http-server-thread.js', import.meta.url), {
+  const worker = new Worker(new URL('./serving-thread.js', import.meta.url), {
     workerData: {
       host: options.host,
       port: options.port,

@@ -16,7 +16,7 @@ import { type EnforcementCommand, type EnforcementData, type EnforcementEvent, t
 import { capConnectionsPerAddress, HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
 import { bearerMatches } from '../lib/http-token.js';
 import { type LookupBatch, LookupStats } from './lookup-stats.js';
-import { describeError, guardHttp, type ReportFailure, type ServingFailure } from '../serve/guard.js';
+import { describeError, guardHttp, type ReportFailure, type ServingFailure } from './guard.js';
 
 export interface HttpThreadData {
   readonly host: string;
