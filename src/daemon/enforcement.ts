@@ -14,9 +14,10 @@ import { isHostFormat } from '../config/export-formats.js';
 import { type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
 import { errorMessage } from '../lib/errors.js';
 import { schedulePeriodSeconds } from '../lib/schedule.js';
-import type { EnforcementData, EnforcementEvent } from '../serve/enforcement-side.js';
-import type { HttpServer } from '../serve/serving-client.js';
-import { type JobEvent, runExportJob } from '../export-jobs/export-job-client.js';
+import type { EnforcementData, EnforcementEvent } from '../serve/protocol.js';
+import type { ServingThread } from '../serve/serving-client.js';
+import { runExportJob } from '../export-jobs/export-job-client.js';
+import type { JobEvent } from '../export-jobs/protocol.js';
 import type { MirrorMetrics } from './metrics.js';
 
 export class Enforcement {
@@ -71,7 +72,7 @@ export class Enforcement {
   }
 
   /** A new version of THREAT_MIRROR_ALLOWLIST: the index, the zone and the files follow it at once. Never throws. */
-  allowlistChanged(list: Allowlist, server: HttpServer | undefined, signal: AbortSignal): Promise<void> {
+  allowlistChanged(list: Allowlist, server: ServingThread | undefined, signal: AbortSignal): Promise<void> {
     this.#allowlist = list;
     return this.refresh(server, { signal });
   }
@@ -82,7 +83,7 @@ export class Enforcement {
    * feeds). One at a time: a refresh asked for while one runs waits for it, and requests made
    * meanwhile are one. Never throws.
    */
-  refresh(server: HttpServer | undefined, options: { atStart?: boolean; signal?: AbortSignal } = {}): Promise<void> {
+  refresh(server: ServingThread | undefined, options: { atStart?: boolean; signal?: AbortSignal } = {}): Promise<void> {
     if (this.#waiting !== undefined) return this.#waiting;
     const next = this.#tail.then(() => {
       this.#waiting = undefined;
@@ -93,7 +94,7 @@ export class Enforcement {
     return next;
   }
 
-  async #refreshNow(server: HttpServer | undefined, { atStart = false, signal }: { atStart?: boolean; signal?: AbortSignal }): Promise<void> {
+  async #refreshNow(server: ServingThread | undefined, { atStart = false, signal }: { atStart?: boolean; signal?: AbortSignal }): Promise<void> {
     if (!this.keepsIndex && this.#config.exports.length === 0) return;
     if (signal?.aborted) return;
     try {

@@ -1,8 +1,8 @@
 // /healthz, /readyz, /startupz and /metrics for the orchestrator and Prometheus: what they answer.
-// The server itself runs on a thread of its own (src/daemon/http-server-thread.ts) and asks the
+// The server itself runs on a thread of its own (src/serve/serving-thread.ts) and asks the
 // main thread for these answers, so they go on meaning "the main thread is responsive".
 import type { Registry } from 'prom-client';
-import type { ProbeAnswer } from '../serve/serving-thread.js';
+import type { ProbeAnswer } from '../serve/protocol.js';
 import type { Readiness } from './readiness.js';
 import type { Startup } from './startup.js';
 

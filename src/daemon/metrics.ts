@@ -9,7 +9,7 @@ import type { PlanProgress } from '../progress/plan-progress.js';
 import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
 import type { LookupBatch } from '../serve/lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
-import type { EnforcementEvent } from '../serve/enforcement-side.js';
+import type { EnforcementEvent } from '../serve/protocol.js';
 import type { AllowlistObserver } from './daemon-allowlist.js';
 import type { FreshObserver } from './fresh-http.js';
 import type { ServingObserver } from './serving-failures.js';

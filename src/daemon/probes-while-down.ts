@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { AnswerProbe } from '../serve/serving-client.js';
-import type { ProbeAnswer } from '../serve/serving-thread.js';
+import type { ProbeAnswer } from '../serve/protocol.js';
 import { capConnectionsPerAddress, HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from '../serve/http-limits.js';
 
 export interface WhileDown {

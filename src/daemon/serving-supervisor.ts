@@ -6,8 +6,8 @@
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { errorMessage } from '../lib/errors.js';
-import type { EnforcementCommand, EnforcementEvent } from '../serve/enforcement-side.js';
-import { type HttpServer, type HttpServerOptions, startHttpServer } from '../serve/serving-client.js';
+import type { EnforcementCommand, EnforcementEvent } from '../serve/protocol.js';
+import { type ServingThread, type ServingThreadOptions, startServingThread } from '../serve/serving-client.js';
 import { answerWhileDown, type WhileDown } from './probes-while-down.js';
 
 /** What /metrics shows of the serving thread; implemented by MirrorMetrics. */
@@ -26,13 +26,13 @@ interface Down {
   readonly restartAt: Date;
 }
 
-export class ServingSupervisor implements HttpServer {
+export class ServingSupervisor implements ServingThread {
   /** The options each thread is started with: the callbacks here, the ports and the allowlist as they are now. */
-  #options: HttpServerOptions;
+  #options: ServingThreadOptions;
   readonly #onEvent: (event: EnforcementEvent) => void;
   readonly #logger: Logger;
   readonly #observer: ServingThreadObserver;
-  #current: HttpServer | undefined;
+  #current: ServingThread | undefined;
   #startedAt = 0;
   /** Failures in a row (a thread that served STABLE_AFTER_MS resets it): the index into the backoff. */
   #failures = 0;
@@ -45,7 +45,7 @@ export class ServingSupervisor implements HttpServer {
   #zoneChangedWhileDown = false;
   #dnsPort: number | undefined;
 
-  private constructor(options: HttpServerOptions, observer: ServingThreadObserver) {
+  private constructor(options: ServingThreadOptions, observer: ServingThreadObserver) {
     this.#options = { ...options, onEnforcementEvent: (event) => this.#event(event), onFailure: (error) => this.#failed(error) };
     this.#onEvent = options.onEnforcementEvent;
     this.#logger = options.logger;
@@ -53,9 +53,9 @@ export class ServingSupervisor implements HttpServer {
   }
 
   /** Resolves once the first thread serves; rejects with why it could not (a port in use, no database): that ends the daemon. */
-  static async start(options: HttpServerOptions, observer: ServingThreadObserver): Promise<ServingSupervisor> {
+  static async start(options: ServingThreadOptions, observer: ServingThreadObserver): Promise<ServingSupervisor> {
     const supervisor = new ServingSupervisor(options, observer);
-    supervisor.#current = await startHttpServer(supervisor.#options);
+    supervisor.#current = await startServingThread(supervisor.#options);
     supervisor.#startedAt = Date.now();
     return supervisor;
   }
@@ -126,7 +126,7 @@ export class ServingSupervisor implements HttpServer {
     this.#whileDown = undefined;
     if (this.#closed) return;
     try {
-      this.#current = await startHttpServer(this.#options);
+      this.#current = await startServingThread(this.#options);
     } catch (error) {
       this.#failed(error instanceof Error ? error : new Error(String(error)));
       return;
@@ -140,7 +140,7 @@ export class ServingSupervisor implements HttpServer {
     if (this.#closed) await this.#current.close();
   }
 
-  #withDnsPort(): HttpServerOptions['enforcement'] {
+  #withDnsPort(): ServingThreadOptions['enforcement'] {
     const { enforcement } = this.#options;
     if (enforcement.dns === undefined || this.#dnsPort === undefined) return enforcement;
     return { ...enforcement, dns: { ...enforcement.dns, port: this.#dnsPort } };

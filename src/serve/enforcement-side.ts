@@ -4,41 +4,13 @@
 // a feed never waits behind the sync, and the sync never waits behind them.
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AddressAcl } from '../dns/acl.js';
-import type { DnsConfig } from '../config/dns.js';
 import { type DnsServer, startDnsServer } from '../dns/dns-server.js';
-import type { RcodeName } from '../dns/messages.js';
 import { Notifier } from '../dns/notify.js';
-import type { CutOff } from '../dns/tcp-session.js';
 import { ZoneReader } from '../dns/zone-reader.js';
-import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { createFeedHandler, type FeedHandler } from './export-feeds.js';
 import type { InFlightBudget } from './http-limits.js';
 import { describeError, type ReportFailure } from './guard.js';
-
-export interface EnforcementData {
-  readonly dbPath: string;
-  /** The export index the refresh job keeps, when one is kept (DNS, or host-format exports). */
-  readonly indexPath: string | undefined;
-  /** Where feeds are built. */
-  readonly feedsFolder: string;
-  readonly timers: ZoneTimers;
-  readonly feedMaxAgeSeconds: number;
-  /** The DNS primary's settings; its TSIG secret as base64 text (a Secret does not cross to a thread). */
-  readonly dns: (Omit<DnsConfig, 'tsig'> & { readonly tsig: { readonly name: string; readonly secret: string } | undefined }) | undefined;
-}
-
-/** From the serving thread to the main thread. */
-export type EnforcementEvent =
-  | { readonly type: 'dns-listening'; readonly port: number }
-  | { readonly type: 'error'; readonly message: string }
-  | { readonly type: 'dns-answered'; readonly kind: string; readonly rcode: RcodeName }
-  | { readonly type: 'dns-malformed'; readonly transport: 'udp' | 'tcp' }
-  | { readonly type: 'dns-tcp-closed'; readonly reason: CutOff | 'full' }
-  | { readonly type: 'dns-transferred'; readonly kind: 'full' | 'incremental'; readonly records: number; readonly ms: number }
-  | { readonly type: 'dns-notified'; readonly target: string; readonly outcome: 'answered' | 'unanswered' };
-
-/** From the main thread: the index has a new version (the first one: it is ready). */
-export type EnforcementCommand = { readonly type: 'index-updated'; readonly serial: number; readonly zoneChanged: boolean };
+import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './protocol.js';
 
 export interface EnforcementSide {
   readonly feeds: FeedHandler;

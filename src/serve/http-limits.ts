@@ -1,4 +1,4 @@
-// What one HTTP thread takes on at once. Its heap is capped (http-server-worker.ts), and a lookup
+// What the serving thread takes on at once. Its heap is capped (serving-client.ts), and a lookup
 // of 1,000 long values holds several times its body in it while it is parsed, looked up and
 // answered: 40 such requests at once ran the heap out and took the daemon down. So lookups are
 // admitted against a budget of requests and body bytes in flight, and whatever is beyond it is

@@ -1,12 +1,13 @@
-// The main thread's handle on the HTTP server's thread (http-server-thread.ts): starts it, answers
-// the probes it forwards, logs its lookup errors, stops it, and reports if it dies.
+// The main thread's handle on the serving thread (serving-thread.ts; its messages: protocol.ts):
+// starts it, answers the probes and fresh lookups it forwards, hands on what it reports, tells it
+// of new versions of the index and the allowlist, stops it, and reports if it dies (the daemon's
+// supervisor then starts another: daemon/serving-supervisor.ts).
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Secret } from '../lib/secret.js';
 import { tokenDigest } from '../lib/http-token.js';
-import type { FromHttpThread, HttpThreadData, ProbeAnswer, ToHttpThread } from './serving-thread.js';
-import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './enforcement-side.js';
+import { dispatch, type EnforcementCommand, type EnforcementData, type EnforcementEvent, type FromServingThread, type Handlers, type ProbeAnswer, type ServingThreadData, type ToServingThread } from './protocol.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { FreshAnswer } from '../lookup/fresh-lookup.js';
 import type { ServingFailure } from './guard.js';
@@ -17,7 +18,7 @@ export type FreshAsker = (value: string) => Promise<FreshAnswer>;
 /** A probe's answer (/healthz, /readyz, /startupz, /metrics), by the main thread: daemon/http-endpoints.ts. */
 export type AnswerProbe = (method: string, path: string) => Promise<ProbeAnswer>;
 
-export interface HttpServerOptions {
+export interface ServingThreadOptions {
   /** The probes' answers: the thread forwards every path but /v1/* here. */
   readonly answerProbe: AnswerProbe;
   readonly host: string;
@@ -41,7 +42,7 @@ export interface HttpServerOptions {
   readonly onFailure: (error: Error) => void;
 }
 
-export interface HttpServer {
+export interface ServingThread {
   readonly port: number;
   /** Tells the thread's enforcement side (DNS, feeds) of a new version of the export index. */
   enforce(command: EnforcementCommand): void;
@@ -55,114 +56,122 @@ export interface HttpServer {
  * The thread's heap: a request of 1,000 values (4 MiB at most) and its answer, besides the Public
  * Suffix List; a cap keeps a runaway request from growing the process without bound.
  */
-const THREAD_HEAP_MB = 32;
+export const THREAD_HEAP_MB = 32;
 /** How long close() lets the thread close its server and connection before ending it anyway. */
 const CLOSE_TIMEOUT_MS = 1_000;
 
-/** Resolves once the server listens; rejects with why it could not (a port in use, no database). */
-export function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
-  const { logger } = options;
-  const worker = new Worker(new URL('./serving-thread.js', import.meta.url), {
-    workerData: {
-      host: options.host,
-      port: options.port,
-      dbPath: options.dbPath,
-      enforcement: options.enforcement,
-      tokenDigest: options.token === undefined ? undefined : tokenDigest(options.token).toString('hex'),
-      allowlist: options.allowlist,
-    } satisfies HttpThreadData,
-    resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
-  });
-  let state: 'starting' | 'serving' | 'failing' | 'closing' | 'gone' = 'starting';
-  let closed: (() => void) | undefined;
-  /** Why the thread failed, told once it has exited (its ports are free again by then). */
-  let failure: Error | undefined;
-  const post = (message: ToHttpThread): void => worker.postMessage(message);
-  const answer = (id: number, method: string, path: string): void => {
-    options
-      .answerProbe(method, path)
-      .catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${path}: ${String(error)}\n` }))
-      .then((result) => {
-        if (state === 'serving') post({ kind: 'probe-answer', id, answer: result });
-      });
-  };
-  return new Promise<HttpServer>((resolve, reject) => {
-    // A failure ends the thread; what follows waits for its exit.
-    const fail = (error: Error): void => {
-      failure ??= error;
-      if (state === 'serving') state = 'failing';
-      void worker.terminate();
-    };
-    const exited = (code: number): void => {
-      const was = state;
-      state = 'gone';
-      const error = failure ?? new Error(`the serving thread exited (code ${code})`);
-      if (was === 'starting') reject(error);
-      else if (was === 'serving' || was === 'failing') options.onFailure(error);
-      closed?.();
-    };
-    const serving = (port: number): void => {
-      state = 'serving';
-      if (options.port !== undefined) logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
-      resolve({ port, close, enforce: (command) => post({ kind: 'enforcement', command }), allowlist: (list) => post({ kind: 'allowlist', list }) });
-    };
-    const fresh = (id: number, value: string): void => {
-      const asked = options.askFresh?.(value) ?? Promise.reject(new Error('fresh lookups are not set up'));
-      asked
-        .catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, requests: 0, error: String(error) }] }))
-        .then((result) => {
-          if (state === 'serving') post({ kind: 'fresh-answer', id, answer: result });
-        });
-    };
-    worker.on('message', (message: FromHttpThread) => take(message, { options, serving, answer, fresh, fail, closed: () => closed?.() }));
-    worker.on('error', (error) => fail(new Error(`the serving thread failed: ${error.message}`, { cause: error })));
-    worker.on('exit', exited);
-  });
+/** Resolves once the thread serves; rejects with why it could not (a port in use, no database). */
+export async function startServingThread(options: ServingThreadOptions): Promise<ServingThread> {
+  const client = new ServingClient(options);
+  await client.started;
+  return client;
+}
 
-  async function close(): Promise<void> {
-    if (state !== 'serving') return;
-    state = 'closing';
+class ServingClient implements ServingThread {
+  readonly started: Promise<void>;
+  readonly #options: ServingThreadOptions;
+  readonly #worker: Worker;
+  #state: 'starting' | 'serving' | 'failing' | 'closing' | 'gone' = 'starting';
+  #port = 0;
+  #started = { resolve: (): void => undefined, reject: (_error: Error): void => undefined };
+  /** Called once the thread has said it closed. */
+  #closed: (() => void) | undefined;
+  /** Why the thread failed, told once it has exited (its ports are free again by then). */
+  #failure: Error | undefined;
+
+  constructor(options: ServingThreadOptions) {
+    this.#options = options;
+    this.started = new Promise((resolve, reject) => (this.#started = { resolve, reject }));
+    this.#worker = new Worker(new URL('./serving-thread.js', import.meta.url), {
+      workerData: {
+        host: options.host,
+        port: options.port,
+        dbPath: options.dbPath,
+        enforcement: options.enforcement,
+        tokenDigest: options.token === undefined ? undefined : tokenDigest(options.token).toString('hex'),
+        allowlist: options.allowlist,
+      } satisfies ServingThreadData,
+      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 2 },
+    });
+    const handlers = this.#handlers();
+    this.#worker.on('message', (message: FromServingThread) => dispatch(handlers, message));
+    this.#worker.on('error', (error) => this.#fail(new Error(`the serving thread failed: ${error.message}`, { cause: error })));
+    this.#worker.on('exit', (code) => this.#exited(code));
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  enforce(command: EnforcementCommand): void {
+    this.#post({ kind: 'enforcement', command });
+  }
+
+  allowlist(list: Allowlist): void {
+    this.#post({ kind: 'allowlist', list });
+  }
+
+  async close(): Promise<void> {
+    if (this.#state !== 'serving') return;
+    this.#state = 'closing';
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
-      closed = () => {
+      this.#closed = () => {
         clearTimeout(timer);
         resolve();
       };
-      post({ kind: 'close' });
+      this.#post({ kind: 'close' });
     });
-    await worker.terminate();
+    await this.#worker.terminate();
   }
-}
 
-/** What the main thread does with each message of the server's thread. */
-function take(
-  message: FromHttpThread,
-  on: {
-    options: HttpServerOptions;
-    serving: (port: number) => void;
-    answer: (id: number, method: string, path: string) => void;
-    fresh: (id: number, value: string) => void;
-    fail: (error: Error) => void;
-    closed: () => void;
-  },
-): void {
-  const { options } = on;
-  switch (message.kind) {
-    case 'listening':
-      return on.serving(message.port);
-    case 'probe':
-      return on.answer(message.id, message.method, message.path);
-    case 'fresh':
-      return on.fresh(message.id, message.value);
-    case 'lookups':
-      return options.onLookups?.(message);
-    case 'failure':
-      return options.onFailedRequest(message.failure);
-    case 'failed':
-      return on.fail(new Error(`the HTTP server on ${options.host}:${options.port} failed: ${message.message}`));
-    case 'closed':
-      return on.closed();
-    case 'enforcement':
-      return options.onEnforcementEvent(message.event);
+  /** What the main thread does with each message of the thread. */
+  #handlers(): Handlers<FromServingThread> {
+    const options = this.#options;
+    return {
+      listening: (message) => this.#serving(message.port),
+      probe: (message) => this.#answer(message.id, options.answerProbe(message.method, message.path).catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${message.path}: ${String(error)}\n` })), 'probe-answer'),
+      fresh: (message) => this.#answer(message.id, (options.askFresh?.(message.value) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, requests: 0, error: String(error) }] })), 'fresh-answer'),
+      lookups: (message) => options.onLookups?.(message),
+      failure: (message) => options.onFailedRequest(message.failure),
+      failed: (message) => this.#fail(new Error(`the serving thread on ${options.host}:${options.port} failed: ${message.message}`)),
+      closed: () => this.#closed?.(),
+      enforcement: (message) => options.onEnforcementEvent(message.event),
+    };
+  }
+
+  /** Sends the thread its answer once the main thread has it, if the thread still serves. */
+  #answer<K extends 'probe-answer' | 'fresh-answer'>(id: number, answer: Promise<Extract<ToServingThread, { kind: K }>['answer']>, kind: K): void {
+    void answer.then((result) => {
+      if (this.#state === 'serving') this.#post({ kind, id, answer: result } as Extract<ToServingThread, { kind: K }>);
+    });
+  }
+
+  #serving(port: number): void {
+    const options = this.#options;
+    this.#state = 'serving';
+    this.#port = port;
+    if (options.port !== undefined) options.logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
+    this.#started.resolve();
+  }
+
+  /** A failure ends the thread; what follows waits for its exit. */
+  #fail(error: Error): void {
+    this.#failure ??= error;
+    if (this.#state === 'serving') this.#state = 'failing';
+    void this.#worker.terminate();
+  }
+
+  #exited(code: number): void {
+    const was = this.#state;
+    this.#state = 'gone';
+    const error = this.#failure ?? new Error(`the serving thread exited (code ${code})`);
+    if (was === 'starting') this.#started.reject(error);
+    else if (was === 'serving' || was === 'failing') this.#options.onFailure(error);
+    this.#closed?.();
+  }
+
+  #post(message: ToServingThread): void {
+    this.#worker.postMessage(message);
   }
 }
