@@ -11,19 +11,16 @@ import type { LookupBatch } from '../serve/lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
 import type { EnforcementEvent } from '../serve/protocol.js';
 import type { AllowlistObserver } from './daemon-allowlist.js';
+import type { EnforcementObserver } from './enforcement.js';
 import type { FreshObserver } from './fresh-http.js';
 import type { ServingObserver } from './serving-failures.js';
 import type { ServingThreadObserver } from './serving-supervisor.js';
 import { freshOutcome } from '../lookup/fresh-lookup.js';
 
-export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver, FreshObserver, ServingObserver, ServingThreadObserver {
+export interface MirrorMetrics extends ApiObserver, SyncObserver, EnforcementObserver, AllowlistObserver, FreshObserver, ServingObserver, ServingThreadObserver {
   readonly registry: Registry;
   /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
   observeWal(wal: WalHealth, clock: () => Date): void;
-  /** The zone's serial and names (hosts) after an update of the export index. */
-  zoneSerial(serial: number, hosts: number): void;
-  /** What the DNS primary on the serving thread reports. */
-  dnsEvent(event: EnforcementEvent): void;
   /** Exposes the running runs' progress, read from the file at each scrape. */
   observeProgress(read: () => readonly PlanProgress[]): void;
   /** The /v1/* requests the HTTP thread answered since its last batch. */
