@@ -15,6 +15,7 @@ import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { closedWithin, connectFrom, pipelineWithoutReading, residentMb, trickle } from './support/dns-clients.js';
 import { hasCommand } from './support/dns-tools.js';
 import { dig, freePort, stopAll, until, ZONE } from './support/secondaries.js';
+import { mirrorEnvFor, organizationKey } from './support/service.js';
 import { recordsOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -49,24 +50,15 @@ describe('the DNS primary over TCP, within bounds', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'threat-mirror-dns-bounds-'));
     const today = NOW.slice(0, 10);
-    standin = await startStandin({
-      threats: generateThreats({ seed: 38, organizations: ['acme'], count: 4_000, fromDay: addDays(today, -2), toDay: today, hostile: false }),
-      keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
-      now: () => new Date(NOW),
-    });
+    standin = await startStandin({ threats: generateThreats({ seed: 38, organizations: ['acme'], count: 4_000, fromDay: addDays(today, -2), toDay: today, hostile: false }), keys: organizationKey(KEY), now: () => new Date(NOW) });
     dnsPort = await freePort();
-    env = {
-      THREAT_MIRROR_API_URL: standin.url,
-      THREAT_MIRROR_DB: join(dir, 'mirror.db'),
-      THREAT_MIRROR_ORG: 'acme',
-      THREAT_MIRROR_API_KEY: KEY,
-      THREAT_MIRROR_NOW: NOW,
+    env = mirrorEnvFor(KEY, NOW)(standin, join(dir, 'mirror.db'), {
       THREAT_MIRROR_INITIAL_DAYS: '3',
       THREAT_MIRROR_SCHEDULE: '*/2 * * * * *',
       THREAT_MIRROR_HTTP_PORT: '0',
       THREAT_MIRROR_DNS_PORT: String(dnsPort),
       THREAT_MIRROR_DNS_ALLOW: '127.0.0.1/32',
-    };
+    });
     daemon = new CliProcess([], env);
     httpPort = await servingPort(daemon);
     await daemon.waitForLog((line) => line.msg === 'zone changed');
