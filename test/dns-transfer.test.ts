@@ -15,6 +15,7 @@ import { parseCidr } from '../src/config/dns.js';
 import { AddressAcl } from '../src/dns/acl.js';
 import { type DnsServer, startDnsServer } from '../src/dns/dns-server.js';
 import { ZoneReader } from '../src/dns/zone-reader.js';
+import { InFlightBudget } from '../src/serve/http-limits.js';
 import { ExportIndex } from '../src/export/export-index.js';
 import { zoneTimersFor } from '../src/lib/rpz-zone.js';
 
@@ -91,7 +92,8 @@ describe('zone transfers over TCP', () => {
       port: 0,
       acl: new AddressAcl([parseCidr('127.0.0.0/8')].filter((cidr) => cidr !== undefined)),
       zone,
-      observer: { answered: () => undefined, malformed: () => undefined, transferred: (kind, records) => transfers.push({ kind, records }), error: () => undefined },
+      observer: { answered: () => undefined, malformed: () => undefined, transferred: (kind, records) => transfers.push({ kind, records }), failed: () => undefined, tcpClosed: () => undefined, error: () => undefined },
+      memory: new InFlightBudget(),
     });
   }, 60_000);
 

@@ -5,7 +5,7 @@
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { StandinThreat } from '../src/standin/index.js';
-import { MAX_LOOKUPS_IN_FLIGHT, REQUEST_TIMEOUT_MS } from '../src/daemon/http-limits.js';
+import { MAX_LOOKUPS_IN_FLIGHT, REQUEST_TIMEOUT_MS } from '../src/serve/http-limits.js';
 import { servingPort, startCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';

@@ -2,9 +2,10 @@
 // flight on the HTTP thread are capped (503 with Retry-After beyond it), so a flood of the largest
 // requests the endpoint accepts leaves the thread's heap, the probes and the sync alone.
 import { request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { generateThreats } from '../src/standin/index.js';
+import { MAX_CONNECTIONS_PER_ADDRESS } from '../src/serve/http-limits.js';
 import { type CliProcess, servingPort, startCli } from './support/cli.js';
 import { probeHealthz } from './support/probes.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
@@ -92,6 +93,34 @@ describe('the HTTP endpoints under a flood', () => {
 
     const before = succeededRuns(daemon);
     await daemon.waitForLog(() => succeededRuns(daemon) > before);
+    daemon.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+  });
+
+  it('one address holds at most 128 of the 256 connections: beyond that its connections are closed at once, and another address still gets answers', async () => {
+    const service = await serveThreats(KEY, NOW, []);
+    const daemon = startCli([], env(service, tempDbPath()));
+    const port = await servingPort(daemon);
+    const held: Socket[] = [];
+    const outcomes = await Promise.all(
+      Array.from({ length: MAX_CONNECTIONS_PER_ADDRESS + 20 }, () =>
+        new Promise<'open' | 'closed'>((resolve) => {
+          const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.9' });
+          held.push(socket);
+          socket.resume(); // flowing, so that the server's close is seen
+          socket.on('error', () => undefined);
+          // Open for 1 s after connecting: the server kept it; closed before: the server refused it a place.
+          socket.once('connect', () => setTimeout(() => resolve(socket.destroyed ? 'closed' : 'open'), 1_000));
+          socket.once('close', () => resolve('closed'));
+        }),
+      ),
+    );
+    try {
+      expect(outcomes.filter((outcome) => outcome === 'open')).toHaveLength(MAX_CONNECTIONS_PER_ADDRESS);
+      expect((await healthzWithin(port)).status).toBe(200);
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
   });

@@ -194,8 +194,11 @@ export class WriterClient {
 
   #fail(error: Error): void {
     this.#failure ??= error;
-    for (const pending of this.#pending.values()) pending.reject(error);
+    // Taken out first: a restarted thread's start is pending with #fail itself as its reject, which
+    // called #fail again over the same calls, without end (a stack overflow that hid the cause).
+    const pending = [...this.#pending.values()];
     this.#pending.clear();
+    for (const call of pending) call.reject(error);
     if (!this.#closed) this.#reportFailure?.(error);
   }
 }
