@@ -81,9 +81,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
 
 /** The serving thread (probes, lookups, feeds, the DNS primary), when a port asks for one. */
 async function startServing(
-  { config, mirror, metrics, logger }: DaemonOptions,
+  options: DaemonOptions,
   parts: { enforcement: Enforcement; allowlist: DaemonAllowlist | undefined; readiness: () => Readiness; startup: () => Startup },
 ): Promise<ServingSupervisor | undefined> {
+  const { config, mirror, metrics, logger } = options;
   if (config.httpPort === undefined && config.dns === undefined) return undefined;
   const { enforcement, allowlist, readiness, startup } = parts;
   const failures = new ServingFailureLog(logger, metrics);
@@ -91,6 +92,8 @@ async function startServing(
     host: config.httpHost,
     port: config.httpPort,
     dbPath: config.dbPath,
+    organizations: options.organizations.map((organization) => organization.name),
+    clock: options.clock,
     enforcement: enforcement.threadData(),
     allowlist: allowlist?.state.list,
     onEnforcementEvent: (event) => enforcement.event(event),

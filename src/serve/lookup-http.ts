@@ -5,7 +5,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { refreshDocument } from '../lookup/fresh-document.js';
 import type { FreshAnswer } from '../lookup/fresh-lookup.js';
+import type { OrganizationSync } from '../lookup/sync-judgement.js';
 import { checkLookupValues, type LookupDocument, lookupValues, type ThreatLookup } from '../lookup/threat-lookup.js';
+import { vouch } from '../lookup/verdict.js';
 import { type Admission, InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 
 /** A request body above this is refused: 1,000 values of a long URL each fit with room to spare. */
@@ -19,18 +21,22 @@ export type LookupHandler = (request: IncomingMessage, response: ServerResponse)
 
 type Send = (status: number, body: unknown, headers?: Record<string, string>) => void;
 
-/**
- * `allowlist`: THREAT_MIRROR_ALLOWLIST as it is when a request is answered (undefined: none).
- * `askFresh`: with `fresh=1`, a value the mirror does not block is asked of the service through it
- * (the main thread holds the keys); without it, `fresh=1` is refused.
- */
-export function createLookupHandler(
-  lookup: ThreatLookup,
-  onError: (error: unknown) => void,
-  budget: InFlightBudget = new InFlightBudget(),
-  allowlist: () => AllowMatcher | undefined = () => undefined,
-  askFresh?: (value: string) => Promise<FreshAnswer>,
-): LookupHandler {
+export interface LookupEndpoint {
+  readonly lookup: ThreatLookup;
+  /** The organizations the daemon mirrors, judged now: what each answer's verdicts vouch by (lookup/verdict.ts). */
+  readonly sync: () => readonly OrganizationSync[];
+  readonly onError: (error: unknown) => void;
+  readonly budget?: InFlightBudget | undefined;
+  /** THREAT_MIRROR_ALLOWLIST as it is when a request is answered (undefined: none). */
+  readonly allowlist?: (() => AllowMatcher | undefined) | undefined;
+  /**
+   * With `fresh=1`, a value the mirror does not block is asked of the service through it (the main
+   * thread holds the keys); without it, `fresh=1` is refused.
+   */
+  readonly askFresh?: ((value: string) => Promise<FreshAnswer>) | undefined;
+}
+
+export function createLookupHandler({ lookup, sync, onError, budget = new InFlightBudget(), allowlist = () => undefined, askFresh }: LookupEndpoint): LookupHandler {
   const busy = (): { error: string } => ({
     error: `the lookup endpoint is busy (${budget.requests} requests, ${budget.bytes} body bytes in flight); retry in ${RETRY_AFTER_SECONDS} s`,
   });
@@ -57,8 +63,11 @@ export function createLookupHandler(
       const problem = checkLookupValues(values);
       if (problem !== null) return send(400, { error: problem });
       const matcher = allowlist();
+      // Judged before the lookup: a run that ends meanwhile only makes the answer fresher than its verdict says.
+      const organizations = sync();
       lookupValues(lookup, values as string[], { allowlist: matcher }).then((document) => refresh(document, matcher)).then(
-        (document) => send(200, document),
+        // 200 for every answered lookup, whatever its verdicts: the verdicts are in the body.
+        (document) => send(200, vouch(document.results, organizations, matcher)),
         (error: unknown) => {
           onError(error);
           send(500, { error: 'lookup failed; see the daemon log' });

@@ -18,6 +18,8 @@ export interface ServingThreadData {
   /** undefined: no HTTP server, the thread serves DNS only (enforcement). */
   readonly port: number | undefined;
   readonly dbPath: string;
+  /** The organizations /v1/lookup answers for, and the daemon's clock as an offset from this machine's. */
+  readonly mirrored: { readonly organizations: readonly string[]; readonly clockOffsetMs: number };
   /** Enforcement: feeds, and the DNS primary when configured (enforcement-side.ts). */
   readonly enforcement: EnforcementData;
   /** sha256 (hex) of THREAT_MIRROR_HTTP_TOKEN, which /v1/* then requires; the token itself never reaches this thread. */

@@ -5,7 +5,9 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
+import type { Clock } from '../lib/days.js';
 import type { Secret } from '../lib/secret.js';
+import { SERVING_LOG_MESSAGE } from './endpoints.js';
 import { tokenDigest } from '../lib/http-token.js';
 import { dispatch, type EnforcementCommand, type EnforcementData, type EnforcementEvent, type FromServingThread, type Handlers, type ProbeAnswer, type ServingThreadData, type ToServingThread } from './protocol.js';
 import type { LookupBatch } from './lookup-stats.js';
@@ -25,6 +27,9 @@ export interface ServingThreadOptions {
   /** undefined: no HTTP server; the thread serves DNS only. */
   readonly port: number | undefined;
   readonly dbPath: string;
+  /** The organizations the daemon mirrors, and its clock: what /v1/lookup's verdicts are judged by. */
+  readonly organizations: readonly string[];
+  readonly clock: Clock;
   readonly enforcement: EnforcementData;
   /** THREAT_MIRROR_ALLOWLIST as read at start. */
   readonly allowlist: Allowlist | undefined;
@@ -87,6 +92,8 @@ class ServingClient implements ServingThread {
         host: options.host,
         port: options.port,
         dbPath: options.dbPath,
+        // The thread's clock is this machine's plus the daemon's offset (THREAT_MIRROR_NOW): a Clock does not cross threads.
+        mirrored: { organizations: options.organizations, clockOffsetMs: options.clock().getTime() - Date.now() },
         enforcement: options.enforcement,
         tokenDigest: options.token === undefined ? undefined : tokenDigest(options.token).toString('hex'),
         allowlist: options.allowlist,
@@ -151,7 +158,7 @@ class ServingClient implements ServingThread {
     const options = this.#options;
     this.#state = 'serving';
     this.#port = port;
-    if (options.port !== undefined) options.logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
+    if (options.port !== undefined) options.logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, SERVING_LOG_MESSAGE);
     this.#started.resolve();
   }
 
