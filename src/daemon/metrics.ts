@@ -253,7 +253,7 @@ function servingMetrics(counter: Factory): ServingObserver & ServingThreadObserv
 /** THREAT_MIRROR_SNAPSHOT: publishes that failed, and when the snapshot was last published. */
 function snapshotMetrics(counter: Factory, gauge: GaugeFactory): SnapshotObserver {
   const failures = counter('threat_mirror_snapshot_failures_total', 'Snapshot publishes (THREAT_MIRROR_SNAPSHOT) that failed; the previous snapshot stays', []);
-  const published = gauge('threat_mirror_snapshot_last_publish_timestamp_seconds', 'Unix time the snapshot at THREAT_MIRROR_SNAPSHOT was last published (its mtime)', []);
+  const published = gauge('threat_mirror_snapshot_last_publish_timestamp_seconds', 'Unix time the snapshot at THREAT_MIRROR_SNAPSHOT was last published (its mtime); 0 while there is none', []);
   return {
     snapshotPublished: (atMs) => published.set(atMs / 1000),
     snapshotFailed: () => failures.inc(),

@@ -68,7 +68,7 @@ export type FromServingThread =
   /** A probe's path, for the main thread to answer (probe-answer). */
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
   /** A fresh lookup's question, for the main thread to ask the service (fresh-answer). */
-  | { readonly kind: 'fresh'; readonly id: number; readonly value: string }
+  | { readonly kind: 'fresh'; readonly id: number; readonly value: string; readonly organization: string | undefined }
   /** A handler failed: answered 400/500 (DNS: FORMERR/SERVFAIL) by the guard, for the main thread to log and count. */
   | { readonly kind: 'failure'; readonly failure: ServingFailure }
   | ({ readonly kind: 'lookups' } & LookupBatch)

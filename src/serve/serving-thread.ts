@@ -69,11 +69,12 @@ async function serve(port: MessagePort): Promise<void> {
     const { organizations, clockOffsetMs } = data.mirrored;
     const lookup = createLookupHandler({
       lookup: new ThreatLookup(mirror.sqlite),
-      sync: () => readSync(reads, organizations, new Date(Date.now() + clockOffsetMs)),
+      organizations,
+      sync: (asked) => readSync(reads, asked, new Date(Date.now() + clockOffsetMs)),
       onError: (error) => report({ listener: 'http', route: '/v1/lookup', answer: '500', ...describeError(error) }),
       budget,
       allowlist: () => allowlist.matcher,
-      askFresh: (value) => fresh.ask(value),
+      askFresh: (value, organization) => fresh.ask(value, organization),
     });
     enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), { budget, allowlist: () => allowlist.list, report });
     const feeds = enforcement.feeds;
