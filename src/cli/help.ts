@@ -1,5 +1,5 @@
 // The --help text: every command, flag, environment variable and HTTP endpoint.
-import { ENVIRONMENT_VARIABLES } from '../config/variables.js';
+import { ENVIRONMENT_VARIABLES, VARIABLE_FORMS } from '../config/variables.js';
 import { ENDPOINTS } from '../serve/endpoints.js';
 
 export function helpText(version: string): string {
@@ -47,6 +47,7 @@ Options:
 
 Environment:
 ${variables}
+  Their other forms: ${VARIABLE_FORMS.map((variable) => variable.form).join('; ')}
 
 HTTP endpoints (THREAT_MIRROR_HTTP_PORT; /v1/* behind THREAT_MIRROR_HTTP_TOKEN when it is set):
 ${endpoints}

@@ -91,6 +91,18 @@ export const PROGRESS_SECONDS = decimal('THREAT_MIRROR_PROGRESS_SECONDS', 30, [0
 export const NOW: Variable = { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' };
 export const LOG_LEVEL = choice('LOG_LEVEL', LOG_LEVELS, 'info', 'fatal, error, warn, info, debug, trace or silent');
 
+/**
+ * Names read besides the table's, each a form of one of its variables: a secret read from a file
+ * (config/read.ts readSecret), one organization's key (config/service.ts) and its scope
+ * (config/asset-types.ts); NAME is the organization's name upper-cased, `_` for anything else.
+ * `--help` lists them; test/exposed-names.test.ts checks every name a doc gives against both lists.
+ */
+export const VARIABLE_FORMS: ReadonlyArray<{ readonly form: string; readonly pattern: RegExp }> = [
+  { form: 'THREAT_MIRROR_API_KEY_FILE, THREAT_MIRROR_HTTP_TOKEN_FILE, THREAT_MIRROR_DNS_TSIG_KEY_FILE', pattern: /^THREAT_MIRROR_(API_KEY|HTTP_TOKEN|DNS_TSIG_KEY)_FILE$/ },
+  { form: 'THREAT_MIRROR_API_KEY_<NAME> (or _<NAME>_FILE)', pattern: /^THREAT_MIRROR_API_KEY_[A-Z0-9_]+$/ },
+  { form: 'THREAT_MIRROR_ASSET_TYPES_<NAME>', pattern: /^THREAT_MIRROR_ASSET_TYPES_[A-Z0-9_]+$/ },
+];
+
 /** In the order `--help` lists them. */
 export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   API_URL,
