@@ -41,9 +41,9 @@ export class SyncHealthReads {
     this.#lastSuccess = sqlite.prepare(`SELECT finished_at FROM sync_runs WHERE ${INCREMENTAL} AND status = 'succeeded' ORDER BY id DESC LIMIT 1`).pluck();
     this.#completeThrough = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
     this.#staleAfter = sqlite.prepare('SELECT CAST(value AS INTEGER) FROM mirror_settings WHERE key = ?').pluck();
-    this.#held = sqlite
-      .prepare('SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints UNION SELECT organization FROM organization_threats ORDER BY 1')
-      .pluck();
+    // Every row of organization_threats was written by a run: the runs name them all, from an index
+    // of a few thousand rows, where organization_threats would be read whole (a million, for a lookup).
+    this.#held = sqlite.prepare('SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints ORDER BY 1').pluck();
     // As the daemon counts in memory: a failure adds one, a success starts again at 0, an
     // interrupted (or skipped) run changes nothing; reconciliation runs are left out.
     this.#failedInARow = sqlite
@@ -73,7 +73,7 @@ export class SyncHealthReads {
     return (this.#staleAfter.get(STALE_AFTER_SECONDS_KEY) as number | null | undefined) ?? DEFAULT_STALE_AFTER_SECONDS;
   }
 
-  /** Every organization the file holds anything of (runs, a checkpoint, threats), by name. */
+  /** Every organization the file holds anything of (runs, a checkpoint), by name. */
   heldOrganizations(): string[] {
     return this.#held.all() as string[];
   }
