@@ -68,7 +68,7 @@ function contents(view: IndexView): unknown {
 
 /** The zone's names as a set of `host` and `host passthru`. */
 function names(view: IndexView): Set<string> {
-  return new Set([...view.zoneHosts(), ...view.passthruHosts().map((host) => `${host} passthru`)]);
+  return new Set([...view.zoneNames().blocked, ...view.passthruHosts().map((host) => `${host} passthru`)]);
 }
 
 describe('the export index under an allowlist', () => {

@@ -30,6 +30,13 @@ export const threats = sqliteTable(
     emailDomain: text('email_domain'),
     /** URL and PAGE: the Safe Browsing canonical expression host/path?query (src/url/); what `lookup` matches. */
     urlExpression: text('url_expression'),
+    /**
+     * URL and PAGE that block a whole host (the browser's path `/`, no query): the DNS name every
+     * host format and the zone carry; NULL otherwise (src/url/lookup-fields.ts).
+     */
+    exportHost: text('export_host'),
+    /** URL and PAGE without an export_host: why (pathLevel, notAHost, ipAddress, rpzTrigger, notDelegated, publicSuffix). */
+    exportLeftOut: text('export_left_out'),
   },
   // Partial indexes: a lookup column is NULL for other types, and NULLs need no index entries.
   (table) => [

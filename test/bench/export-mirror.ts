@@ -1,7 +1,7 @@
 // The export benchmark's mirror: N current threats written straight into a migrated file (this
 // measures exports, not the sync), and later changes to it the way the page writer makes them
 // (new rows with change_seq above every earlier one). Every host is under a delegated TLD, so
-// every host format keeps it (src/export/blockable-host.ts).
+// every host format keeps it (src/url/blockable-host.ts).
 //
 // The mix: 40% URLs that block a whole host, each its own host (the worst case for the host lists:
 // ~400,000 names at 1M), a tenth of those IDN homographs; 30% path-level URLs on 50 shared hosts;
