@@ -43,19 +43,26 @@ export const hostArbitrary: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.domain() },
 );
 
+function spelled(paths: readonly string[], queries: readonly string[]): fc.Arbitrary<string> {
+  return fc
+    .record({
+      prefix: fc.constantFrom(...PREFIXES),
+      scheme: fc.constantFrom(...SCHEMES),
+      userinfo: fc.oneof({ weight: 8, arbitrary: fc.constant('') }, { weight: 2, arbitrary: fc.constantFrom(...USERINFO) }, { weight: 1, arbitrary: fc.constant(`${'u'.repeat(4_200)}@`) }),
+      host: hostArbitrary,
+      port: fc.constantFrom(...PORTS),
+      path: fc.constantFrom(...paths),
+      query: fc.constantFrom(...queries),
+      fragment: fc.constantFrom(...FRAGMENTS),
+    })
+    .map(({ prefix, scheme, userinfo, host, port, path, query, fragment }) => `${prefix}${scheme}${scheme === '' ? '' : userinfo}${host}${port}${path}${query}${fragment}`);
+}
+
 /** A content (or looked-up value, or allowlist line) as hostile data spells a URL. */
-export const hostileUrl: fc.Arbitrary<string> = fc
-  .record({
-    prefix: fc.constantFrom(...PREFIXES),
-    scheme: fc.constantFrom(...SCHEMES),
-    userinfo: fc.oneof({ weight: 8, arbitrary: fc.constant('') }, { weight: 2, arbitrary: fc.constantFrom(...USERINFO) }, { weight: 1, arbitrary: fc.constant(`${'u'.repeat(4_200)}@`) }),
-    host: hostArbitrary,
-    port: fc.constantFrom(...PORTS),
-    path: fc.constantFrom(...PATHS),
-    query: fc.constantFrom(...QUERIES),
-    fragment: fc.constantFrom(...FRAGMENTS),
-  })
-  .map(({ prefix, scheme, userinfo, host, port, path, query, fragment }) => `${prefix}${scheme}${scheme === '' ? '' : userinfo}${host}${port}${path}${query}${fragment}`);
+export const hostileUrl: fc.Arbitrary<string> = spelled(PATHS, QUERIES);
+
+/** The same spellings of a URL whose browser path is "/" with no query: a whole host, however written. */
+export const hostileHostBlock: fc.Arbitrary<string> = spelled(['', '/', '/./', '/a/..', '/%2e/', '\\'], ['']);
 
 /**
  * The browser's reading of a content, as Node's `new URL()` gives it: parsed as written when it has
