@@ -19,7 +19,7 @@ import { MAX_HOST, zoneTimersFor } from '../src/lib/rpz-zone.js';
 import { ThreatLookup } from '../src/lookup/threat-lookup.js';
 import { blockableHost } from '../src/url/blockable-host.js';
 import { hasCommand, namedCheckzone } from './support/dns-tools.js';
-import { BranchCounts, browserHostLevel, browserHostOf, browserUrl, hostileHostBlock, hostileUrl, PROPERTY_SEED, propertyRuns } from './support/hostile-urls.js';
+import { allowlistLinesFor, BranchCounts, browserHostLevel, browserHostOf, browserUrl, hostileHostBlock, hostileUrl, PROPERTY_SEED, propertyRuns } from './support/hostile-urls.js';
 import { HOST_FORMAT_NAMES, type HostFormatName, listedHosts } from './support/host-lists.js';
 import { tempDir } from './support/temp.js';
 import { threatRowWriter } from './support/threat-rows.js';
@@ -45,11 +45,9 @@ function writeMirror(path: string, contents: readonly string[]): void {
   }
 }
 
-/** Allowlist lines for a third of the browser's hosts (which third, and how each is spelled, from the run's draw); refused lines dropped, as a file with them would be refused. */
+/** The allowlist of a third of the hosts, refused lines dropped (a file with them would be refused whole). */
 function allowlistOf(contents: readonly string[], third: number, spellings: readonly string[]): AllowEntry[] {
-  const hosts = [...new Set(contents.map(browserUrl).flatMap((url) => (url === null ? [] : [browserHostOf(url)])))].sort();
-  const lines = hosts.filter((_, index) => index % 3 === third).map((host, index) => `${(spellings[index % spellings.length] as string).replace('HOST', host)} # allowed`);
-  return lines.flatMap((line) => {
+  return allowlistLinesFor(contents, third, spellings).flatMap((line) => {
     try {
       return parseAllowlist('allow.txt', [line]);
     } catch {

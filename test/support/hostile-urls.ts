@@ -93,6 +93,15 @@ export function browserHostLevel(url: URL): boolean {
   return url.pathname === '/' && !beforeHash.includes('?');
 }
 
+/**
+ * Allowlist lines for a third of the contents' browser hosts (`third`: which third), each spelled
+ * as one of `spellings` ("HOST" replaced), with a comment: the lines a user might keep.
+ */
+export function allowlistLinesFor(contents: readonly string[], third: number, spellings: readonly string[]): string[] {
+  const hosts = [...new Set(contents.map(browserUrl).flatMap((url) => (url === null ? [] : [browserHostOf(url)])))].sort();
+  return hosts.filter((_, index) => index % 3 === third).map((host, index) => `${(spellings[index % spellings.length] as string).replace('HOST', host)}   # ticket ${index}`);
+}
+
 /** Counts of inputs that reached each checked branch: a property asserts a floor on each, so that it cannot pass by checking nothing. */
 export class BranchCounts {
   readonly #counts = new Map<string, number>();
