@@ -47,6 +47,7 @@ export function* withoutListedParentOf(rows: Iterable<[string, string]>): Genera
 export class HostSet implements HostList {
   readonly #db: Database;
   #insert: Statement;
+  #hostListed: Statement | undefined;
   #pending: string[] = [];
   #sortedOnce = false;
 
@@ -79,7 +80,8 @@ export class HostSet implements HostList {
 
   has(host: string): boolean {
     this.#sort();
-    return this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?').get(host) !== undefined;
+    this.#hostListed ??= this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?');
+    return this.#hostListed.get(host) !== undefined;
   }
 
   /** Every host once, by byte order (the BINARY collation: code unit order for ASCII). */

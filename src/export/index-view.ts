@@ -3,7 +3,7 @@
 // writes the index (the refresh job, between runs) and on read-only connections of the serving
 // thread (zone transfers, feeds), each inside a read transaction of its own: a transfer reads one
 // version of the zone whatever the refresh job commits meanwhile.
-import type { Database } from '../db/sqlite.js';
+import type { Database, Statement } from '../db/sqlite.js';
 import { type AllowedHosts, type HostSelection, type HostsLeftOut, noneLeftOut } from './host-selection.js';
 import { type HostList, treeKey, withoutListedParentOf } from './host-set.js';
 import { MAX_HOST } from './rpz.js';
@@ -57,6 +57,7 @@ export interface ZoneStep {
 
 export class IndexView implements HostList {
   readonly #db: Database;
+  #hostListed: Statement | undefined;
 
   constructor(db: Database) {
     this.#db = db;
@@ -78,7 +79,8 @@ export class IndexView implements HostList {
   }
 
   has(host: string): boolean {
-    return this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?').get(host) !== undefined;
+    this.#hostListed ??= this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?');
+    return this.#hostListed.get(host) !== undefined;
   }
 
   sorted(maxLength = Number.MAX_SAFE_INTEGER): Iterable<string> {

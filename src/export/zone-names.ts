@@ -21,10 +21,13 @@ export interface ZoneNames {
 export function zoneNamesOf(hosts: HostList, passthru: readonly string[]): ZoneNames {
   const through = new Set(passthru);
   const shadowed = passthru.filter((host) => host.length <= MAX_HOST && hosts.has(host)).length;
-  function* blocked(): Generator<string> {
-    for (const host of hosts.sorted(MAX_HOST)) if (!through.has(host)) yield host;
-  }
-  return { blocked: shadowed === 0 ? hosts.sorted(MAX_HOST) : blocked(), passthru, shadowed };
+  // Read only when iterated (a statement left open would keep its connection busy), and as often.
+  const blocked = {
+    *[Symbol.iterator](): Generator<string> {
+      for (const host of hosts.sorted(MAX_HOST)) if (shadowed === 0 || !through.has(host)) yield host;
+    },
+  };
+  return { blocked, passthru, shadowed };
 }
 
 /** What the current version holds at an owner: a block, a passthru, or nothing. */
