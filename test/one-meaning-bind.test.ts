@@ -15,6 +15,7 @@ import { startStandin } from '../src/standin/index.js';
 import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { hasCommand } from './support/dns-tools.js';
 import { listedHosts } from './support/host-lists.js';
+import { mirrorEnvFor } from './support/service.js';
 import { allowlistLinesFor, hostileHostBlock, hostileUrl, PROPERTY_SEED } from './support/hostile-urls.js';
 import { dig, freePort, type Secondary, startBind, stopAll, until, ZONE } from './support/secondaries.js';
 
@@ -57,12 +58,7 @@ describe('BIND loads the zone of hostile contents and an allowlist', () => {
     standin = await startStandin({ threats: THREATS, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
     dnsPort = await freePort();
     const bindPort = await freePort();
-    env = {
-      THREAT_MIRROR_API_URL: standin.url,
-      THREAT_MIRROR_DB: join(dir, 'mirror.db'),
-      THREAT_MIRROR_ORG: 'acme',
-      THREAT_MIRROR_API_KEY: KEY,
-      THREAT_MIRROR_NOW: NOW,
+    env = mirrorEnvFor(KEY, NOW)(standin, join(dir, 'mirror.db'), {
       THREAT_MIRROR_INITIAL_DAYS: '2',
       THREAT_MIRROR_HTTP_PORT: '0',
       THREAT_MIRROR_DNS_PORT: String(dnsPort),
@@ -70,7 +66,7 @@ describe('BIND loads the zone of hostile contents and an allowlist', () => {
       THREAT_MIRROR_DNS_NOTIFY: `127.0.0.1:${bindPort}`,
       THREAT_MIRROR_ALLOWLIST: join(dir, 'allow.txt'),
       LOG_LEVEL: 'info',
-    };
+    });
     daemon = new CliProcess([], env);
     httpPort = await servingPort(daemon);
     await daemon.waitForLog((line) => line.msg === 'zone changed' && Number(line.serial) > 1);

@@ -10,6 +10,7 @@ import { runCli } from './support/cli.js';
 import { hasCommand, namedCheckzone } from './support/dns-tools.js';
 import { HOST_FORMAT_NAMES, listedHosts } from './support/host-lists.js';
 import { scalar } from './support/mirror-db.js';
+import { createFileBeforeMigration } from './support/older-schema.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDir } from './support/temp.js';
 
@@ -150,6 +151,33 @@ describe('issue 37: one meaning for every answer', () => {
     const mirror = await mirrorOf([threat('http://[2001:db8::1]/'), threat('http://[2001:0DB8:0:0:0:0:0:2]/login')]);
     const answers = await blocked(mirror, ['http://[2001:0db8:0:0::1]/', 'https://[2001:DB8::1]:8443/any', 'http://[2001:db8::2]/login', 'http://[2001:db8::3]/']);
     expect(answers).toEqual({ 'http://[2001:0db8:0:0::1]/': true, 'https://[2001:DB8::1]:8443/any': true, 'http://[2001:db8::2]/login': true, 'http://[2001:db8::3]/': false });
+  }, 60_000);
+
+  it('a mirror written before the one reader answers by it after the writer\'s next start: every row derived again, export columns filled', async () => {
+    const path = threat('https://sites.google.com/view/old-kit/%2e%2e%2f%2e%2e%2f');
+    const spelled = threat('http:customer-portal.com');
+    const service = await serveThreats(KEY, NOW, [path, spelled]);
+    const dir = tempDir();
+    const dbPath = join(dir, 'mirror.db');
+    // As the version before left them: the path read as the whole host, the spelling as no URL, rules 2.
+    createFileBeforeMigration(dbPath, '_one_meaning', (old) => {
+      const insert = old.prepare('INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain, url_expression) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+      insert.run(path.id, path.content, 'URL', path.blockedAt, NOW, NOW, 1, 'sites.google.com', 'google.com', 'sites.google.com/');
+      insert.run(spelled.id, spelled.content, 'URL', spelled.blockedAt, NOW, NOW, 2, null, null, null);
+      old.prepare("INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES ('acme', ?, ?), ('acme', ?, ?)").run(path.id, NOW, spelled.id, NOW);
+      old.prepare("INSERT INTO mirror_settings (key, value, updated_at) VALUES ('lookup_rules', '2', ?)").run(NOW);
+    });
+    writeFileSync(join(dir, 'allow.txt'), 'customer-portal.com # ticket 4411\n');
+    const env = mirrorEnv(service, dbPath, { THREAT_MIRROR_ALLOWLIST: join(dir, 'allow.txt') });
+    const run = await runCli(['--once'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.logs.find((line) => String(line.msg).startsWith('derived the lookup columns again'))).toMatchObject({ threats: 2, changed: 2 });
+    expect(scalar(dbPath, 'SELECT url_expression || \' \' || export_left_out FROM threats WHERE id = ?', path.id)).toBe('sites.google.com/view/old-kit/..%2F..%2F pathLevel');
+    expect(scalar(dbPath, 'SELECT export_host FROM threats WHERE id = ?', spelled.id)).toBe('customer-portal.com');
+    const rpz = (await runCli(['export', '--format', 'rpz'], env)).stdout;
+    expect(listedHosts('rpz', rpz)).toEqual([]);
+    expect(checkZone(dir, rpz).status).toBe(0);
+    expect(await blocked({ env, dir }, ['https://sites.google.com/view/my-school'])).toEqual({ 'https://sites.google.com/view/my-school': false });
   }, 60_000);
 
   it('case 6: enforced_threats is current_threats without what the allowlist allows: a scope narrowed to URL hides the addresses from both', async () => {
