@@ -115,7 +115,13 @@ describe(`property: one meaning for every answer (fast-check, seed ${PROPERTY_SE
           else expect([...listed].sort(), format).toEqual(want.sort());
         }
         counts.hit(allowed.size > 0 ? 'runs with allowed hosts' : 'runs without');
-        for (const host of allowed) counts.hit('allowed host kept out');
+        counts.hit('allowed host kept out', allowed.size);
+        for (const host of allowed) {
+          const name = blockableHost(host);
+          if (typeof name !== 'string' || name.length > MAX_HOST) continue;
+          expect(texts.rpz, host).toContain(`\n${name} CNAME rpz-passthru.\n*.${name} CNAME rpz-passthru.\n`);
+          counts.hit('allowed host let through');
+        }
         const zoneFile = join(dir, 'zone.rpz');
         writeFileSync(zoneFile, texts.rpz as string);
         const verdict = namedCheckzone('rpz.threat-mirror', zoneFile);
@@ -150,6 +156,7 @@ describe(`property: one meaning for every answer (fast-check, seed ${PROPERTY_SE
     expect(counts.of('host block allowed'), counts.toString()).toBeGreaterThanOrEqual(100 * floor);
     expect(counts.of('exported host looked up'), counts.toString()).toBeGreaterThanOrEqual(60 * floor);
     expect(counts.of('allowed host kept out'), counts.toString()).toBeGreaterThanOrEqual(150 * floor);
+    expect(counts.of('allowed host let through'), counts.toString()).toBeGreaterThanOrEqual(100 * floor);
     expect(counts.of('runs with allowed hosts'), counts.toString()).toBeGreaterThanOrEqual(RUNS * 0.9);
     expect(counts.of('stored host'), counts.toString()).toBeGreaterThanOrEqual(800 * floor);
   }, 120_000);

@@ -7,7 +7,7 @@ import { allowedThreatIds } from './allowed-threats.js';
 import type { Threat } from '../records.js';
 import { inForce } from '../db/read/in-force.js';
 import type { LookupFields } from '../url/lookup-fields.js';
-import { HOST_TYPES, type HostSource } from './host-selection.js';
+import type { HostSource } from './host-selection.js';
 
 /** A threat blocked now, with its lookup columns (all but those of URLs that record formats do not carry). */
 export interface CurrentThreat extends Threat, Omit<LookupFields, 'urlExpression' | 'exportHost' | 'exportLeftOut'> {

@@ -82,19 +82,27 @@ export function urlExpressions(url: WebUrl): string[] {
  * subdomains; a block with a query covers only that exact URL.
  */
 export function coveringExpressions(url: WebUrl): string[] {
-  const paths = new Set<string>();
-  const collapsed = url.path.replace(/\/{2,}/g, '/');
-  for (const path of collapsed === url.path ? [url.path] : [url.path, collapsed]) {
-    for (const prefix of pathPrefixes(path, url.query)) paths.add(prefix);
+  const paths = coveringPaths(url.path);
+  const query = url.query === null ? [] : [`${url.path}?${url.query}`];
+  const hosts = hostSuffixes(url.host);
+  const expressions: string[] = [];
+  for (const host of hosts) for (const path of [...query, ...paths]) expressions.push(expressionOf(host, path));
+  // Host-level blocks of the parents Safe Browsing's five labels leave out.
+  for (const parent of parentHosts(url.host)) if (!hosts.includes(parent)) expressions.push(`${parent}/`);
+  return expressions;
+}
+
+/** The path, "/" and every ancestor directory (up to 16 deep) with and without its slash; the same for the path with runs of slashes collapsed. */
+function coveringPaths(path: string): string[] {
+  const paths = new Set(pathPrefixes(path, null));
+  for (const form of path.includes('//') ? [path, path.replace(/\/{2,}/g, '/')] : [path]) {
+    paths.add(form);
     let prefix = '';
-    for (const directory of path.split('/').slice(1, -1).slice(0, MAX_COVERING_DIRECTORIES)) {
+    for (const directory of form.split('/').slice(1, -1).slice(0, MAX_COVERING_DIRECTORIES)) {
       prefix += `/${directory}`;
       paths.add(prefix);
       paths.add(`${prefix}/`);
     }
   }
-  const hosts = hostSuffixes(url.host);
-  const expressions = new Set(hosts.flatMap((host) => [...paths].map((path) => expressionOf(host, path))));
-  for (const parent of parentHosts(url.host)) expressions.add(`${parent}/`);
-  return [...expressions];
+  return [...paths];
 }

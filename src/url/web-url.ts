@@ -30,6 +30,8 @@ export interface WebUrl {
 export const MAX_HOST_CHARS = 253;
 /** Leading and trailing C0 controls and spaces, which the URL standard strips first. */
 const C0_OR_SPACE_AT_ENDS = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g;
+/** Any C0 control or space: a value without one needs none of the input rules (most do not). */
+const CONTROL_OR_SPACE = /[\u0000-\u0020]/;
 /** Tab, LF and CR, which it then removes anywhere. */
 const TAB_OR_NEWLINE = /[\t\n\r]/g;
 /** A scheme that the browser opens as a web page; `http:evil.example` needs no slashes. */
@@ -48,7 +50,7 @@ export function browserInput(value: string): string {
  * scheme (`evil.example/x`, read as `http://evil.example/x`, as Safe Browsing reads it).
  */
 export function readWebUrl(value: string): WebUrl | null {
-  const text = browserInput(value);
+  const text = CONTROL_OR_SPACE.test(value) ? browserInput(value) : value;
   // Text with another scheme (`mailto:`, `javascript:`, `ftp://`) is no host name either.
   const input = WEB_SCHEME.test(text) ? text : startsWithHostName(text) ? `http://${text}` : null;
   if (input === null) return null;

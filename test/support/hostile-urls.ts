@@ -106,8 +106,8 @@ export function allowlistLinesFor(contents: readonly string[], third: number, sp
 export class BranchCounts {
   readonly #counts = new Map<string, number>();
 
-  hit(branch: string): void {
-    this.#counts.set(branch, (this.#counts.get(branch) ?? 0) + 1);
+  hit(branch: string, times = 1): void {
+    this.#counts.set(branch, (this.#counts.get(branch) ?? 0) + times);
   }
 
   of(branch: string): number {
