@@ -16,8 +16,8 @@ await build({
   entryPoints: [
     'dist/src/cli.js',
     'dist/src/db/writer/writer-thread.js',
-    'dist/src/daemon/http-server-thread.js',
-    'dist/src/daemon/export-job-thread.js',
+    'dist/src/serve/serving-thread.js',
+    'dist/src/export-jobs/export-job-thread.js',
     'dist/src/export/export-helper-thread.js',
     'dist/src/db/snapshot-thread.js',
   ],

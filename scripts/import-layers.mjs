@@ -2,7 +2,8 @@
 // Which way the imports of src/ point (docs/architecture.md): every relative import, static or
 // dynamic, between the layers below, top first. An import may point down the list or stay in its
 // own layer; one that points up is printed and makes the exit code 1. `--edges` prints every
-// layer-to-layer edge with the files that make it. test/architecture.test.ts runs the same check.
+// layer-to-layer edge with the files that make it, `--cycles` the import cycles within layers.
+// test/architecture.test.ts runs the same checks.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +14,8 @@ export const LAYERS = [
   'commands/',
   'cli/',
   'daemon/',
+  'serve/',
+  'export-jobs/',
   'session/',
   'progress/',
   'sync/',
@@ -63,6 +66,33 @@ export function upwardImports(src) {
   });
 }
 
+/** The import cycles of `src` (strongly connected sets of two modules or more), each sorted. */
+export function importCycles(src) {
+  const graph = new Map();
+  for (const [from, to] of importsOf(src)) graph.set(from, [...(graph.get(from) ?? []), to]);
+  // Tarjan's algorithm.
+  const order = new Map();
+  const low = new Map();
+  const stack = [];
+  const cycles = [];
+  const visit = (module) => {
+    order.set(module, order.size);
+    low.set(module, order.get(module));
+    stack.push(module);
+    for (const next of graph.get(module) ?? []) {
+      if (!order.has(next)) {
+        visit(next);
+        low.set(module, Math.min(low.get(module), low.get(next)));
+      } else if (stack.includes(next)) low.set(module, Math.min(low.get(module), order.get(next)));
+    }
+    if (low.get(module) !== order.get(module)) return;
+    const cycle = stack.splice(stack.indexOf(module));
+    if (cycle.length > 1) cycles.push(cycle.sort());
+  };
+  for (const module of graph.keys()) if (!order.has(module)) visit(module);
+  return cycles;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const src = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
   if (process.argv.includes('--edges')) {
@@ -74,6 +104,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
     for (const [key, files] of [...byLayers].sort()) console.log(`${key}  (${[...new Set(files)].join(', ')})`);
   }
+  if (process.argv.includes('--cycles')) for (const cycle of importCycles(src)) console.log(`cycle: ${cycle.join(' -> ')}`);
   const upward = upwardImports(src);
   for (const [from, to] of upward) console.log(`UP: ${from} -> ${to}`);
   console.log(upward.length === 0 ? 'every import points down the layers' : `${upward.length} imports point up`);

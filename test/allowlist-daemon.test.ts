@@ -12,8 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Standin, StandinThreat } from '../src/standin/index.js';
 import { startStandin } from '../src/standin/index.js';
 import { CliProcess, runCli, servingPort } from './support/cli.js';
-import { hasCommand } from './support/dns-tools.js';
-import { hasTool, promtoolCheckMetrics } from './support/judges.js';
+import { promtoolCheckMetrics, skipWithout } from './support/judges.js';
 import { withDb } from './support/mirror-db.js';
 import { type Authority, type PolicyResolver, startAuthority, startPolicyResolver } from './support/policy-zones.js';
 import { dig, freePort, ZONE } from './support/secondaries.js';
@@ -22,8 +21,6 @@ import { applyIxfr, ixfrRecords, recordsOf, serialOf } from './support/zone-reco
 const NOW = '2026-03-15T12:00:00.000Z';
 const YESTERDAY = '2026-03-14';
 const KEY = 'acme-allowlist-daemon-key';
-const tools = ['unbound', 'dig'].filter((tool) => !hasCommand(tool));
-if (tools.length > 0) console.warn(`skipped: ${tools.join(', ')} not installed (Debian packages unbound, bind9-dnsutils)`);
 
 let nextId = 9_200_000;
 function threat(content: string, type = 'URL'): StandinThreat {
@@ -98,7 +95,7 @@ async function followed(portalAllowed: boolean, formAllowed: boolean): Promise<n
   );
 }
 
-describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemon', () => {
+describe.skipIf(skipWithout(['unbound', 'dig', 'promtool']))('THREAT_MIRROR_ALLOWLIST followed by the daemon', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'threat-mirror-allowlist-daemon-'));
     allowlist = join(dir, 'allow.txt');
@@ -186,7 +183,7 @@ describe.skipIf(tools.length > 0)('THREAT_MIRROR_ALLOWLIST followed by the daemo
     expect(metrics).toContain(`threat_mirror_allowlist_entries{file="${allowlist}"} 3`);
     expect(metrics).toContain(`threat_mirror_allowlist_problem{file="${allowlist}"} 0`);
     expect(Number(new RegExp(`^threat_mirror_allowlist_last_applied_timestamp_seconds\\{file="${allowlist}"\\} (\\S+)$`, 'm').exec(metrics)?.[1])).toBeGreaterThan(Date.parse(NOW) / 1000);
-    if (hasTool('promtool')) expect(promtoolCheckMetrics(metrics)).toEqual({ ok: true, output: '' });
+    expect(promtoolCheckMetrics(metrics)).toEqual({ ok: true, output: '' });
     expect(serviceData()).toBe(data);
   }, 30_000);
 

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Standin, StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
-import { hasCommand, namedCheckzone } from './support/dns-tools.js';
+import { namedCheckzone } from './support/dns-tools.js';
+import { skipWithout } from './support/judges.js';
 import { startAuthority, startPolicyResolver } from './support/policy-zones.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { afterThisTest } from './support/cleanup.js';
@@ -166,7 +167,7 @@ describe('THREAT_MIRROR_ALLOWLIST in exports', () => {
     expect(csv.stderr).toBe('threat-mirror export: csv: 2 threats; 5 allowed locally (THREAT_MIRROR_ALLOWLIST)\n');
   }, 90_000);
 
-  it.skipIf(!hasCommand('named-checkzone') || !hasCommand('unbound') || !hasCommand('dig'))(
+  it.skipIf(skipWithout(['named-checkzone', 'unbound', 'dig']))(
     'the RPZ lets each allowed host through: named-checkzone accepts it, and Unbound with it listed before another feed resolves the host normally',
     async () => {
       const { dbPath, allowlist, dir } = await mirrored();

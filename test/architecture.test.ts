@@ -1,13 +1,16 @@
 // What docs/architecture.md claims of the source, checked the way the document shows it: every
-// import points down the layers (scripts/import-layers.mjs), the SQL that changes the mirror's
-// tables lives in src/db/sql/ alone, and no file of src/ passes 350 lines.
+// import points down the layers (scripts/import-layers.mjs), the threads' parts are in no import
+// cycle, the thread table maps one row to one folder (every thread started in src/ has its home
+// there), the SQL that changes the mirror's tables lives in src/db/sql/ alone, and no file of src/
+// passes 350 lines.
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain script, run by node; its exports are typed by what it returns here.
-import { LAYERS, layerOf, upwardImports } from '../scripts/import-layers.mjs';
+import { importCycles, LAYERS, layerOf, upwardImports } from '../scripts/import-layers.mjs';
 
 const SRC = join(import.meta.dirname, '..', 'src');
+const ARCHITECTURE = readFileSync(join(import.meta.dirname, '..', 'docs', 'architecture.md'), 'utf8');
 const files = (readdirSync(SRC, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'));
 
 describe('src/', () => {
@@ -16,6 +19,35 @@ describe('src/', () => {
     const unplaced = files.filter((file) => !file.startsWith('standin/') && (layerOf as (path: string) => number | undefined)(file) === undefined);
     expect(unplaced).toEqual([]);
     expect((LAYERS as string[]).length).toBeGreaterThan(10);
+  });
+
+  it("keeps the threads' parts out of import cycles (the daemon's enforcement, metrics and allowlist were one)", () => {
+    const cycles = importCycles(SRC) as string[][];
+    const threads = ['daemon/', 'serve/', 'export-jobs/', 'dns/', 'db/writer/'];
+    expect(cycles.filter((cycle) => cycle.some((file) => threads.some((folder) => file.startsWith(folder))))).toEqual([]);
+  });
+
+  it('maps one row of the thread table to one folder, which holds the thread it starts (and its messages beside its client)', () => {
+    const table = ARCHITECTURE.slice(ARCHITECTURE.indexOf('| thread | home |'));
+    const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
+    // A row's home: the first folder its second cell names.
+    const homes = rows.map((row) => /`src\/([^`]+\/)`/.exec(row.split('|')[2] ?? '')?.[1]);
+    expect(rows.length).toBeGreaterThanOrEqual(6);
+    expect(homes.every((home) => home !== undefined)).toBe(true);
+    expect(new Set(homes).size).toBe(homes.length);
+    // Every thread started in src/ (the stand-in aside) runs a file directly in one home, its starter beside it.
+    const threads = files
+      .filter((file) => !file.startsWith('standin/'))
+      .flatMap((file) => [...readFileSync(join(SRC, file), 'utf8').matchAll(/new Worker\(new URL\('\.\/([^']+)\.js'/g)].map((match) => join(dirname(file), `${match[1]}.ts`)));
+    expect(threads.length).toBeGreaterThanOrEqual(5);
+    for (const thread of threads) expect(homes, thread).toContain(`${dirname(thread)}/`);
+    // Every home but the main thread's runs a thread; none runs in daemon/ (the main thread's).
+    expect(homes.filter((home) => !threads.some((thread) => `${dirname(thread)}/` === home))).toEqual(['daemon/']);
+    // A thread with a client of its own has its messages beside it.
+    for (const home of homes) {
+      const inHome = files.filter((file) => dirname(file) === (home as string).slice(0, -1));
+      if (inHome.some((file) => file.endsWith('-client.ts'))) expect(inHome, home).toContain(`${home}protocol.ts`);
+    }
   });
 
   it('changes the mirror with SQL from src/db/sql/ only', () => {

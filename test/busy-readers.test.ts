@@ -2,15 +2,11 @@
 // the reader's read transaction. /healthz answers fast, runs keep their schedule, SIGTERM exits
 // in time, the WAL's growth and the starved checkpoints show in /metrics and /readyz, and the
 // WAL shrinks again once the reader lets go.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats } from '../src/standin/index.js';
 import { servingPort, startCli } from './support/cli.js';
-import { afterThisTest } from './support/cleanup.js';
+import { startHoldingReader } from './support/holding-reader.js';
 import { probeHealthz } from './support/probes.js';
 import { scalar } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
@@ -19,7 +15,6 @@ import { tempDbPath } from './support/temp.js';
 const KEY = 'acme-busy-readers-key';
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
-const HOLDING_READER = join(dirname(fileURLToPath(import.meta.url)), 'support', 'holding-reader.mjs');
 /**
  * The issue's figure is 50 ms (measured by `npm run bench:busy-readers`); this bound is loose
  * enough for a loaded 2-core CI machine and far below the 5 s busy_timeout stall it guards against.
@@ -27,12 +22,6 @@ const HOLDING_READER = join(dirname(fileURLToPath(import.meta.url)), 'support', 
 const HEALTHZ_BOUND_MS = 1000;
 
 const env = mirrorEnvFor(KEY, NOW);
-
-/** Sends a command to the holding reader and resolves on its answer. */
-function tell(child: ChildProcessWithoutNullStreams, lines: AsyncIterator<string>, command: 'hold' | 'release'): Promise<string> {
-  child.stdin.write(`${command}\n`);
-  return lines.next().then((line) => String(line.value));
-}
 
 async function metric(port: number, name: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -65,10 +54,8 @@ it('never stalls behind a reader that holds a read transaction, and shows the WA
   // /healthz every 100 ms for the whole test, timed from here.
   const { timings: healthz, stop: stopProbing } = probeHealthz(port);
 
-  const child = spawn(process.execPath, [HOLDING_READER, dbPath], { stdio: ['pipe', 'pipe', 'pipe'] });
-  afterThisTest('processes', () => child.kill('SIGKILL'));
-  const answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  expect(await tell(child, answers, 'hold')).toBe('holding');
+  const reader = startHoldingReader(dbPath);
+  expect(await reader.hold()).toBe('holding');
   const heldSince = Date.now();
   const runsBefore = running.logs.filter((line) => line.status === 'succeeded').length;
   const walAtHold = await metric(port, 'threat_mirror_wal_bytes');
@@ -99,12 +86,12 @@ it('never stalls behind a reader that holds a read transaction, and shows the WA
   expect(running.stdout + running.stderr).not.toMatch(/missed execution/);
 
   // The reader lets go: the next run's checkpoint truncates the WAL, and /readyz is ready again.
-  expect(await tell(child, answers, 'release')).toBe('released');
+  expect(await reader.release()).toBe('released');
   await until('the WAL to shrink', () => metric(port, 'threat_mirror_wal_bytes'), (bytes) => bytes < walHeld && bytes === 0);
   await until('/readyz to be ready again', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status, (status) => status === 200);
 
   // Holding again: SIGTERM still exits 0 in time (the WAL may stay un-truncated).
-  expect(await tell(child, answers, 'hold')).toBe('holding');
+  expect(await reader.hold()).toBe('holding');
   addThreat();
   const succeeded = running.logs.filter((line) => line.status === 'succeeded').length;
   await running.waitForLog(() => running.logs.filter((line) => line.status === 'succeeded').length > succeeded);
@@ -117,7 +104,7 @@ it('never stalls behind a reader that holds a read transaction, and shows the WA
 
   expect(healthz.length).toBeGreaterThan(10);
   expect(Math.max(...healthz)).toBeLessThan(HEALTHZ_BOUND_MS);
-  expect(await tell(child, answers, 'release')).toBe('released');
+  expect(await reader.release()).toBe('released');
   expect(scalar(dbPath, 'PRAGMA integrity_check')).toBe('ok');
   expect(scalar<number>(dbPath, 'SELECT count(*) FROM threats')).toBeGreaterThan(400);
 });

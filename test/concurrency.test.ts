@@ -49,9 +49,15 @@ describe('windows', () => {
     expect(result.code).toBe(0);
     const want = service.threatsVisibleTo('acme-key').filter((threat) => threat.blockedAt.slice(0, 10) >= from && threat.blockedAt.slice(0, 10) <= to);
     expect(mirroredThreats(dbPath, 'acme')).toEqual(want.map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt })));
-    // Several windows were walked, and together they cover the range once.
-    const windows = new Set(service.stats.requests.map((request) => JSON.stringify([(request.body as { startDate: string }).startDate, (request.body as { endDate: string }).endDate])));
-    expect(windows.size).toBeGreaterThan(3);
+    // Several windows were walked, and together they cover the range once: sorted, each starts the
+    // day after the one before it ends (a gap or a double would break the chain).
+    const windows = [...new Set(service.stats.requests.map((request) => JSON.stringify([(request.body as { startDate: string }).startDate, (request.body as { endDate: string }).endDate])))]
+      .map((text) => JSON.parse(text) as [string, string])
+      .sort(([a], [b]) => a.localeCompare(b));
+    expect(windows.length).toBeGreaterThan(3);
+    expect(windows[0]?.[0]).toBe(from);
+    expect(windows.at(-1)?.[1]).toBe(to);
+    for (let index = 1; index < windows.length; index += 1) expect(windows[index]?.[0], JSON.stringify(windows)).toBe(addDays(windows[index - 1]?.[1] ?? '', 1));
     const days = withDb(dbPath, (db) => db.prepare("SELECT day FROM sync_windows WHERE organization = 'acme' ORDER BY day").pluck().all() as string[]);
     expect(days).toHaveLength(71);
     expect(days[0]).toBe(from);

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
 import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
-import { hasTool, promtoolCheckMetrics } from './support/judges.js';
-import { mirroredThreats, runs, scalar } from './support/mirror-db.js';
+import { promtoolCheckMetrics, skipWithout } from './support/judges.js';
+import { mirroredThreats, runs, scalar, withDb } from './support/mirror-db.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
@@ -23,6 +23,9 @@ const runsFinished = (process: CliProcess, status: string): number =>
   process.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization') && line.status === status).length;
 
 describe('daemon', () => {
+  /** What the first test's daemon served on /metrics, for promtool to judge in a test of its own. */
+  let servedMetrics = '';
+
   it('syncs at start and on every tick, picks up new threats, serves health, and stops cleanly on SIGTERM', async () => {
     const service = await startService();
     const dbPath = tempDbPath();
@@ -39,8 +42,7 @@ describe('daemon', () => {
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const samples = parsePrometheus(metrics);
-    if (hasTool('promtool')) expect(promtoolCheckMetrics(metrics)).toEqual({ ok: true, output: '' });
-    else console.warn('promtool not installed (Debian package prometheus): /metrics not checked by it');
+    servedMetrics = metrics;
     const stored = scalar<number>(dbPath, "SELECT count(*) FROM organization_threats WHERE organization = 'acme'");
     expect(samples.get('threat_mirror_threats_total{organization="acme",result="inserted"}')).toBe(stored);
     expect(samples.get('threat_mirror_runs_total{organization="acme",stream="threats",outcome="succeeded"}')).toBeGreaterThanOrEqual(2);
@@ -54,14 +56,28 @@ describe('daemon', () => {
     expect(scalar(dbPath, 'PRAGMA integrity_check')).toBe('ok');
   });
 
-  it('skips a tick that falls during a run', async () => {
+  it.skipIf(skipWithout(['promtool']))('serves /metrics that promtool check metrics accepts', () => {
+    expect(servedMetrics).toContain('threat_mirror_runs_total');
+    expect(promtoolCheckMetrics(servedMetrics)).toEqual({ ok: true, output: '' });
+  });
+
+  it('skips a tick that falls during a run: runs never overlap, and the next tick after it runs', async () => {
     const service = await startService(200);
     service.setLatency(1500);
     const dbPath = tempDbPath();
     const daemon = startCli([], daemonEnv(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '' }));
     await daemon.waitForLog((line) => line.msg === 'scheduled run skipped: the previous run is still in progress');
+    await daemon.waitForLog(() => runsFinished(daemon, 'succeeded') >= 2);
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
+    const done = withDb(dbPath, (db) =>
+      db.prepare("SELECT started_at AS startedAt, finished_at AS finishedAt FROM sync_runs WHERE stream = 'threats' AND status = 'succeeded' ORDER BY id").all(),
+    ) as Array<{ startedAt: string; finishedAt: string }>;
+    // The positive control: the first run outlasted a tick of the every-second schedule.
+    expect(Date.parse(done[0]?.finishedAt ?? '') - Date.parse(done[0]?.startedAt ?? '')).toBeGreaterThan(1000);
+    for (let index = 1; index < done.length; index += 1) {
+      expect(Date.parse(done[index]?.startedAt ?? ''), 'a run started before the one before it ended').toBeGreaterThanOrEqual(Date.parse(done[index - 1]?.finishedAt ?? ''));
+    }
   });
 
   it('on SIGTERM during a slow page leaves an intact file, an interrupted run and no partial page; the next run completes', async () => {

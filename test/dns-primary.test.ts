@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Standin, StandinThreat } from '../src/standin/index.js';
 import { startStandin } from '../src/standin/index.js';
 import { CliProcess, runCli, servingPort } from './support/cli.js';
-import { hasCommand } from './support/dns-tools.js';
+import { skipWithout } from './support/judges.js';
 import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, startUnboundSecondary, until, ZONE } from './support/secondaries.js';
 import { applyIxfr, ixfrRecords, recordsOf, serialOf, zoneFileRecords } from './support/zone-records.js';
 
@@ -17,8 +17,6 @@ const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-dns-key';
 const PDNS_REFRESH = 3;
-const tools = ['named', 'unbound', 'pdns_recursor', 'dig'].filter((tool) => !hasCommand(tool));
-if (tools.length > 0) console.warn(`skipped: ${tools.join(', ')} not installed (Debian packages bind9, unbound, pdns-recursor, bind9-dnsutils)`);
 
 let nextId = 8_000_000;
 function threat(content: string): StandinThreat {
@@ -45,7 +43,7 @@ const secondaries: Secondary[] = [];
 
 const zoneChanges = (): number => daemon.logs.filter((line) => line.msg === 'zone changed').length;
 
-describe.skipIf(tools.length > 0)('the daemon as DNS primary of its response policy zone', () => {
+describe.skipIf(skipWithout(['named', 'unbound', 'pdns_recursor', 'dig']))('the daemon as DNS primary of its response policy zone', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'threat-mirror-dns-'));
     standin = await startStandin({ threats: [FIRST, LEAVING, PATH_LEVEL, RPZ_TRIGGER, UNDELEGATED], keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });

@@ -15,6 +15,7 @@ import { parseCidr } from '../src/config/dns.js';
 import { AddressAcl } from '../src/dns/acl.js';
 import { type DnsServer, startDnsServer } from '../src/dns/dns-server.js';
 import { ZoneReader } from '../src/dns/zone-reader.js';
+import { InFlightBudget } from '../src/serve/http-limits.js';
 import { ExportIndex } from '../src/export/export-index.js';
 import { zoneTimersFor } from '../src/lib/rpz-zone.js';
 import { threatRowWriter } from './support/threat-rows.js';
@@ -92,7 +93,8 @@ describe('zone transfers over TCP', () => {
       port: 0,
       acl: new AddressAcl([parseCidr('127.0.0.0/8')].filter((cidr) => cidr !== undefined)),
       zone,
-      observer: { answered: () => undefined, malformed: () => undefined, transferred: (kind, records) => transfers.push({ kind, records }), error: () => undefined },
+      observer: { answered: () => undefined, malformed: () => undefined, transferred: (kind, records) => transfers.push({ kind, records }), failed: () => undefined, tcpClosed: () => undefined, error: () => undefined },
+      memory: new InFlightBudget(),
     });
   }, 60_000);
 
@@ -130,17 +132,20 @@ describe('zone transfers over TCP', () => {
     socket.pause();
     // Long enough for the server to fill the socket's buffers and wait for them to drain.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    socket.destroy();
-    // The transfer's read transaction ends: a checkpoint that truncates the index's WAL is then not blocked by a reader.
     const index = new Database(indexPath, { fileMustExist: true });
     // Not waiting inside SQLite: the server runs on this thread's event loop and must get its turn.
     index.pragma('busy_timeout = 0');
+    const checkpointBusy = (): number => (index.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>)[0]?.busy ?? 1;
     try {
       index.exec('CREATE TABLE IF NOT EXISTS probe (x); INSERT INTO probe VALUES (1)');
+      // The positive control: mid-transfer, the transfer's read transaction holds the index's WAL.
+      expect(checkpointBusy(), 'no reader held the index mid-transfer: the test would prove nothing').toBe(1);
+      socket.destroy();
+      // The transfer's read transaction ends: a checkpoint that truncates the index's WAL is then not blocked by a reader.
       const started = Date.now();
       let busy = 1;
       while (Date.now() - started < 5_000) {
-        busy = (index.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>)[0]?.busy ?? 1;
+        busy = checkpointBusy();
         if (busy === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -4,23 +4,23 @@
 // (NLnetLabs/unbound#336). One daemon for the file, stopped in afterAll.
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decode, encode } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, startStandin, type StandinThreat } from '../src/standin/index.js';
-import { CliProcess, runCli } from './support/cli.js';
-import { hasCommand } from './support/dns-tools.js';
+import { fileURLToPath } from 'node:url';
+import { CliProcess, runCli, startCli } from './support/cli.js';
+import { skipWithout } from './support/judges.js';
+import { checkAnswerByHand, queryMacOf, signQueryByHand } from './support/tsig-hand.js';
 import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, type TsigKeyConfig, until, ZONE } from './support/secondaries.js';
 import { recordsOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const API_KEY = 'acme-dns-tsig-key';
-const tools = ['named', 'pdns_recursor', 'dig'].filter((tool) => !hasCommand(tool));
-if (tools.length > 0) console.warn(`skipped: ${tools.join(', ')} not installed (Debian packages bind9, pdns-recursor, bind9-dnsutils)`);
 
 const TSIG: TsigKeyConfig = { name: 'tm-xfr', secret: randomBytes(32).toString('base64') };
 const OTHER_KEY: TsigKeyConfig = { name: 'tm-xfr', secret: randomBytes(32).toString('base64') };
@@ -38,7 +38,7 @@ const signed = (key: TsigKeyConfig, ...args: string[]): ReturnType<typeof dig> =
 /** dig prints these when a message's signature does not verify. */
 const UNVERIFIED = /could not be validated|Couldn't verify|tsig verify failure|expected a TSIG/i;
 
-describe.skipIf(tools.length > 0)('the DNS primary with a TSIG key', () => {
+describe.skipIf(skipWithout(['named', 'pdns_recursor', 'dig']))('the DNS primary with a TSIG key', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'threat-mirror-tsig-'));
     // Enough host-level blocks that a transfer takes several messages, each signed over the one before.
@@ -131,6 +131,72 @@ describe.skipIf(tools.length > 0)('the DNS primary with a TSIG key', () => {
     expect(`${daemon.stdout}${daemon.stderr}`).not.toContain(TSIG.secret);
     for (const file of readdirSync(dir).filter((name) => name.startsWith('mirror.db') && statSync(join(dir, name)).isFile())) {
       expect(readFileSync(join(dir, file)).includes(secretBytes), file).toBe(false);
+    }
+  });
+});
+
+/** Loaded into the daemon: its serving thread's clock runs 1,000 s ahead of the machine's (and dig's). */
+const SERVING_FAULTS = fileURLToPath(new URL('./support/serving-thread-faults.cjs', import.meta.url));
+const SKEW_S = 1_000;
+
+/** Sends one datagram to the DNS port and resolves with the answer. */
+async function askUdp(port: number, message: Buffer): Promise<Buffer> {
+  const socket = createSocket('udp4');
+  const answered = new Promise<Buffer>((resolve) => socket.once('message', resolve));
+  socket.send(message, port, '127.0.0.1');
+  try {
+    return await answered;
+  } finally {
+    socket.close();
+  }
+}
+
+describe("TSIG's time window: 300 s from the sidecar's clock, whatever fudge a query declares", () => {
+  it('case 4: a query signed 1,000 s off the primary with a fudge of 3,600 gets BADTIME, signed and carrying the primary\'s time; dig -y, 1,000 s off, reads the same and verifies it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'threat-mirror-tsig-time-'));
+    const service = await startStandin({ threats: [{ id: 1, content: `https://${BLOCKED}/`, type: 'URL', blockedAt: `${TODAY}T08:00:00.000Z`, organization: 'acme' }], keys: { organizationKeys: { [API_KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+    const port = await freePort();
+    const skewed = startCli([], {
+      THREAT_MIRROR_API_URL: service.url,
+      THREAT_MIRROR_DB: join(folder, 'mirror.db'),
+      THREAT_MIRROR_ORG: 'acme',
+      THREAT_MIRROR_API_KEY: API_KEY,
+      THREAT_MIRROR_NOW: NOW,
+      THREAT_MIRROR_INITIAL_DAYS: '1',
+      THREAT_MIRROR_SCHEDULE: '0 0 1 1 *',
+      THREAT_MIRROR_DNS_PORT: String(port),
+      THREAT_MIRROR_DNS_ALLOW: '127.0.0.1/32',
+      THREAT_MIRROR_DNS_TSIG_KEY: `${TSIG.name}:${TSIG.secret}`,
+      NODE_OPTIONS: `--require=${SERVING_FAULTS}`,
+      SERVING_CLOCK_OFFSET_S: String(SKEW_S),
+    });
+    try {
+      await skewed.waitForLog((line) => line.msg === 'zone changed');
+      const query = (): Buffer => encode({ id: 4711, type: 'query', flags: 0, questions: [{ type: 'SOA', name: ZONE, class: 'IN' }] });
+      const machineNow = Math.floor(Date.now() / 1000);
+      // Signed by the machine's clock, 1,000 s behind the primary's, asking for a window of 3,600 s: held to 300.
+      const wide = signQueryByHand(query(), TSIG, machineNow, 3_600);
+      const answer = checkAnswerByHand(await askUdp(port, wide), TSIG, queryMacOf(wide));
+      expect(answer).toMatchObject({ rcode: 9, error: 18, timeSigned: machineNow, fudge: 300, verified: true });
+      expect(Math.abs((answer.otherTime ?? 0) - (machineNow + SKEW_S))).toBeLessThan(60);
+      // Signed by the primary's clock: answered (once the serving thread has the index: "zone
+      // changed" is logged as the main thread tells it, and the zone answers SERVFAIL until it has).
+      const inTime = signQueryByHand(query(), TSIG, machineNow + SKEW_S, 300);
+      await until('the zone answers', async () => checkAnswerByHand(await askUdp(port, inTime), TSIG, queryMacOf(inTime)).rcode !== 2, 10_000);
+      expect(checkAnswerByHand(await askUdp(port, inTime), TSIG, queryMacOf(inTime))).toMatchObject({ rcode: 0, error: 0, verified: true });
+      // dig signs with a fudge of 300 by the machine's clock: BADTIME, with the primary's time (6 bytes of
+      // Other Data). dig checks the answer's MAC first: "clocks are unsynchronized" is what it says of a
+      // BADTIME whose MAC verified (a wrong MAC reads "tsig verify failure", an unsigned one "expected a TSIG").
+      const digged = dig(['-y', `hmac-sha256:${TSIG.name}:${TSIG.secret}`, '@127.0.0.1', '-p', String(port), ZONE, 'SOA']);
+      expect(digged.status).toBe('NOTAUTH');
+      expect(digged.text).toMatch(/TSIG\s+hmac-sha256\.\s+\d+\s+300\s+32\s+\S+\s+\d+\s+BADTIME\s+6\s/);
+      expect(digged.text).toMatch(/Couldn't verify signature: clocks are unsynchronized/);
+      expect(digged.text).not.toMatch(/tsig verify failure|expected a TSIG/);
+      expect(skewed.running).toBe(true);
+    } finally {
+      await skewed.stop('SIGTERM');
+      await service.close();
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats, type Standin, type StandinProposal, startStandin } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
-import { hasTool } from './support/judges.js';
+import { skipWithout } from './support/judges.js';
 import { tempDbPath } from './support/temp.js';
 
 
@@ -39,7 +39,7 @@ function documentedSql(): SqlBlock[] {
   return blocks;
 }
 
-const sqlite3 = hasTool('sqlite3');
+const sqlite3 = !skipWithout(['sqlite3']);
 let standin: Standin | undefined;
 let folder = '';
 let dbPath = '';
@@ -141,4 +141,3 @@ describe('the documented query of rejected proposals', () => {
   });
 });
 
-if (!sqlite3) console.warn('sqlite3 shell not installed (Debian package sqlite3): the documented SQL was not run');

@@ -5,7 +5,7 @@
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { StandinThreat } from '../src/standin/index.js';
-import { MAX_LOOKUPS_IN_FLIGHT, REQUEST_TIMEOUT_MS } from '../src/daemon/http-limits.js';
+import { MAX_LOOKUPS_IN_FLIGHT, REQUEST_TIMEOUT_MS } from '../src/serve/http-limits.js';
 import { servingPort, startCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
@@ -117,8 +117,15 @@ describe('the feeds within the HTTP limits', () => {
     await until('the places come back', async () => (await answer(port, '/v1/exports/domains')).status === 200);
 
     // Feeds alone: at most half the places; the next feed is refused while lookups are still answered.
-    const held = await Promise.all(Array.from({ length: MAX_FEEDS - 1 }, () => holdFeed(port, '/v1/exports/jsonl')));
-    expect(held.map((feed) => feed.status)).toEqual(held.map(() => 200));
+    // The server sees the stalled lookups' connections close in its own time (one place back is not
+    // all of them, on a loaded machine): a try that did not get every feed lets go and tries again.
+    let held: Held[] = [];
+    await until('the stalled lookups let go of every place', async () => {
+      held = await Promise.all(Array.from({ length: MAX_FEEDS - 1 }, () => holdFeed(port, '/v1/exports/jsonl')));
+      if (held.every((feed) => feed.status === 200)) return true;
+      for (const feed of held) feed.request.destroy();
+      return false;
+    });
     const beyond = await answer(port, '/v1/exports/rpz');
     expect(beyond.status).toBe(503);
     expect(beyond.retryAfter).toBe('1');

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
+import { scalar } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
@@ -43,9 +44,18 @@ describe('lookup prints contents as stored (issue 32 item 10)', () => {
   });
 
   it('still never prints our own key, wherever it appears', async () => {
-    const dbPath = await synced([threat(1, `https://echo.example/?k=${KEY}`)]);
-    const text = await runCli(['lookup', 'https://echo.example/'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_API_KEY: KEY });
-    expect(text.stdout).not.toContain(KEY);
+    const content = `https://echo.example/?k=${KEY}`;
+    const dbPath = await synced([threat(1, content)]);
+    // The positive control: the stored content holds the key, and a lookup without the key set prints it.
+    expect(scalar(dbPath, 'SELECT content FROM threats WHERE id = 1')).toBe(content);
+    const unkeyed = await runCli(['lookup', content], { THREAT_MIRROR_DB: dbPath });
+    expect([unkeyed.code, unkeyed.stdout]).toEqual([0, expect.stringContaining(KEY)]);
+    for (const args of [['lookup', content], ['lookup', '--json', content]]) {
+      const keyed = await runCli(args, { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_API_KEY: KEY });
+      expect(keyed.code, keyed.stderr).toBe(0);
+      expect(keyed.stdout).toContain('https://echo.example/?k=[redacted]');
+      expect(`${keyed.stdout}${keyed.stderr}`).not.toContain(KEY);
+    }
   });
 });
 

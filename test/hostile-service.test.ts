@@ -64,6 +64,14 @@ describe('Retry-After is capped (issue 32 item 5)', () => {
     const result = await exitWithin(startCli(['--once'], env(service, dbPath)), 30_000);
     expect(result.code).toBe(0);
     expect(service.stats.earlyRequests(KEY)).toBe(0);
+    // The positive control: the 429 was served, the request was made again a second later or more, and the run counted the retry.
+    const answered = service.stats.requests.filter((request) => request.path === '/threats/list');
+    const limited = answered.findIndex((request) => request.status === 429);
+    expect(limited).toBeGreaterThanOrEqual(0);
+    const retried = answered.find((request, index) => index > limited && JSON.stringify(request.body) === JSON.stringify(answered[limited]?.body));
+    expect(retried?.status).toBe(200);
+    expect((retried?.at ?? 0) - (answered[limited]?.at ?? 0)).toBeGreaterThanOrEqual(900);
+    expect(runs(dbPath).at(-1)).toMatchObject({ status: 'succeeded', retries: 1 });
   });
 
   it("in the daemon, the next run is not held: it runs on the next tick and succeeds", async () => {
@@ -155,9 +163,15 @@ describe('bounded work per response (issue 32 items 3 and 4)', () => {
   });
 
   it('a page of 101 valid records (more than per_page) is a broken response: retried, then the organization fails', async () => {
-    const url = await startHostileService(() => `{"threats":[${Array.from({ length: 101 }, (_, index) => record(index + 1)).join(',')}],"next_page":null}`);
+    let served = 0;
+    const url = await startHostileService(() => {
+      served += 1;
+      return `{"threats":[${Array.from({ length: 101 }, (_, index) => record(index + 1)).join(',')}],"next_page":null}`;
+    });
     const result = await exitWithin(startCli(['--once'], hostileEnv(url, tempDbPath())), 30_000);
     expectOrganizationFailed(result, 'response holds 101 records, more than the 100 per_page asked for');
+    // Retried: the first answer and THREAT_MIRROR_MAX_RETRIES=1 more.
+    expect(served).toBe(2);
   });
 
   for (const levels of [1_000_000, 100_000]) {

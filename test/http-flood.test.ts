@@ -2,10 +2,12 @@
 // flight on the HTTP thread are capped (503 with Retry-After beyond it), so a flood of the largest
 // requests the endpoint accepts leaves the thread's heap, the probes and the sync alone.
 import { request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { generateThreats } from '../src/standin/index.js';
+import { MAX_CONNECTIONS_PER_ADDRESS } from '../src/serve/http-limits.js';
 import { type CliProcess, servingPort, startCli } from './support/cli.js';
+import { probeHealthz } from './support/probes.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
@@ -53,7 +55,7 @@ async function healthzWithin(port: number): Promise<{ status: number; ms: number
 const succeededRuns = (daemon: CliProcess): number => daemon.logs.filter((line) => line.msg === 'sync of organization "acme" succeeded').length;
 
 describe('the HTTP endpoints under a flood', () => {
-  it('40 concurrent lookups of 4 MiB each: the daemon stays up, sheds load with 503 + Retry-After, /healthz answers within 2 s, the next sync runs', async () => {
+  it('40 concurrent lookups of 4 MiB each: the daemon stays up, sheds load with 503 + Retry-After, /healthz answers within 4 s all through it, the next sync runs', async () => {
     const service = await serveThreats(KEY, NOW, generateThreats({ seed: 3, organizations: ['acme'], count: 200, fromDay: '2026-03-13', toDay: '2026-03-15' }));
     const dbPath = tempDbPath();
     const daemon = startCli([], env(service, dbPath));
@@ -63,12 +65,18 @@ describe('the HTTP endpoints under a flood', () => {
     const body = largestLookupBody();
     expect(body.length).toBeGreaterThan(4_000_000);
     expect(body.length).toBeLessThanOrEqual(4 * 1024 * 1024);
+    // An orchestrator's probes go on during the flood: the first is sent with the lookups.
+    const probes = probeHealthz(port);
     const answers = await Promise.all(Array.from({ length: 40 }, () => post(port, body)));
+    await probes.stop();
     const health = await healthzWithin(port);
 
     expect(daemon.running, `the daemon exited; stdout:\n${daemon.stdout.slice(-3000)}`).toBe(true);
+    expect(probes.timings.length, 'probes answered while the lookups were in flight').toBeGreaterThanOrEqual(2);
+    // Within the shipped pod's liveness timeout (5 s), with room: 0.3-0.7 s seen beside other suites, 2.1 s
+    // once at a load of 9 on 2 cores. The defects it guards against: a dead daemon, probes held for the flood.
+    expect(Math.max(...probes.timings), probes.timings.map(Math.round).join(', ')).toBeLessThan(4_000);
     expect(health.status).toBe(200);
-    // Loose for a loaded 2-core machine; the defect it guards against is a dead daemon.
     expect(health.ms).toBeLessThan(2_000);
     const failures = answers.filter((answer): answer is Error => answer instanceof Error);
     expect(failures.map((error) => error.message)).toEqual([]);
@@ -85,6 +93,34 @@ describe('the HTTP endpoints under a flood', () => {
 
     const before = succeededRuns(daemon);
     await daemon.waitForLog(() => succeededRuns(daemon) > before);
+    daemon.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+  });
+
+  it('one address holds at most 128 of the 256 connections: beyond that its connections are closed at once, and another address still gets answers', async () => {
+    const service = await serveThreats(KEY, NOW, []);
+    const daemon = startCli([], env(service, tempDbPath()));
+    const port = await servingPort(daemon);
+    const held: Socket[] = [];
+    const outcomes = await Promise.all(
+      Array.from({ length: MAX_CONNECTIONS_PER_ADDRESS + 20 }, () =>
+        new Promise<'open' | 'closed'>((resolve) => {
+          const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.9' });
+          held.push(socket);
+          socket.resume(); // flowing, so that the server's close is seen
+          socket.on('error', () => undefined);
+          // Open for 1 s after connecting: the server kept it; closed before: the server refused it a place.
+          socket.once('connect', () => setTimeout(() => resolve(socket.destroyed ? 'closed' : 'open'), 1_000));
+          socket.once('close', () => resolve('closed'));
+        }),
+      ),
+    );
+    try {
+      expect(outcomes.filter((outcome) => outcome === 'open')).toHaveLength(MAX_CONNECTIONS_PER_ADDRESS);
+      expect((await healthzWithin(port)).status).toBe(200);
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
   });

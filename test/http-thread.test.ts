@@ -1,7 +1,7 @@
 // The HTTP server of THREAT_MIRROR_HTTP_PORT runs on a thread of its own: /v1/lookup answers while
 // the main thread (which fetches, parses and validates the sync's pages) is stuck, the probes still
-// show that the main thread is stuck, and the thread dying does not go unnoticed; nor does the
-// writer thread's.
+// show that the main thread is stuck, and the thread dying is seen and mended (it is started again,
+// the sync going on meanwhile); the writer thread dying stops the daemon.
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,10 +9,23 @@ import { type Standin, type StandinThreat, startStandin } from '../src/standin/i
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { runs } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
+import { dig, freePort, ZONE } from './support/secondaries.js';
+
+/** Resolves with what `check` gives once it gives something, polling every 50 ms; throws past `timeoutMs`. */
+async function pollUntil<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const KEY = 'acme-key';
 const FAULTS = fileURLToPath(new URL('./support/main-thread-faults.mjs', import.meta.url));
+const SERVING_FAULTS = fileURLToPath(new URL('./support/serving-thread-faults.cjs', import.meta.url));
 /** Long enough for a lookup on a loaded 2-core machine, short against a test's time. */
 const BLOCK_MS = 4_000;
 
@@ -31,7 +44,7 @@ afterEach(async () => {
 const threats: StandinThreat[] = [{ id: 1, content: 'https://evil.example/', type: 'URL', blockedAt: `${NOW.slice(0, 10)}T10:00:00.000Z`, organization: 'acme' }];
 
 /** The daemon with the fault fixture loaded, serving on a free port after its first sync. */
-async function startDaemon(fault: 'block' | 'end-workers' | 'end-writer'): Promise<{ port: number; dbPath: string }> {
+async function startDaemon(fault: 'block' | 'end-writer' | 'none', env: Record<string, string> = {}): Promise<{ port: number; dbPath: string }> {
   standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
   const dbPath = join(tempDir(), 'mirror.db');
   daemon = startCli([], {
@@ -47,6 +60,7 @@ async function startDaemon(fault: 'block' | 'end-workers' | 'end-writer'): Promi
     NODE_OPTIONS: `--import=${FAULTS}`,
     MAIN_THREAD_FAULT: fault,
     MAIN_THREAD_BLOCK_MS: String(BLOCK_MS),
+    ...env,
   });
   const line = await daemon.waitForLog((log) => log.msg === 'serving /healthz, /readyz and /metrics');
   await daemon.waitForLog((log) => typeof log.msg === 'string' && log.msg.startsWith('sync of organization') && log.status === 'succeeded');
@@ -103,18 +117,49 @@ describe('the HTTP server thread', () => {
     expect((await running.exited).code).toBe(0);
   });
 
-  it('stops the daemon with exit 1, saying why, when the thread dies', async () => {
-    const { port, dbPath } = await startDaemon('end-workers');
+  it('starts the serving thread again when it dies: /readyz names the cause meanwhile, the sync goes on, lookups and the zone are back within seconds', async () => {
+    const dnsPort = await freePort();
+    const { port, dbPath } = await startDaemon('none', {
+      NODE_OPTIONS: `--require=${SERVING_FAULTS}`,
+      SERVING_THREAD_FAULT: 'throw',
+      THREAT_MIRROR_SCHEDULE: '*/2 * * * * *',
+      THREAT_MIRROR_DNS_PORT: String(dnsPort),
+      THREAT_MIRROR_DNS_ALLOW: '127.0.0.1/32',
+    });
     const running = daemon as CliProcess;
-    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    await running.waitForLog((line) => line.msg === 'zone changed');
+    const lookup = `http://127.0.0.1:${port}/v1/lookup?value=${encodeURIComponent('https://a.evil.example/x')}`;
+    expect((await fetch(lookup)).status).toBe(200);
+    const runsBefore = runs(dbPath).length;
+
     running.kill('SIGUSR2');
-    const result = await running.exited;
-    expect(result.code).toBe(1);
-    expect(result.logs.some((log) => typeof log.msg === 'string' && log.msg.startsWith('the HTTP server of THREAT_MIRROR_HTTP_PORT failed'))).toBe(true);
-    expect(result.logs.at(-1)?.msg).toBe('stopped');
-    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
-    // The sync's work is intact: the first run committed, and nothing is left running.
-    expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded']);
+    const [, faultAt] = await running.waitForStderr(/^serving thread fault (\d+)$/m);
+    // While it is down the main thread answers the port: alive, not ready, and why.
+    const down = await pollUntil(async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      const body = response === undefined ? '' : await response.text();
+      return response?.status === 503 && body.includes('the serving thread') ? { body, healthz: (await fetch(`http://127.0.0.1:${port}/healthz`)).status, lookup: await fetch(lookup) } : undefined;
+    }, 10_000);
+    expect(JSON.parse(down.body).reasons.join('\n')).toMatch(/the serving thread \(lookups, feeds, the DNS primary\) failed at .*test fault: the serving thread threw what nothing catches; starting it again in \d+ s/);
+    expect(down.healthz).toBe(200);
+    expect(down.lookup.status).toBe(503);
+    expect(Number(down.lookup.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+
+    // Back within seconds, on the same ports.
+    await running.waitForLog((line) => line.msg === 'the serving thread is serving again');
+    const backAt = Date.now();
+    expect(backAt - Number(faultAt)).toBeLessThan(10_000);
+    expect((await fetch(lookup)).status).toBe(200);
+    expect(dig(['@127.0.0.1', '-p', String(dnsPort), ZONE, 'SOA']).status).toBe('NOERROR');
+    const ready = await pollUntil(async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 10_000);
+    expect(ready).toBe(true);
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(/^threat_mirror_serving_thread_restarts_total 1$/m);
+
+    // The sync went on: a run after the fault succeeded, and the daemon stops cleanly.
+    await pollUntil(() => (runs(dbPath).slice(runsBefore).some((run) => run.status === 'succeeded') ? true : undefined), 20_000);
+    expect(running.logs.some((line) => line.msg === 'the serving thread failed: starting it again after a pause; the sync goes on')).toBe(true);
+    running.kill('SIGTERM');
+    expect((await running.exited).code).toBe(0);
   });
 });
 

@@ -12,7 +12,7 @@ import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { hasTool } from './support/judges.js';
+import { skipWithout } from './support/judges.js';
 import { tempDir } from './support/temp.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -135,7 +135,7 @@ describe('Kubernetes manifests', () => {
     expect(monitor.spec.endpoints).toContainEqual({ port: 'metrics', path: '/metrics', interval: '30s' });
   });
 
-  it.skipIf(!hasTool('promtool'))('carry in the PrometheusRule exactly the alerts of deploy/prometheus, which promtool accepts', () => {
+  it.skipIf(skipWithout(['promtool']))('carry in the PrometheusRule exactly the alerts of deploy/prometheus, which promtool accepts', () => {
     const rule = find('PrometheusRule');
     const rules = parse(readFileSync(join(ROOT, 'deploy', 'prometheus', 'threat-mirror-rules.yml'), 'utf8')) as unknown;
     expect(rule.spec).toEqual(rules);

@@ -3,13 +3,13 @@
 // system calls that write the file, its WAL, its WAL index and its journal (strace, which names
 // the thread of each); and in the source, by every connection the program opens.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats } from '../src/standin/index.js';
 import { CLI_PATH } from './support/cli.js';
-import { hasTool } from './support/judges.js';
+import { skipWithout } from './support/judges.js';
 import { scalar, withDb } from './support/mirror-db.js';
 import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDir } from './support/temp.js';
@@ -19,8 +19,7 @@ const TODAY = NOW.slice(0, 10);
 const KEY = 'acme-key-one-writer';
 const mirrorEnv = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_CONCURRENCY: '2' });
 
-const strace = hasTool('strace');
-if (!strace) console.warn('one-writer test skipped: strace not installed (Debian package strace; .ci/install-tools.sh installs it)');
+const strace = !skipWithout(['strace']);
 
 interface Traced {
   readonly code: number | null;
@@ -139,8 +138,10 @@ describe('the writer thread', () => {
     expect(daemon.mainThread).toBeDefined();
     expect(daemon.turns).not.toContain(daemon.mainThread);
     expect(scalar(dbPath, 'SELECT count(*) FROM threats')).toBe(1_000);
-    // The last close left the file in rollback mode (for readers on read-only mounts).
-    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('delete');
+    // The last close left the file at rest in WAL mode, its WAL folded in, -wal and -shm in place (for readers on read-only mounts).
+    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('wal');
+    expect(statSync(`${dbPath}-wal`).size).toBe(0);
+    expect(existsSync(`${dbPath}-shm`)).toBe(true);
   });
 
   it.skipIf(!strace)('writes the table allowlist of a daemon following its file, one thread at a time and never the main thread', async () => {
@@ -177,8 +178,10 @@ describe('the writer thread', () => {
     expect(daemon.mainThread).toBeDefined();
     expect(daemon.turns).not.toContain(daemon.mainThread);
     expect(scalar(dbPath, 'SELECT count(*) FROM threats')).toBe(1_000);
-    // The last close left the file in rollback mode (for readers on read-only mounts).
-    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('delete');
+    // The last close left the file at rest in WAL mode, its WAL folded in, -wal and -shm in place (for readers on read-only mounts).
+    expect(scalar(dbPath, 'PRAGMA journal_mode')).toBe('wal');
+    expect(statSync(`${dbPath}-wal`).size).toBe(0);
+    expect(existsSync(`${dbPath}-shm`)).toBe(true);
   });
 });
 

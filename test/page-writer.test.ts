@@ -305,6 +305,23 @@ describe('the page-writer thread', () => {
     }
   });
 
+  it('fails every waiting call and the client, once, with why, when a thread dies before it has started (found by the HTTP fuzzer: a stack overflow hid the cause)', async () => {
+    const { planId, run, worker } = await threadOnNewMirror('dies-at-start.db');
+    try {
+      await worker.writePage(page(planId, run, DAY, range(1, 100), '2'));
+      await worker.suspend();
+      // The next thread this process starts is the writer's next one: ended before it can answer its start.
+      const ended = new Promise<void>((resolve) => process.once('worker', (thread) => void thread.terminate().then(() => resolve())));
+      const call = worker.writePage(page(planId, run, DAY, range(101, 100), '3'));
+      await ended;
+      // Its start was pending with the client's own failure as its reject: the failure called itself over the same calls, without end.
+      await expect(call).rejects.toThrow(/the writer thread exited/);
+      await expect(worker.failed).resolves.toMatchObject({ message: expect.stringMatching(/the writer thread exited/) });
+    } finally {
+      await worker.close();
+    }
+  });
+
   it("builds a first backfill's lookup indexes early once the writer has shown it waits on the service most of the time", async () => {
     const { sqlite, planId, run, worker } = await threadOnNewMirror('early.db');
     const hasContentIndex = (): boolean =>

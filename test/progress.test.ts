@@ -6,7 +6,7 @@ import { addDays, dayOf } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
 import { CLI_PATH, runCli, servingPort, startCli } from './support/cli.js';
 import { afterThisTest } from './support/cleanup.js';
-import { hasTool, promtoolCheckMetrics } from './support/judges.js';
+import { promtoolCheckMetrics, skipWithout } from './support/judges.js';
 import { type Env, organizationKey, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
@@ -49,7 +49,7 @@ function drawnStates(output: string): string[] {
 const CONTROL = /[\x00-\x09\x0b-\x1f\x7f]/;
 
 describe('progress', () => {
-  it.skipIf(!hasTool('script'))('draws a progress line with an ETA on a terminal, and ends with a summary', async () => {
+  it.skipIf(skipWithout(['script']))('draws a progress line with an ETA on a terminal, and ends with a summary', async () => {
     const service = await slowService(60);
     const dbPath = tempDbPath();
     const { code, output } = await runOnTerminal(['--backfill', '--from', FROM, '--to', TODAY], mirrorEnv(service, dbPath));
@@ -66,7 +66,7 @@ describe('progress', () => {
     expect(output).toMatch(/threat-mirror: backfill finished in \d+s: 1\/1 organizations, 60\/60 days, 3,000 threats, \d+ requests \([\d.]+\/s\)\r?\n/);
   });
 
-  it.skipIf(!hasTool('script'))('draws no line on a terminal when NO_COLOR or TERM=dumb asks for plain output: progress records instead', async () => {
+  it.skipIf(skipWithout(['script']))('draws no line on a terminal when NO_COLOR or TERM=dumb asks for plain output: progress records instead', async () => {
     const service = await slowService(30, 1500);
     for (const plain of [{ NO_COLOR: '1' }, { TERM: 'dumb' }] as Env[]) {
       const dbPath = tempDbPath();
@@ -135,7 +135,7 @@ describe('progress', () => {
     expect(after.organizations[0]?.openPlans[0]?.progress).toMatchObject({ state: 'unfinished', requestsPerSecond: null, etaSeconds: null });
   });
 
-  it("exposes the running run's progress in [0, 1] per organization on /metrics, as promtool accepts it", async () => {
+  it.skipIf(skipWithout(['promtool']))("exposes the running run's progress in [0, 1] per organization on /metrics, as promtool accepts it", async () => {
     const service = await slowService(60);
     const dbPath = tempDbPath();
     const daemon = startCli([], mirrorEnv(service, dbPath, { THREAT_MIRROR_INITIAL_DAYS: '60', THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' }));
@@ -152,8 +152,7 @@ describe('progress', () => {
     expect(seen.length).toBeGreaterThan(0);
     for (const fraction of seen) expect(fraction >= 0 && fraction <= 1).toBe(true);
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
-    if (hasTool('promtool')) expect(promtoolCheckMetrics(metrics)).toEqual({ ok: true, output: '' });
-    else console.warn('promtool not installed (Debian package prometheus): /metrics not checked by it');
+    expect(promtoolCheckMetrics(metrics)).toEqual({ ok: true, output: '' });
     await daemon.waitForLog((line) => line.status === 'succeeded');
     // Once the run has ended, no progress series of its mode is left behind.
     const idle = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();

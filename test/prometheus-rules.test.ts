@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats } from '../src/standin/index.js';
 import { servingPort, startCli } from './support/cli.js';
-import { hasTool } from './support/judges.js';
+import { skipWithout } from './support/judges.js';
 import { exposedSeries, seriesNamesIn } from './support/promql.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath, tempDir } from './support/temp.js';
@@ -50,7 +50,7 @@ describe('alert rules and dashboard', () => {
     expect(seriesNamesIn('histogram_quantile(0.99, sum by (le) (rate(d_bucket[5m]))) > 1e3 and on(instance) e == bool 2')).toEqual(['d_bucket', 'e']);
   });
 
-  it.skipIf(!hasTool('promtool'))('pass promtool check rules and their unit tests (promtool test rules)', () => {
+  it.skipIf(skipWithout(['promtool']))('pass promtool check rules and their unit tests (promtool test rules)', () => {
     const checked = promtool('check', 'rules', RULES);
     expect(checked.status, checked.output).toBe(0);
     const tested = promtool('test', 'rules', RULE_TESTS);

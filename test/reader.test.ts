@@ -8,6 +8,7 @@ import { generateThreats } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
+import { pagesServed, partialPages } from './support/whole-pages.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -29,9 +30,14 @@ it('a reader in another process sees whole pages only, and no errors', async () 
   reader.stdin.end();
   await readerDone;
   expect(result.code).toBe(0);
-  const report = JSON.parse(output) as { reads: number; errors: string[]; violations: unknown[]; distinctCounts: number; lastCount: number };
+  const report = JSON.parse(output) as { reads: number; errors: string[]; violations: unknown[]; distinctCounts: number; lastCount: number; snapshots: number[][] };
   expect(report.errors).toEqual([]);
   expect(report.violations).toEqual([]);
+  // Judged by the service's pages, not the program's counters: each is in a snapshot whole or not at all.
+  const pages = pagesServed(standin);
+  expect(pages.length).toBeGreaterThanOrEqual(120);
+  expect(report.snapshots).toHaveLength(report.distinctCounts);
+  for (const ids of report.snapshots) expect(partialPages(new Set(ids), pages)).toEqual([]);
   // The reader really did look while pages were landing, not only before or after.
   expect(report.distinctCounts).toBeGreaterThan(5);
   expect(report.lastCount).toBe(12_000);

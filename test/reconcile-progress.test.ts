@@ -4,10 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { runCli } from './support/cli.js';
-import { withDb } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
-import { currentThreats, listed, removedIds, threatsOfDay } from './support/walk-data.js';
+import { currentThreats, listed, overdueDays, removedIds, threatsOfDay } from './support/walk-data.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -15,10 +14,6 @@ const TODAY = NOW.slice(0, 10);
 const LATER = '2026-03-23T12:00:00.000Z';
 const KEY = 'acme-key-5f2b9c';
 const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', LOG_LEVEL: 'info' });
-
-function overdueDays(dbPath: string): number {
-  return withDb(dbPath, (db) => db.prepare("SELECT overdue_days FROM sync_status WHERE organization = 'acme'").pluck().get() as number);
-}
 
 describe('reconciliation', { timeout: 180_000 }, () => {
   it('cuts a window that outgrew the request budget into windows that fit, and reaches every due day', async () => {

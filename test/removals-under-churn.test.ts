@@ -1,8 +1,11 @@
 // The randomized test of issue 33: while the mirror runs `--once` again and again (full
 // reconciliation each time), the stand-in blocks, unblocks, moves and changes threats at random,
-// between runs and between the pages of its walks. Whatever the timing, no threat the service
-// lists is ever marked removed (checked as the pages are served, not only after each run), and
-// after two quiet runs the mirror equals the service exactly.
+// between runs and between the pages of its walks, re-dating and re-wording the same threat too.
+// Whatever the timing, no threat the service lists is ever marked removed (checked at every page
+// served, not only after each run), but for the one documented case: a threat re-dated and
+// re-worded, until its new day's walk (within the run or the next one, reconciliation covering every
+// day). At most a third of the runs may fail (a window changed under 3 walks in a row), and after
+// two quiet runs the mirror equals the service exactly.
 //
 // A fixed seed by default; RANDOM_CHURN_SEED=n picks another, RANDOM_CHURN_RUNS=n runs longer
 // (e.g. RANDOM_CHURN_SEED=$RANDOM RANDOM_CHURN_RUNS=40 npx vitest run test/removals-under-churn.test.ts).
@@ -34,33 +37,49 @@ describe(`removals under churn (seed ${SEED}, ${RUNS} runs)`, { timeout: 60_000 
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
     const churn = new Churn({ seed: SEED, key: KEY, organization: 'acme', fromDay: FIRST_DAY, toDay: addDays(TODAY, -1), nextId: Math.max(...threats.map((threat) => threat.id)) + 1 });
 
-    // Read while the mirror runs: a threat marked removed must not be one the service lists now
-    // (the service never lists an id again once unblocked, so "now" judges the moment it was marked).
-    const falselyRemoved = new Set<number>();
-    const check = (): void => {
+    // Read at every page served while the mirror runs: a threat marked removed must not be one the
+    // service lists now (the service never lists an id again once unblocked, so "now" judges the
+    // moment it was marked). The one documented exception: a threat re-dated and re-worded, until
+    // its new day is walked, which full reconciliation does within the run or the next one.
+    const falselyRemoved = new Map<number, string>();
+    let transient = 0;
+    const check = (allowRewordedSince: number): void => {
       const listedIds = new Set(service.threatsVisibleTo(KEY).map((threat) => threat.id));
-      for (const id of removedIds(dbPath)) if (listedIds.has(id)) falselyRemoved.add(id);
+      for (const id of removedIds(dbPath)) {
+        if (!listedIds.has(id)) continue;
+        if ((churn.rewordedIn.get(id) ?? -Infinity) >= allowRewordedSince) transient += 1;
+        else falselyRemoved.set(id, `run ${churn.epoch}`);
+      }
     };
-    let served = 0;
     let churning = true;
     service.onListRequest({
       times: Infinity,
       change: (store) => {
-        served += 1;
-        if (served % 4 === 0) check();
+        check(churn.epoch - 1);
         if (churning) churn.maybe(store, 0.3);
       },
     });
+    let failedRuns = 0;
     for (let run = 0; run < RUNS; run += 1) {
+      churn.epoch = run;
       for (let change = 0; change < 5; change += 1) service.onListRequest({ change: (store) => churn.once(store) });
       const result = await runCli(['--once'], env(service, dbPath));
       // A run may fail when every walk of a window was disturbed (3 in a row); the next run goes on.
       expect([0, 1], result.stderr).toContain(result.code);
-      if (result.code === 1) expect(result.stderr).toMatch(/changed under each of 3 walks of it/);
-      check();
+      if (result.code === 1) {
+        failedRuns += 1;
+        expect(result.stderr).toMatch(/changed under each of 3 walks of it/);
+      }
+      // At a run's end, only a threat re-worded during this very run may still wait for its new day.
+      check(run);
       expect([...falselyRemoved], `seed ${SEED}, run ${run}`).toEqual([]);
     }
     expect(churn.counts.unblock + churn.counts.move + churn.counts.change).toBeGreaterThan(RUNS * 5);
+    // The generator reaches the documented case it used to avoid.
+    expect(churn.counts.reworded).toBeGreaterThan(0);
+    // A window changes under 3 walks in a row only when churn hits it at nearly every page: rare.
+    expect(failedRuns, `${failedRuns} of ${RUNS} runs failed`).toBeLessThanOrEqual(Math.ceil(RUNS / 3));
+    console.log(`removals under churn, seed ${SEED}: ${RUNS} runs, ${failedRuns} failed, changes ${JSON.stringify(churn.counts)}, ${transient} sightings of a re-worded threat marked removed`);
 
     // Quiet: nothing changes any more.
     churning = false;
@@ -69,7 +88,8 @@ describe(`removals under churn (seed ${SEED}, ${RUNS} runs)`, { timeout: 60_000 
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
     }
-    check();
+    churn.epoch = RUNS + 2;
+    check(churn.epoch);
     expect([...falselyRemoved]).toEqual([]);
     expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
     // Every day the ledger vouches for holds what the service lists for it.

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { generateThreats } from '../src/standin/index.js';
 import { CLI_PATH } from './support/cli.js';
 import { startTestStandin } from './support/service.js';
+import { skipFor } from './support/judges.js';
 import { tempDir } from './support/temp.js';
 
 const NOBODY = 65534;
@@ -22,8 +23,6 @@ function setprivMissing(): string | undefined {
     return 'setpriv (Debian package util-linux) is not installed';
   }
 }
-const skipReason = setprivMissing();
-if (skipReason) console.warn(`unwritable.test.ts skipped: ${skipReason}`);
 
 function runAsNobody(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
@@ -39,7 +38,7 @@ function runAsNobody(args: readonly string[], env: Record<string, string>): Prom
   });
 }
 
-describe.skipIf(skipReason !== undefined)('a database folder the process cannot write', () => {
+describe.skipIf(skipFor(setprivMissing()))('a database folder the process cannot write', () => {
   async function attempt(dbPath: string) {
     const standin = await startTestStandin({
       threats: generateThreats({ seed: 3, organizations: ['acme'], count: 50, fromDay: '2026-03-10', toDay: '2026-03-15' }),

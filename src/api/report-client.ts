@@ -3,6 +3,7 @@
 import { redact } from '../lib/redact.js';
 import { RetryableApiError } from './errors.js';
 import { rawArrayElements, rawMember } from './raw-json.js';
+import { isWellFormed, NOT_WELL_FORMED } from './threat-record.js';
 import type { ProposalRecord, RejectedRecord, ReportRecord } from '../records.js';
 import { type ApiCaller, type ApiClientOptions, callService, keepRaw } from './service-call.js';
 
@@ -104,7 +105,18 @@ function parseReport(raw: unknown, source: string | undefined): ReportRecord | s
       assetStatus: textOf(asset.status),
     });
   }
-  return { id, createdAt: textOf(record.createdAt), status: textOf(record.status), proposals, raw: redact(source ?? JSON.stringify(raw)) };
+  const report = { id, createdAt: textOf(record.createdAt), status: textOf(record.status), proposals, raw: redact(source ?? JSON.stringify(raw)) };
+  return notWellFormed(report) ?? report;
+}
+
+/** The reason a report cannot be stored as sent: a text of it that is not well-formed Unicode (threat-record.ts). */
+function notWellFormed(report: ReportRecord): string | undefined {
+  const fields: Array<[string, string | null]> = [['id', report.id], ['createdAt', report.createdAt], ['status', report.status]];
+  report.proposals.forEach((proposal, index) => {
+    for (const [name, value] of Object.entries(proposal)) fields.push([`proposal ${index} ${name}`, value as string | null]);
+  });
+  const bad = fields.find(([, value]) => value !== null && !isWellFormed(value));
+  return bad === undefined ? undefined : NOT_WELL_FORMED(bad[0]);
 }
 
 const UNSAFE_ID = 'id is a number beyond 2^53 not written as plain digits, so it cannot be kept exactly';

@@ -73,10 +73,16 @@ export function parseThreatPage(json: unknown, label: string, text: string): Omi
   const threats: Threat[] = [];
   const rejectedAt: Array<{ index: number; reason: string }> = [];
   let rejectedNotKept = 0;
+  // A page that lists an id twice says two things of one threat: the first is taken, the others
+  // are kept aside and counted, never merged into it unseen.
+  const ids = new Set<number>();
   for (let index = 0; index < envelope.threats.length; index += 1) {
     const check = checkThreat(envelope.threats[index]);
-    if (check.ok) threats.push(check.threat);
-    else if (rejectedAt.length < MAX_REJECTED_KEPT_PER_PAGE) rejectedAt.push({ index, reason: check.reason });
+    const reason = !check.ok ? check.reason : ids.has(check.threat.id) ? `id ${check.threat.id} is listed more than once in this page: the first record with it is taken, this one is kept aside` : undefined;
+    if (reason === undefined && check.ok) {
+      threats.push(check.threat);
+      ids.add(check.threat.id);
+    } else if (rejectedAt.length < MAX_REJECTED_KEPT_PER_PAGE) rejectedAt.push({ index, reason: reason as string });
     else rejectedNotKept += 1;
   }
   return { threats, rejected: keepRaw(rejectedAt, envelope.threats, text, 'threats'), rejectedNotKept, nextPage };

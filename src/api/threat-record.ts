@@ -35,6 +35,8 @@ export function checkThreat(raw: unknown): ThreatCheck {
     return { ok: false, reason: `id must be a positive integer, got ${describe(id)}` };
   }
   if (typeof content !== 'string') return { ok: false, reason: `content must be a string, got ${describe(content)}` };
+  // Stored as UTF-8, a lone surrogate would become bytes no reader decodes as what was sent.
+  if (!isWellFormed(content)) return { ok: false, reason: NOT_WELL_FORMED('content') };
   if (typeof type !== 'string' || !ASSET_TYPE_TEXT.test(type)) {
     return { ok: false, reason: `type must be 1 to ${MAX_TYPE_LENGTH} printable ASCII characters, got ${describe(type)}` };
   }
@@ -67,6 +69,19 @@ export function utcInstantOf(text: string): string | { readonly problem: string 
 }
 
 const NOT_A_TIMESTAMP = { problem: 'must be an ISO 8601 timestamp' } as const;
+
+/**
+ * Whether a string is well-formed UTF-16: no lone surrogate (`\ud800` is valid JSON). SQLite
+ * stores text as UTF-8, and a lone surrogate becomes bytes (ED A0 80) that strict readers refuse
+ * (Python's sqlite3 fails on the whole query) and exports write as three U+FFFD: such a record is
+ * rejected, kept in rejected_records as the JSON text received, never stored as something else.
+ */
+export function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+export const NOT_WELL_FORMED = (field: string): string =>
+  `${field} is not well-formed Unicode (it holds a lone surrogate, such as \\ud800): it cannot be stored as sent; see raw for the JSON text received`;
 
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';

@@ -1,10 +1,11 @@
-// `threat-mirror verify`: re-fetch closed days, compare them with the ledger and the rows, report
-// the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
+// `threat-mirror verify`: re-fetch closed days (of the configured scope, recorded as any run records
+// it), compare them with the ledger and the rows, report the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
 // marks removed what the service, asked again, lists nowhere; see sync/removal-check.ts).
 import type { OrganizationConfig } from '../config.js';
 import { addToDayDigests, type DayDigest, digestHex, emptyDigest } from '../db/content-hash.js';
 import { addDays, daysBetween } from '../lib/days.js';
 import type { RunSummary, SyncDeps } from '../sync/run-contract.js';
+import { applyConfiguredScope } from '../sync/sync-all.js';
 import { syncThreats } from '../sync/sync-threats.js';
 
 export interface Side {
@@ -33,6 +34,8 @@ export interface VerifyResult {
 export async function verifyOrganization(deps: SyncDeps, organization: OrganizationConfig, from: string, to: string, signal: AbortSignal): Promise<VerifyResult> {
   const { ledger: ledgerReads } = deps.reads;
   const name = organization.name;
+  // The scope configured, as every writer applies it: the walk below asks for its types only.
+  await applyConfiguredScope(deps, organization);
   const ledger = ledgerReads.recordedDays(name, from, to);
   const before = ledgerReads.currentDigests(name, from, to, organization.assetTypes);
   const service = new Map<string, DayDigest>();

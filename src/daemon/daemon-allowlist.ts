@@ -9,7 +9,7 @@ import { type AllowlistState, AllowlistWatcher } from '../allowlist/allowlist-wa
 import type { WriterClient } from '../db/writer/writer-client.js';
 import type { Clock } from '../lib/days.js';
 import type { Enforcement } from './enforcement.js';
-import type { HttpServer } from './http-server-worker.js';
+import type { ServingThread } from '../serve/serving-client.js';
 
 /** What /metrics shows of the allowlist; implemented by MirrorMetrics. */
 export interface AllowlistObserver {
@@ -23,7 +23,7 @@ type AllowlistConsumer = (list: Allowlist) => Promise<void> | void;
 /** Everything that answers with the list, besides the main thread. */
 export interface AllowlistParts {
   /** The serving thread (lookups, feeds); undefined when neither port is set. */
-  readonly server: HttpServer | undefined;
+  readonly server: ServingThread | undefined;
   /** The writer thread: the mirror's table allowlist. */
   readonly writer: WriterClient;
   /** The refresh job: the export index, the zone and the files. */

@@ -4,11 +4,13 @@ import type { Config, OrganizationConfig } from '../config.js';
 import type { Clock } from '../lib/days.js';
 import { Enforcement } from './enforcement.js';
 import { createFreshAsker } from './fresh-http.js';
-import { type HttpServer, startHttpServer } from './http-server-worker.js';
+import { answerProbe } from './http-endpoints.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
-import { checkReadiness, type Readiness, withAllowlistHealth, withWalHealth } from './readiness.js';
+import { checkReadiness, type Readiness, withReason, withWalHealth } from './readiness.js';
+import { ServingSupervisor } from './serving-supervisor.js';
 import { DaemonAllowlist } from './daemon-allowlist.js';
+import { ServingFailureLog } from './serving-failures.js';
 import { startScheduler } from './scheduler.js';
 import { publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch, type Startup } from './startup.js';
@@ -34,21 +36,22 @@ export interface DaemonOptions {
 export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { config, mirror, metrics, logger, clock, signal } = options;
   const { names, staleAfterSeconds, startup, wal } = await health(options);
-  // The HTTP server and the writer run on threads of their own (lookups never wait behind the
-  // sync; writes never hold up the main thread). If either dies, the daemon stops and exits 1: its
-  // probes and lookups, or every write, are gone, and the supervisor's restart (counted, alerted
-  // on) is the honest answer; the sync's state survives any stop.
+  // The serving thread and the writer run on threads of their own (lookups never wait behind the
+  // sync; writes never hold up the main thread). A serving thread that dies is started again
+  // (serving-supervisor.ts): the sync goes on without it meanwhile. If the writer dies, the daemon
+  // stops and exits 1: every write is gone, and the supervisor's restart (counted, alerted on) is
+  // the honest answer; the sync's state survives any stop.
   const partFailed = new AbortController();
-  const failed = (what: string) => (error: Error): void => {
-    logger.error({ err: error }, `${what} failed: stopping the daemon (exit 1) for its supervisor to restart it`);
+  void mirror.deps.writer.failed.then((error) => {
+    logger.error({ err: error }, 'the writer thread failed: stopping the daemon (exit 1) for its supervisor to restart it');
     if (!partFailed.signal.aborted) partFailed.abort(error);
-  };
-  void mirror.deps.writer.failed.then(failed('the writer thread'));
-  const enforcement = new Enforcement({ config, logger, metrics });
+  });
+  const enforcement = new Enforcement({ config, logger, observer: metrics });
   const allowlist = config.allowlist === undefined ? undefined : new DaemonAllowlist(config.allowlist, { clock, logger, observer: metrics });
+  let serving: ServingSupervisor | undefined;
   const readiness = (): Readiness =>
-    withAllowlistHealth(withWalHealth(checkReadiness(mirror.reader, names, clock(), staleAfterSeconds), wal, clock()), allowlist?.readinessReason());
-  const endpoints = await startServing(options, { enforcement, allowlist, readiness, startup, onFailure: failed('the HTTP server of THREAT_MIRROR_HTTP_PORT') });
+    withReason(withReason(withWalHealth(checkReadiness(mirror.reader, names, clock(), staleAfterSeconds), wal, clock()), allowlist?.readinessReason()), serving?.readinessReason());
+  const endpoints = (serving = await startServing(options, { enforcement, allowlist, readiness, startup }));
   const stopping = AbortSignal.any([signal, partFailed.signal]);
   allowlist?.follow({ server: endpoints, writer: mirror.deps.writer, enforcement, signal: stopping });
   // Before the writer thread ends for the wait: a table write after it would start it again.
@@ -79,26 +82,27 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
 /** The serving thread (probes, lookups, feeds, the DNS primary), when a port asks for one. */
 async function startServing(
   { config, mirror, metrics, logger }: DaemonOptions,
-  parts: { enforcement: Enforcement; allowlist: DaemonAllowlist | undefined; readiness: () => Readiness; startup: () => Startup; onFailure: (error: Error) => void },
-): Promise<HttpServer | undefined> {
+  parts: { enforcement: Enforcement; allowlist: DaemonAllowlist | undefined; readiness: () => Readiness; startup: () => Startup },
+): Promise<ServingSupervisor | undefined> {
   if (config.httpPort === undefined && config.dns === undefined) return undefined;
-  const { enforcement, allowlist, readiness, startup, onFailure } = parts;
-  return startHttpServer({
+  const { enforcement, allowlist, readiness, startup } = parts;
+  const failures = new ServingFailureLog(logger, metrics);
+  return ServingSupervisor.start({
     host: config.httpHost,
     port: config.httpPort,
     dbPath: config.dbPath,
     enforcement: enforcement.threadData(),
     allowlist: allowlist?.state.list,
     onEnforcementEvent: (event) => enforcement.event(event),
+    onFailedRequest: (failure) => failures.report(failure),
     token: config.httpToken,
-    registry: metrics.registry,
+    answerProbe: (method, path) => answerProbe({ registry: metrics.registry, readiness, startup }, method, path),
     onLookups: (batch) => metrics.lookupsAnswered(batch),
     askFresh: createFreshAsker(config, mirror, metrics),
     logger,
-    onFailure,
-    readiness,
-    startup,
-  });
+    // Replaced by the supervisor's own: it starts the thread again.
+    onFailure: () => undefined,
+  }, metrics);
 }
 
 /**

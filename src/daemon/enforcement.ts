@@ -9,20 +9,32 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Config } from '../config.js';
-import type { RefresherState } from '../export/daemon-exports.js';
+import type { ExportObserver, RefresherState } from '../export/daemon-exports.js';
 import { isHostFormat } from '../config/export-formats.js';
 import { type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
 import { errorMessage } from '../lib/errors.js';
 import { schedulePeriodSeconds } from '../lib/schedule.js';
-import type { EnforcementData, EnforcementEvent } from './enforcement-side.js';
-import type { HttpServer } from './http-server-worker.js';
-import { type JobEvent, runExportJob } from './export-jobs.js';
-import type { MirrorMetrics } from './metrics.js';
+import type { EnforcementData, EnforcementEvent } from '../serve/protocol.js';
+import type { ServingThread } from '../serve/serving-client.js';
+import { runExportJob } from '../export-jobs/export-job-client.js';
+import type { JobEvent } from '../export-jobs/protocol.js';
+
+/**
+ * What enforcement reports for /metrics; implemented by MirrorMetrics. An observer, as sync/ has:
+ * this module knows nothing of the metrics (it imported them, which imported the allowlist's
+ * observer, which imported this: a cycle).
+ */
+export interface EnforcementObserver extends ExportObserver {
+  /** The zone's serial and names (hosts) after an update of the export index. */
+  zoneSerial(serial: number, hosts: number): void;
+  /** What the DNS primary on the serving thread reports. */
+  dnsEvent(event: EnforcementEvent): void;
+}
 
 export class Enforcement {
   readonly #config: Config;
   readonly #logger: Logger;
-  readonly #metrics: MirrorMetrics;
+  readonly #observer: EnforcementObserver;
   readonly #timers: ZoneTimers;
   readonly #folder: string;
   /** Whether the export index was built since the daemon started: refreshes then read the change feed only. */
@@ -36,10 +48,10 @@ export class Enforcement {
   /** A refresh asked for that has not started: a later request joins it (it reads the state when it starts). */
   #waiting: Promise<void> | undefined;
 
-  constructor(options: { config: Config; logger: Logger; metrics: MirrorMetrics }) {
+  constructor(options: { config: Config; logger: Logger; observer: EnforcementObserver }) {
     this.#config = options.config;
     this.#logger = options.logger;
-    this.#metrics = options.metrics;
+    this.#observer = options.observer;
     this.#timers = zoneTimersFor(schedulePeriodSeconds(options.config.schedule));
     // Scratch files beside the mirror (its folder is writable; /tmp may not be): rebuilt at every start.
     this.#folder = `${options.config.dbPath}.exports`;
@@ -71,7 +83,7 @@ export class Enforcement {
   }
 
   /** A new version of THREAT_MIRROR_ALLOWLIST: the index, the zone and the files follow it at once. Never throws. */
-  allowlistChanged(list: Allowlist, server: HttpServer | undefined, signal: AbortSignal): Promise<void> {
+  allowlistChanged(list: Allowlist, server: ServingThread | undefined, signal: AbortSignal): Promise<void> {
     this.#allowlist = list;
     return this.refresh(server, { signal });
   }
@@ -82,7 +94,7 @@ export class Enforcement {
    * feeds). One at a time: a refresh asked for while one runs waits for it, and requests made
    * meanwhile are one. Never throws.
    */
-  refresh(server: HttpServer | undefined, options: { atStart?: boolean; signal?: AbortSignal } = {}): Promise<void> {
+  refresh(server: ServingThread | undefined, options: { atStart?: boolean; signal?: AbortSignal } = {}): Promise<void> {
     if (this.#waiting !== undefined) return this.#waiting;
     const next = this.#tail.then(() => {
       this.#waiting = undefined;
@@ -93,7 +105,7 @@ export class Enforcement {
     return next;
   }
 
-  async #refreshNow(server: HttpServer | undefined, { atStart = false, signal }: { atStart?: boolean; signal?: AbortSignal }): Promise<void> {
+  async #refreshNow(server: ServingThread | undefined, { atStart = false, signal }: { atStart?: boolean; signal?: AbortSignal }): Promise<void> {
     if (!this.keepsIndex && this.#config.exports.length === 0) return;
     if (signal?.aborted) return;
     try {
@@ -117,7 +129,7 @@ export class Enforcement {
       if (result.index === undefined) return;
       this.#indexBuilt = true;
       const { state, hosts } = result.index;
-      this.#metrics.zoneSerial(state.serial, hosts);
+      this.#observer.zoneSerial(state.serial, hosts);
       const zoneChanged = result.change?.zoneChanged ?? false;
       if (zoneChanged) this.#logger.info({ serial: state.serial, threatsRead: result.change?.threatsRead }, 'zone changed');
       server?.enforce({ type: 'index-updated', serial: state.serial, zoneChanged });
@@ -143,7 +155,7 @@ export class Enforcement {
         this.#logger.info({ kind: event.kind, records: event.records, ms: Math.round(event.ms) }, 'zone transferred');
         break;
     }
-    this.#metrics.dnsEvent(event);
+    this.#observer.dnsEvent(event);
   }
 
   /**
@@ -159,7 +171,7 @@ export class Enforcement {
   /** A log line or metric of the export thread, logged and counted here (one log stream, one registry). */
   #jobEvent(event: JobEvent): void {
     if (event.kind === 'log') this.#logger[event.level](event.fields, event.msg);
-    else if (event.kind === 'export-checked') this.#metrics.exportChecked(event.format, event.path, event.entries, event.lastWriteMs);
-    else this.#metrics.exportFailed(event.format, event.path);
+    else if (event.kind === 'export-checked') this.#observer.exportChecked(event.format, event.path, event.entries, event.lastWriteMs);
+    else this.#observer.exportFailed(event.format, event.path);
   }
 }

@@ -5,9 +5,9 @@
 import type { Config } from '../config.js';
 import { dayOf } from '../lib/days.js';
 import { askService, type FreshAnswer, FreshCap } from '../lookup/fresh-lookup.js';
+import type { FreshAsker } from '../serve/serving-client.js';
 import type { WriterSession } from '../session/writer-session.js';
 
-export type FreshAsker = (value: string) => Promise<FreshAnswer>;
 
 /** Told each fresh answer (the daemon's metrics). */
 export interface FreshObserver {

@@ -1,7 +1,8 @@
 // /healthz, /readyz, /startupz and /metrics for the orchestrator and Prometheus: what they answer.
-// The server itself runs on a thread of its own (src/daemon/http-server-thread.ts) and asks the
+// The server itself runs on a thread of its own (src/serve/serving-thread.ts) and asks the
 // main thread for these answers, so they go on meaning "the main thread is responsive".
 import type { Registry } from 'prom-client';
+import type { ProbeAnswer } from '../serve/protocol.js';
 import type { Readiness } from './readiness.js';
 import type { Startup } from './startup.js';
 
@@ -12,12 +13,6 @@ export interface HttpEndpointsOptions {
   readonly startup?: () => Startup;
 }
 
-/** One HTTP answer, plain data: it crosses from the main thread to the server's thread. */
-export interface ProbeAnswer {
-  readonly status: number;
-  readonly contentType: string;
-  readonly body: string;
-}
 
 /** The answer to every request but /v1/lookup (served by the server's thread itself). */
 export async function answerProbe(options: HttpEndpointsOptions, method: string, path: string): Promise<ProbeAnswer> {

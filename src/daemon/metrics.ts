@@ -7,21 +7,20 @@ import { redact } from '../lib/redact.js';
 import type { ExportObserver } from '../export/daemon-exports.js';
 import type { PlanProgress } from '../progress/plan-progress.js';
 import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
-import type { LookupBatch } from './lookup-stats.js';
+import type { LookupBatch } from '../serve/lookup-stats.js';
 import type { WalHealth } from './wal-health.js';
-import type { EnforcementEvent } from './enforcement-side.js';
+import type { EnforcementEvent } from '../serve/protocol.js';
 import type { AllowlistObserver } from './daemon-allowlist.js';
+import type { EnforcementObserver } from './enforcement.js';
 import type { FreshObserver } from './fresh-http.js';
+import type { ServingObserver } from './serving-failures.js';
+import type { ServingThreadObserver } from './serving-supervisor.js';
 import { freshOutcome } from '../lookup/fresh-lookup.js';
 
-export interface MirrorMetrics extends ApiObserver, SyncObserver, ExportObserver, AllowlistObserver, FreshObserver {
+export interface MirrorMetrics extends ApiObserver, SyncObserver, EnforcementObserver, AllowlistObserver, FreshObserver, ServingObserver, ServingThreadObserver {
   readonly registry: Registry;
   /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
   observeWal(wal: WalHealth, clock: () => Date): void;
-  /** The zone's serial and names (hosts) after an update of the export index. */
-  zoneSerial(serial: number, hosts: number): void;
-  /** What the DNS primary on the serving thread reports. */
-  dnsEvent(event: EnforcementEvent): void;
   /** Exposes the running runs' progress, read from the file at each scrape. */
   observeProgress(read: () => readonly PlanProgress[]): void;
   /** The /v1/* requests the HTTP thread answered since its last batch. */
@@ -50,6 +49,7 @@ export function createMetrics(): MirrorMetrics {
     freshAnswered: freshMetrics(counter),
     ...allowlistMetrics(counter, gauge),
     dnsEvent: dnsMetrics(counter),
+    ...servingMetrics(counter),
     observeWal: (wal, clock) => observeWal(registry, wal, clock),
     observeProgress: (read) => observeProgress(registry, read),
   };
@@ -186,14 +186,34 @@ function dnsMetrics(counter: Factory): MirrorMetrics['dnsEvent'] {
   const dnsMalformed = counter('threat_mirror_dns_malformed_total', 'DNS messages that were no query (garbage, responses), dropped', ['transport']);
   const dnsTransfers = counter('threat_mirror_dns_transfers_total', 'Zone transfers sent whole, full or incremental', ['kind']);
   const dnsTransferRecords = counter('threat_mirror_dns_transfer_records_total', 'Records sent in zone transfers', ['kind']);
+  const dnsTcpClosed = counter(
+    'threat_mirror_dns_tcp_closed_total',
+    'DNS TCP connections the primary closed itself: full (no place at accept for its address or pool), idle (no whole query in time), slow-reader (answers not read in time), lifetime (outside THREAT_MIRROR_DNS_ALLOW: its short life ended)',
+    ['reason'],
+  );
   const dnsNotify = counter('threat_mirror_dns_notify_total', 'NOTIFYs by target and outcome (answered, or unanswered after every retransmission)', ['target', 'outcome']);
   return (event: EnforcementEvent) => {
     if (event.type === 'dns-answered') dnsQueries.inc({ kind: event.kind, rcode: event.rcode });
     else if (event.type === 'dns-malformed') dnsMalformed.inc({ transport: event.transport });
+    else if (event.type === 'dns-tcp-closed') dnsTcpClosed.inc({ reason: event.reason });
     else if (event.type === 'dns-transferred') {
       dnsTransfers.inc({ kind: event.kind });
       dnsTransferRecords.inc({ kind: event.kind }, event.records);
     } else if (event.type === 'dns-notified') dnsNotify.inc({ target: event.target, outcome: event.outcome });
+  };
+}
+
+/** The serving thread's listeners: handler failures its guard answered. */
+function servingMetrics(counter: Factory): ServingObserver & ServingThreadObserver {
+  const failures = counter(
+    'threat_mirror_serving_errors_total',
+    'Requests (HTTP) and messages (DNS) whose handler failed on the serving thread, answered by its guard: by listener (http, dns-udp, dns-tcp), route and answer (400, 500, FORMERR, SERVFAIL, closed)',
+    ['listener', 'route', 'answer'],
+  );
+  const restarts = counter('threat_mirror_serving_thread_restarts_total', 'Times the serving thread (lookups, feeds, the DNS primary) was started again after it died; /readyz names the cause while it is down', []);
+  return {
+    servingFailed: (failure) => failures.inc({ listener: failure.listener, route: failure.route, answer: failure.answer }),
+    servingThreadRestarted: () => restarts.inc(),
   };
 }
 

@@ -51,8 +51,8 @@ export function checkReadiness(sqlite: Database.Database, organizations: readonl
   return { ready: reasons.length === 0, reasons, organizations: states };
 }
 
-/** Adds a reason when the allowlist file cannot be used as it is (the previous list answers meanwhile). */
-export function withAllowlistHealth(readiness: Readiness, reason: string | undefined): Readiness {
+/** Adds a reason a part gives for not being ready (the allowlist file unusable, the serving thread down), if it gives one. */
+export function withReason(readiness: Readiness, reason: string | undefined): Readiness {
   return reason === undefined ? readiness : { ...readiness, ready: false, reasons: [...readiness.reasons, reason] };
 }
 

@@ -72,6 +72,8 @@ export const organizationThreats = sqliteTable(
      * was mirrored): left out of every answer, yet not removed (docs/configuration.md).
      */
     outOfScope: integer('out_of_scope').notNull().default(0),
+    /** The type its own walks last returned: its scope and removal candidates go by it, not by the shared `threats.type`. */
+    type: text('type'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.threatId] }), index('organization_threats_threat').on(table.threatId)],
 );
@@ -168,6 +170,24 @@ export const organizationScopes = sqliteTable('organization_scopes', {
   assetTypes: text('asset_types'),
   changedAt: text('changed_at').notNull(),
 });
+
+/**
+ * Removal checks of a window walked whole that a reconciliation's budget did not cover: the next run
+ * makes them first, and the window's days enter the ledger once the last is settled (docs/reconciliation.md).
+ */
+export const removalChecks = sqliteTable(
+  'removal_checks',
+  {
+    organization: text('organization').notNull(),
+    threatId: integer('threat_id').notNull(),
+    // The window whose walk did not return the threat, its pages, the types it asked for (null: every type).
+    windowStart: text('window_start').notNull(), windowEnd: text('window_end').notNull(),
+    windowPages: integer('window_pages').notNull(),
+    assetTypes: text('asset_types'),
+    carriedAt: text('carried_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.organization, table.threatId] })],
+);
 
 /** Per organization: when a run last left no mirrored day overdue for its re-walk (docs/reconciliation.md). */
 export const reconcileState = sqliteTable('reconcile_state', {
@@ -330,4 +350,6 @@ export const reportSyncState = sqliteTable('report_sync_state', {
   disabledReason: text('disabled_reason'),
   disabledUntil: text('disabled_until'),
   updatedAt: text('updated_at').notNull(),
+  /** When the last walk of the whole list to its end began: one every THREAT_MIRROR_RECONCILE_DAYS (docs/reconciliation.md). */
+  fullWalkAt: text('full_walk_at'),
 });

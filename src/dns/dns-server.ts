@@ -3,24 +3,34 @@
 // IXFR (RFC 1995), to the addresses of THREAT_MIRROR_DNS_ALLOW only (others: REFUSED); any other
 // name gets REFUSED, another opcode NOTIMP; what does not decode as a query is dropped and counted.
 // With a TSIG key (THREAT_MIRROR_DNS_TSIG_KEY) every query must also be signed with it: unsigned
-// ones are REFUSED, badly signed ones get NOTAUTH, and every message answered is signed.
+// ones are REFUSED, badly signed ones get NOTAUTH, and every message answered is signed (answers.ts).
+// TCP connections are admitted and bounded before any work is queued (tcp-admission.ts,
+// tcp-session.ts), and every message is handled inside a guard: what throws is answered SERVFAIL
+// (or the connection closed mid-transfer), reported, and never ends the serving thread.
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { createServer, isIP, type Socket } from 'node:net';
 import type { Answer, DecodedPacket } from 'dns-packet';
 import type { AddressAcl } from './acl.js';
-import { decodeQuery, OPCODE, opcodeOf, type RcodeName, response, transferMessages } from './messages.js';
-import { RPZ_TTL, SOA_MNAME, serialAfter } from '../lib/rpz-zone.js';
-import { ResponseSigner, type TsigKey, unsignedError, verifyRequest } from './tsig.js';
-import { soaRecord, type ZoneReader } from './zone-reader.js';
+import { type AnswerContext, kindOf, nowSeconds, type SignedAnswer, signedAnswer, type Transport } from './answers.js';
+import { decodeQuery, failureResponse, questionReadsBack, type RcodeName, transferMessages } from './messages.js';
+import { ALLOWED_SESSION, REFUSED_SESSION, TcpAdmission } from './tcp-admission.js';
+import { type CutOff, type MemoryShare, type SendMessage, serveTcpSession } from './tcp-session.js';
+import type { TsigKey } from './tsig.js';
+import type { ZoneReader } from './zone-reader.js';
 
 export interface DnsObserver {
   /** One query answered: its kind (soa, ns, axfr, ixfr, other) and response code. */
   answered(kind: string, rcode: RcodeName): void;
   /** A message that was no DNS query, dropped. */
-  malformed(transport: 'udp' | 'tcp'): void;
+  malformed(transport: Transport): void;
   /** A transfer sent whole: full (AXFR, or IXFR answered with the full zone) or incremental. */
   transferred(kind: 'full' | 'incremental', records: number, ms: number): void;
+  /** A message whose handling threw: answered `answer` (SERVFAIL), or its connection closed. */
+  failed(transport: Transport, kind: string, answer: RcodeName | 'closed', error: unknown): void;
+  /** A TCP connection the primary closed itself: no place for it at accept (full), or beyond a bound of its session. */
+  tcpClosed(reason: CutOff | 'full'): void;
+  /** A listener's own error (the UDP socket's). */
   error(error: unknown): void;
 }
 
@@ -32,6 +42,8 @@ export interface DnsServerOptions {
   readonly observer: DnsObserver;
   /** When set, queries must be signed with it, and answers are. */
   readonly tsig?: TsigKey | undefined;
+  /** The serving thread's memory share (InFlightBudget), which TCP connections hold their bytes in. */
+  readonly memory: MemoryShare;
 }
 
 export interface DnsServer {
@@ -39,16 +51,10 @@ export interface DnsServer {
   close(): Promise<void>;
 }
 
-/** A TCP connection with nothing to read or write this long is closed. */
-const TCP_IDLE_MS = 30_000;
-/** Open TCP connections beyond this are closed at once: transfers are few, and each holds a read transaction. */
-const MAX_TCP_CONNECTIONS = 64;
-
-type Transport = 'udp' | 'tcp';
-
 export async function startDnsServer(options: DnsServerOptions): Promise<DnsServer> {
-  const tcp = createServer((socket) => serveTcp(socket, options));
-  tcp.maxConnections = MAX_TCP_CONNECTIONS;
+  const context: AnswerContext = { acl: options.acl, zone: options.zone, tsig: options.tsig, answered: (kind, rcode) => options.observer.answered(kind, rcode) };
+  const admission = new TcpAdmission(options.acl);
+  const tcp = createServer((socket) => acceptTcp(socket, admission, context, options));
   tcp.listen(options.port, options.host);
   await once(tcp, 'listening');
   const address = tcp.address();
@@ -61,7 +67,7 @@ export async function startDnsServer(options: DnsServerOptions): Promise<DnsServ
     tcp.close();
     throw error;
   }
-  udp.on('message', (message, remote) => serveUdp(udp, message, remote, options));
+  udp.on('message', (message, remote) => serveUdp(udp, message, remote, context, options.observer));
   udp.on('error', (error) => options.observer.error(error));
   return {
     port,
@@ -72,55 +78,77 @@ export async function startDnsServer(options: DnsServerOptions): Promise<DnsServ
   };
 }
 
-function serveUdp(udp: UdpSocket, message: Buffer, remote: { address: string; port: number }, options: DnsServerOptions): void {
+/** One datagram, inside the guard: whatever it makes fail is answered SERVFAIL and reported. */
+function serveUdp(udp: UdpSocket, message: Buffer, remote: { address: string; port: number }, context: AnswerContext, observer: DnsObserver): void {
   const query = decodeQuery(message);
-  if (query === undefined) return options.observer.malformed('udp');
-  // Whatever one datagram makes fail is that datagram's: reported, and the thread goes on serving (a
-  // throw here would end the serving thread, and with it the daemon).
+  if (query === undefined) return observer.malformed('udp');
   try {
-    const answer = signedAnswer(query, message, remote.address, 'udp', options);
+    const answer = questionReadsBack(query, message) ? signedAnswer(query, message, remote.address, 'udp', context) : unreadable(message, context);
     if (answer.kind === 'message') udp.send(answer.message, remote.port, remote.address);
   } catch (error) {
-    options.observer.error(error);
+    observer.failed('udp', kindOf(query), 'SERVFAIL', error);
+    const failure = failureResponse(message, query, 'SERVFAIL');
+    if (failure !== undefined) udp.send(failure, remote.port, remote.address);
   }
 }
 
-function serveTcp(socket: Socket, options: DnsServerOptions): void {
-  socket.setTimeout(TCP_IDLE_MS, () => socket.destroy());
-  socket.on('error', () => socket.destroy());
-  let buffered = Buffer.alloc(0);
-  let busy = Promise.resolve();
-  socket.on('data', (chunk: Buffer) => {
-    buffered = Buffer.concat([buffered, chunk]);
-    while (buffered.length >= 2) {
-      const length = buffered.readUInt16BE(0);
-      if (buffered.length < 2 + length) break;
-      const message = buffered.subarray(2, 2 + length);
-      buffered = buffered.subarray(2 + length);
-      // Queries on one connection are answered in order: a transfer finishes before the next starts.
-      busy = busy.then(() => serveTcpMessage(socket, message, options)).catch((error: unknown) => {
-        options.observer.error(error);
-        socket.destroy();
-      });
-    }
-  });
-}
-
-async function serveTcpMessage(socket: Socket, message: Buffer, options: DnsServerOptions): Promise<void> {
-  if (socket.destroyed) return;
-  const query = decodeQuery(message);
-  if (query === undefined) {
-    options.observer.malformed('tcp');
+/** A new TCP connection: a place in its pool, or closed at once (tcp-admission.ts). */
+function acceptTcp(socket: Socket, admission: TcpAdmission, context: AnswerContext, options: DnsServerOptions): void {
+  const address = socket.remoteAddress;
+  const pool = admission.admit(address);
+  const { observer } = options;
+  if (pool === undefined || address === undefined) {
+    observer.tcpClosed('full');
+    socket.on('error', () => undefined);
     socket.destroy();
     return;
   }
-  const answer = signedAnswer(query, message, socket.remoteAddress ?? '', 'tcp', options);
-  if (answer.kind === 'message') {
-    await sendTcpMessage(socket, answer.message);
-    return;
+  socket.once('close', () => admission.release(pool, address));
+  serveTcpSession(socket, pool === 'allowed' ? ALLOWED_SESSION : REFUSED_SESSION, {
+    memory: options.memory,
+    answer: (message, send) => serveTcpMessage(message, address, send, context, observer),
+    cutOff: (reason) => observer.tcpClosed(reason),
+  });
+}
+
+/**
+ * One query of a TCP connection, inside the guard: a throw before anything was sent is answered
+ * SERVFAIL; one mid-transfer closes the connection (its answer cannot be taken back). Either way
+ * it is reported, and the connection's session goes on or ends; the thread goes on.
+ */
+async function serveTcpMessage(message: Buffer, address: string, send: SendMessage, context: AnswerContext, observer: DnsObserver): Promise<void> {
+  const query = decodeQuery(message);
+  if (query === undefined) {
+    observer.malformed('tcp');
+    throw new Error('not a DNS query: the connection is closed');
   }
+  let sent = false;
+  const sendCounted: SendMessage = (bytes) => {
+    sent = true;
+    return send(bytes);
+  };
+  try {
+    const answer = questionReadsBack(query, message) ? signedAnswer(query, message, address, 'tcp', context) : unreadable(message, context);
+    if (answer.kind === 'message') await sendCounted(answer.message);
+    else await transfer(query, answer, sendCounted, context, observer);
+  } catch (error) {
+    const failure = sent ? undefined : failureResponse(message, query, 'SERVFAIL');
+    observer.failed('tcp', kindOf(query), failure === undefined ? 'closed' : 'SERVFAIL', error);
+    if (failure === undefined) throw error;
+    await send(failure);
+  }
+}
+
+/** FORMERR with no question, for a query whose question an answer could not echo as sent (messages.ts). */
+function unreadable(message: Buffer, context: AnswerContext): { readonly kind: 'message'; readonly message: Buffer } {
+  context.answered('other', 'FORMERR');
+  return { kind: 'message', message: failureResponse(message, undefined, 'FORMERR') ?? Buffer.alloc(0) };
+}
+
+/** Streams a transfer, the zone read from one version of the index; stops when the client is gone. */
+async function transfer(query: DecodedPacket, answer: SignedAnswer, send: SendMessage, context: AnswerContext, observer: DnsObserver): Promise<void> {
   const started = performance.now();
-  const version = options.zone.openVersion();
+  const version = context.zone.openVersion();
   try {
     const steps = answer.kind === 'ixfr' ? version.stepsSince(answer.clientSerial) : undefined;
     const records = steps === undefined ? version.full() : version.incremental(steps);
@@ -133,115 +161,11 @@ async function serveTcpMessage(socket: Socket, message: Buffer, options: DnsServ
     };
     for (const message of transferMessages(query, counted())) {
       // A client gone mid-transfer: stop reading the zone (the version's read transaction ends below).
-      if (!(await sendTcpMessage(socket, answer.signer?.sign(message, nowSeconds()) ?? message))) return;
+      if (!(await send(answer.signer?.sign(message, nowSeconds()) ?? message))) return;
     }
-    options.observer.answered(answer.kind, 'NOERROR');
-    options.observer.transferred(steps === undefined ? 'full' : 'incremental', count, performance.now() - started);
+    observer.answered(answer.kind, 'NOERROR');
+    observer.transferred(steps === undefined ? 'full' : 'incremental', count, performance.now() - started);
   } finally {
     version.close();
-  }
-}
-
-/**
- * Writes one TCP message (two-byte length first), waiting for the socket to drain; false when the
- * socket is gone. The wait's listeners go when it ends: a race of once('drain') and once('close')
- * left a 'close' and an 'error' listener behind at every wait (Node warned of a leak after 10, in
- * the first AXFR of a 1M zone: 754 messages).
- */
-export async function sendTcpMessage(socket: Socket, message: Buffer): Promise<boolean> {
-  if (socket.destroyed) return false;
-  const framed = Buffer.allocUnsafe(2 + message.length);
-  framed.writeUInt16BE(message.length, 0);
-  message.copy(framed, 2);
-  if (socket.write(framed)) return true;
-  return new Promise<boolean>((resolve) => {
-    const done = (): void => {
-      socket.off('drain', done);
-      socket.off('close', done);
-      resolve(!socket.destroyed);
-    };
-    socket.on('drain', done);
-    socket.on('close', done);
-  });
-}
-
-type Answered =
-  | { readonly kind: 'message'; readonly message: Buffer }
-  | { readonly kind: 'axfr' }
-  | { readonly kind: 'ixfr'; readonly clientSerial: number };
-
-/** A transfer to stream, with the signer of its messages when queries are signed. */
-type SignedAnswer = Exclude<Answered, { kind: 'message' }> & { readonly signer?: ResponseSigner | undefined };
-
-/** TSIG's clock is the real one: a secondary's signature is checked against the time it was made. */
-const nowSeconds = (): number => Math.floor(Date.now() / 1000);
-
-/**
- * answerQuery behind the TSIG check when a key is set: an unsigned query is REFUSED, one whose
- * signature fails gets NOTAUTH with the TSIG error, and what a signed one is answered with is signed.
- */
-function signedAnswer(query: DecodedPacket, message: Buffer, address: string, transport: Transport, options: DnsServerOptions): { readonly kind: 'message'; readonly message: Buffer } | SignedAnswer {
-  const key = options.tsig;
-  // Outside THREAT_MIRROR_DNS_ALLOW the answer is REFUSED whatever the signature: it tells nothing of the key.
-  if (key === undefined || !options.acl.allows(address)) return answerQuery(query, address, transport, options);
-  const kind = kindOf(query.questions?.[0]?.type);
-  const signature = verifyRequest(message, key, nowSeconds());
-  if (signature.kind === 'unsigned') {
-    options.observer.answered(kind, 'REFUSED');
-    return { kind: 'message', message: response(query, 'REFUSED') };
-  }
-  if (signature.kind === 'malformed') {
-    options.observer.answered(kind, 'FORMERR');
-    return { kind: 'message', message: response(query, 'FORMERR') };
-  }
-  if (signature.kind === 'invalid') {
-    options.observer.answered(kind, 'NOTAUTH');
-    return { kind: 'message', message: unsignedError(response(query, 'NOTAUTH'), signature, nowSeconds()) };
-  }
-  const signer = new ResponseSigner(key, signature);
-  const answer = answerQuery(query, address, transport, options);
-  return answer.kind === 'message' ? { kind: 'message', message: signer.sign(answer.message, nowSeconds()) } : { ...answer, signer };
-}
-
-/** The kind a query is counted under (threat_mirror_dns_queries_total{kind}). */
-function kindOf(type: string | undefined): string {
-  return type !== undefined && ['SOA', 'NS', 'AXFR', 'IXFR'].includes(type) ? type.toLowerCase() : 'other';
-}
-
-/** What a query gets: a message at once, or a transfer to stream (TCP only). */
-function answerQuery(query: DecodedPacket, address: string, transport: Transport, options: DnsServerOptions): Answered {
-  const { zone, observer } = options;
-  const reply = (kind: string, rcode: RcodeName, answers: Answer[] = [], authorities: Answer[] = []): Answered => {
-    observer.answered(kind, rcode);
-    return { kind: 'message', message: response(query, rcode, answers, authorities) };
-  };
-  const question = query.questions?.[0];
-  if (opcodeOf(query) !== OPCODE.QUERY) return reply('other', 'NOTIMP');
-  if (question === undefined || (query.questions?.length ?? 0) !== 1) return reply('other', 'FORMERR');
-  const kind = kindOf(question.type);
-  if (!options.acl.allows(address)) return reply(kind, 'REFUSED');
-  if (question.name.toLowerCase().replace(/\.$/, '') !== zone.settings.zone || (question.class ?? 'IN') !== 'IN') return reply(kind, 'REFUSED');
-  const serial = zone.serial();
-  if (serial === undefined) return reply(kind, 'SERVFAIL');
-  const version = { soa: () => soaRecord(zone.settings, serial) };
-  switch (question.type) {
-    case 'SOA':
-      return reply(kind, 'NOERROR', [version.soa()]);
-    case 'NS':
-      return reply(kind, 'NOERROR', [{ type: 'NS', name: zone.settings.zone, ttl: RPZ_TTL, class: 'IN', data: SOA_MNAME }]);
-    case 'AXFR':
-      return transport === 'tcp' ? { kind: 'axfr' } : reply(kind, 'REFUSED');
-    case 'IXFR': {
-      const clientSoa = query.authorities?.find((record) => record.type === 'SOA');
-      if (clientSoa === undefined || clientSoa.type !== 'SOA') return reply(kind, 'FORMERR');
-      const clientSerial = clientSoa.data.serial;
-      if (clientSerial === undefined) return reply(kind, 'FORMERR');
-      // Up to date (or ahead, RFC 1982), or over UDP: the current SOA alone (RFC 1995 sections 2 and 4:
-      // over UDP it tells a client to come over TCP).
-      if (clientSerial === serial || serialAfter(clientSerial, serial) || transport === 'udp') return reply(kind, 'NOERROR', [version.soa()]);
-      return { kind: 'ixfr', clientSerial };
-    }
-    default:
-      return reply(kind, 'NOERROR', [], [version.soa()]);
   }
 }

@@ -28,9 +28,47 @@ export function decodeQuery(message: Buffer): DecodedPacket | undefined {
   return packet;
 }
 
+/**
+ * Whether the query's question reads back as it was sent, so that an answer echoes it unchanged.
+ * dns-packet reads a name's bytes as UTF-8 text: a label of other bytes (or one holding a dot, or
+ * an unknown class) would be echoed altered, a label grown past 63 bytes: an answer no client can
+ * read (the DNS fuzzer found it). Such a query is answered FORMERR with no question.
+ */
+export function questionReadsBack(query: DecodedPacket, message: Buffer): boolean {
+  const questions = query.questions ?? [];
+  if (questions.length === 0) return true;
+  let section: Buffer;
+  try {
+    section = encode({ id: 0, type: 'query', questions }).subarray(12);
+  } catch {
+    return false;
+  }
+  return message.subarray(12, 12 + section.length).equals(section);
+}
+
 export function response(query: DecodedPacket, rcode: RcodeName, answers: Answer[] = [], authorities: Answer[] = []): Buffer {
   const flags = AUTHORITATIVE_ANSWER | ((query.flags ?? 0) & RECURSION_DESIRED) | (opcodeOf(query) << 11) | RCODE[rcode];
   return encode({ id: query.id ?? 0, type: 'response', flags, questions: query.questions ?? [], answers, authorities });
+}
+
+/**
+ * The answer to a query whose handling failed: the query's question echoed when it encodes, else
+ * the header alone (its id, opcode and RD kept, no records): something a client can take as final.
+ */
+export function failureResponse(message: Buffer, query: DecodedPacket | undefined, rcode: RcodeName): Buffer | undefined {
+  if (query !== undefined) {
+    try {
+      return response(query, rcode);
+    } catch {
+      // the question itself does not encode: the header alone
+    }
+  }
+  if (message.length < 12) return undefined;
+  const header = Buffer.alloc(12);
+  message.copy(header, 0, 0, 2);
+  const flags = message.readUInt16BE(2);
+  header.writeUInt16BE(0x8000 | (flags & 0x7800) | AUTHORITATIVE_ANSWER | (flags & RECURSION_DESIRED) | RCODE[rcode], 2);
+  return header;
 }
 
 /** Groups a transfer's records into messages that each fit a TCP message, and encodes them. */

@@ -14,8 +14,14 @@ export interface TsigKey {
 const TYPE_TSIG = 250;
 const CLASS_ANY = 255;
 const ALGORITHM = 'hmac-sha256';
-/** Seconds a signature's time may differ from ours (RFC 8945 recommends 300). */
-const FUDGE = 300;
+/**
+ * Seconds a signature's time may differ from ours (RFC 8945 recommends 300): the fudge a query
+ * declares narrows the window, never widens it (a client sending a fudge of 65,535 s would
+ * otherwise have a signed query replayed for 18 hours). RFC 8945 5.2.3 lets a server refuse a
+ * fudge above its own maximum; this one holds such a query to its own.
+ */
+export const MAX_FUDGE_SECONDS = 300;
+const FUDGE = MAX_FUDGE_SECONDS;
 /** TSIG error codes (RFC 8945 section 3). */
 export const TSIG_ERROR = { BADSIG: 16, BADKEY: 17, BADTIME: 18 } as const;
 type TsigError = keyof typeof TSIG_ERROR;
@@ -26,7 +32,9 @@ export type RequestSignature =
   | { readonly kind: 'unsigned' }
   /** A TSIG record whose fields do not hold together (a length past its end, a bad name): FORMERR. */
   | { readonly kind: 'malformed' }
-  | { readonly kind: 'invalid'; readonly error: TsigError; readonly id: number; readonly keyName: Buffer; readonly algorithm: Buffer };
+  | { readonly kind: 'invalid'; readonly error: Exclude<TsigError, 'BADTIME'>; readonly id: number; readonly keyName: Buffer; readonly algorithm: Buffer }
+  /** Signed with our key, but outside the time window: BADTIME, answered signed, with our time (RFC 8945 5.2.3). */
+  | { readonly kind: 'late'; readonly mac: Buffer; readonly id: number; readonly timeSigned: number };
 
 /** Checks the TSIG record that ends a query's additional section, if there is one. */
 export function verifyRequest(message: Buffer, key: TsigKey, nowSeconds: number): RequestSignature {
@@ -40,12 +48,12 @@ export function verifyRequest(message: Buffer, key: TsigKey, nowSeconds: number)
   }
   const keyName = nameWire(found.ownerName);
   const algorithm = nameWire(tsig.algorithm);
-  const invalid = (error: TsigError): RequestSignature => ({ kind: 'invalid', error, id: tsig.originalId, keyName, algorithm });
+  const invalid = (error: Exclude<TsigError, 'BADTIME'>): RequestSignature => ({ kind: 'invalid', error, id: tsig.originalId, keyName, algorithm });
   if (found.ownerName !== key.name || tsig.algorithm !== ALGORITHM) return invalid('BADKEY');
   const unsigned = withoutLastRecord(message, found.start, tsig.originalId);
   const expected = mac(key, [unsigned, variables(key, tsig.timeSigned, tsig.fudge, tsig.error, tsig.other)]);
   if (tsig.mac.length !== expected.length || !timingSafeEqual(tsig.mac, expected)) return invalid('BADSIG');
-  if (Math.abs(nowSeconds - tsig.timeSigned) > tsig.fudge) return invalid('BADTIME');
+  if (Math.abs(nowSeconds - tsig.timeSigned) > Math.min(tsig.fudge, MAX_FUDGE_SECONDS)) return { kind: 'late', mac: tsig.mac, id: tsig.originalId, timeSigned: tsig.timeSigned };
   return { kind: 'signed', mac: tsig.mac, id: tsig.originalId };
 }
 
@@ -80,6 +88,19 @@ export class ResponseSigner {
 export function signRequest(message: Buffer, key: TsigKey, nowSeconds: number): Buffer {
   const signature = mac(key, [message, variables(key, nowSeconds, FUDGE, 0, Buffer.alloc(0))]);
   return appendTsig(message, nameWire(key.name), tsigData(nowSeconds, signature, message.readUInt16BE(0), 0));
+}
+
+/**
+ * The answer to a query signed with the key outside the time window (BADTIME): signed over the
+ * query's MAC like any answer, with the query's own time as Time Signed (so the client can check
+ * it) and ours in Other Data (RFC 8945 5.2.3), so that a client can tell how far its clock is off.
+ */
+export function signBadTime(message: Buffer, key: TsigKey, late: Extract<RequestSignature, { kind: 'late' }>, nowSeconds: number): Buffer {
+  const serverTime = Buffer.alloc(6);
+  serverTime.writeUIntBE(nowSeconds, 0, 6);
+  const signature = mac(key, [lengthPrefixed(late.mac), message, variables(key, late.timeSigned, FUDGE, TSIG_ERROR.BADTIME, serverTime)]);
+  const data = Buffer.concat([nameWire(ALGORITHM), timersWire(late.timeSigned, FUDGE), lengthPrefixed(signature), u16(late.id), u16(TSIG_ERROR.BADTIME), lengthPrefixed(serverTime)]);
+  return appendTsig(message, nameWire(key.name), data);
 }
 
 /** The answer to a query whose signature failed: its TSIG record carries the error, unsigned (RFC 8945 5.3.2). */

@@ -42,6 +42,13 @@ export async function openWriterSession({ writer, releasers }: StartedWriter, op
     const started = await writer.ready;
     if (started.abandonedRuns > 0) logger.warn({ runs: started.abandonedRuns }, 'marked runs of a process that stopped mid-way as interrupted; their plans resume now');
     if (started.backfilled > 0) logger.info({ threats: started.backfilled }, 'derived lookup columns and change_seq for threats written by an earlier version');
+    // A file at rest in rollback mode beside a reader holding a read transaction: said once, never again.
+    if (started.walSwitch !== null && started.walSwitch.waitedMs >= 1000) {
+      logger.warn(
+        { from: started.walSwitch.from, waitedMs: started.walSwitch.waitedMs },
+        `the file was at rest in ${started.walSwitch.from} journal mode (an older version's stop, or a copied snapshot) and a reader held it: the start waited ${started.walSwitch.waitedMs} ms to switch it to WAL; it rests in WAL mode from now on`,
+      );
+    }
     if (started.lookupRules !== null) {
       logger.info({ threats: started.lookupRules.rows, changed: started.lookupRules.changed }, 'derived the lookup columns again under the current rules (an earlier version wrote them)');
     }

@@ -17,8 +17,8 @@ export interface ListRequestMatch {
   readonly withQuery?: boolean;
 }
 
-/** What a change of a threat may set: a new blockedAt moves it to another day. */
-export type ThreatPatch = Partial<Pick<StandinThreat, 'content' | 'type' | 'blockedAt'>>;
+/** What a change of a threat may set: a new blockedAt moves it to another day, a new organization to another organization's list. */
+export type ThreatPatch = Partial<Pick<StandinThreat, 'content' | 'type' | 'blockedAt' | 'organization'>>;
 
 /** A change of the service's data: unblock (remove), change or move (a new blockedAt), block (add). */
 export interface ThreatChange {
@@ -101,7 +101,7 @@ function matches(match: ListRequestMatch | undefined, key: string, body: unknown
 /**
  * The control API's routes for the data and its timed changes, for a stand-in run as its own
  * process: POST /__standin/threats/remove {"ids": […]}, /__standin/threats/update
- * {"id", "patch": {content?, type?, blockedAt?}}, and /__standin/events {match?, change?, fault?,
+ * {"id", "patch": {content?, type?, blockedAt?, organization?}}, and /__standin/events {match?, change?, fault?,
  * times?}. Returns the answer, or undefined when the path is not one of these.
  */
 export function listEventControl(path: string, body: unknown, threats: ThreatStore, events: ListEvents): { status: number; payload: unknown } | undefined {
@@ -112,7 +112,7 @@ export function listEventControl(path: string, body: unknown, threats: ThreatSto
     return { status: 200, payload: { threats: threats.size } };
   }
   if (path === '/__standin/threats/update') {
-    if (!Number.isSafeInteger(input.id) || typeof input.patch !== 'object' || input.patch === null) return { status: 400, payload: { message: 'send {"id": n, "patch": {"content"?, "type"?, "blockedAt"?}}' } };
+    if (!Number.isSafeInteger(input.id) || typeof input.patch !== 'object' || input.patch === null) return { status: 400, payload: { message: 'send {"id": n, "patch": {"content"?, "type"?, "blockedAt"?, "organization"?}}' } };
     try {
       threats.update(input.id as number, input.patch as ThreatPatch);
     } catch (error) {

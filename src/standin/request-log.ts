@@ -108,13 +108,13 @@ export class Exchange {
   }
 
   /** Records the answer in the log without departing: for a request left hanging. */
-  record(status: number, threats: number, fault?: Fault['kind']): void {
-    this.log.record({ at: Date.now(), key: this.key, path: this.path, body: this.body, status, threats, ...(fault ? { fault } : {}) });
+  record(status: number, threats: number, fault?: Fault['kind'], ids?: readonly number[]): void {
+    this.log.record({ at: Date.now(), key: this.key, path: this.path, body: this.body, status, threats, ...(fault ? { fault } : {}), ...(ids ? { ids } : {}) });
   }
 
   /** Records the answer and ends the request's time in flight; the caller then answers. */
-  done(status: number, threats: number, fault?: Fault['kind']): void {
-    this.record(status, threats, fault);
+  done(status: number, threats: number, fault?: Fault['kind'], ids?: readonly number[]): void {
+    this.record(status, threats, fault, ids);
     this.log.depart(this.key);
   }
 }

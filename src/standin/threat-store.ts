@@ -2,6 +2,7 @@
 import { addDays, daysBetween } from '../lib/days.js';
 import { ContentIndex } from './content-index.js';
 import type { StandinThreat } from './data.js';
+import type { ThreatPatch } from './list-events.js';
 import { compareBy, matches, type ThreatQuery, utcDayOf } from './threat-query.js';
 import type { StandinKeys } from './types.js';
 
@@ -51,7 +52,7 @@ export class ThreatStore {
     this.#version += 1;
   }
 
-  update(id: number, patch: Partial<Pick<StandinThreat, 'content' | 'type' | 'blockedAt'>>): void {
+  update(id: number, patch: ThreatPatch): void {
     const threat = this.#byId.get(id);
     if (!threat) throw new Error(`no threat ${id}`);
     this.add([{ ...threat, ...patch }]);

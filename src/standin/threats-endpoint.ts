@@ -10,7 +10,7 @@ import { atOffset } from './timestamps.js';
 export const THREATS_PATH = '/threats/list';
 const UNAUTHORIZED = { message: 'A valid API key is required' };
 
-type Finish = (status: number, payload: unknown, threats?: number, fault?: Fault['kind']) => void;
+type Finish = (status: number, payload: unknown, threats?: number, fault?: Fault['kind'], ids?: readonly number[]) => void;
 
 /** One request's way back: its log entry, its response, and the usual record-and-send. */
 interface Reply {
@@ -22,8 +22,8 @@ interface Reply {
 export async function answerThreatsList(context: StandinContext, request: IncomingMessage, response: ServerResponse, text: string): Promise<void> {
   if (request.method !== 'POST') return sendJson(response, 405, { message: 'use POST' });
   const exchange = new Exchange(context.log, headerValue(request.headers['x-api-key']), THREATS_PATH);
-  const finish: Finish = (status, payload, threats = 0, fault) => {
-    exchange.done(status, threats, fault);
+  const finish: Finish = (status, payload, threats = 0, fault, ids) => {
+    exchange.done(status, threats, fault, ids);
     sendJson(response, status, payload);
   };
   const reply: Reply = { exchange, response, finish };
@@ -136,7 +136,9 @@ function answerPage({ exchange, response, finish }: Reply, selected: { page: unk
     const padding = 'x'.repeat(Math.max(0, fault.bytes - 64));
     return finish(200, { ...payload, padding }, page.length, 'oversize');
   }
-  finish(200, payload, page.length, fault?.kind);
+  // Recorded for tests that judge a reader's view by the pages the service sent (whole or absent).
+  const whole = fault === undefined || fault.kind === 'deprecation' || fault.kind === 'delay';
+  finish(200, payload, page.length, fault?.kind, whole ? page.map((record) => (record as { id: number }).id) : undefined);
 }
 
 function invalidRecords(count: number): unknown[] {

@@ -1,7 +1,7 @@
 // The stand-in's public shapes: what startStandin takes and what it hands back.
 import type { StandinThreat } from './data.js';
 import type { Fault, FaultController } from './faults.js';
-import type { ListEvent } from './list-events.js';
+import type { ListEvent, ThreatPatch } from './list-events.js';
 import type { ReportsVariant, StandinReport } from './reports.js';
 
 export interface StandinKeys {
@@ -39,6 +39,8 @@ export interface RequestRecord {
   readonly status: number;
   readonly fault?: Fault['kind'];
   readonly threats: number;
+  /** The ids of a page of threats served whole, as the service sends it (no fault bent it). */
+  readonly ids?: readonly number[];
 }
 
 export interface StandinStats {
@@ -56,7 +58,8 @@ export interface Standin {
   readonly stats: StandinStats;
   addThreats(threats: readonly StandinThreat[]): void;
   removeThreats(ids: readonly number[]): void;
-  updateThreat(id: number, patch: Partial<Pick<StandinThreat, 'content' | 'type' | 'blockedAt'>>): void;
+  /** Changes a threat: its content, type, day (blockedAt) or organization. */
+  updateThreat(id: number, patch: ThreatPatch): void;
   /** A change or a fault timed against the requests of a walk, e.g. an unblock once page 2 is served. */
   onListRequest(event: ListEvent): void;
   /** Everything a key may see, all dates, by id: what a complete mirror holds. */

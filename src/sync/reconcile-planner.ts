@@ -29,17 +29,19 @@ export function requestsFor(records: number): number {
 }
 
 /**
- * `due`: longest-unwalked first (as LedgerReads.dueDays returns them).
+ * `due`: longest-unwalked first (as LedgerReads.dueDays returns them). `maxRequests`: a run's whole
+ * allowance (a day that needs more is never planned); `available`: what this run has left for
+ * walks (the checks carried over from the last run come first).
  * Some 60 lines on purpose: one greedy pass whose helper shares the pass's `taken` set and cursor;
  * split apart, the pieces would hand that state back and forth.
  */
-export function planReconciliation(due: readonly LedgerDay[], maxRequests: number): ReconcilePlan {
+export function planReconciliation(due: readonly LedgerDay[], maxRequests: number, available = maxRequests): ReconcilePlan {
   const byDay = new Map(due.map((day) => [day.day, day]));
   const order = new Map(due.map((day, index) => [day.day, index]));
   const taken = new Set<string>();
   const tooLarge: LedgerDay[] = [];
   const windows: ReconcileWindow[] = [];
-  let remaining = maxRequests;
+  let remaining = available;
   let cursor = 0;
   /** The most overdue day not yet taken, skipping `except`. */
   const mostOverdue = (except: ReadonlySet<string>): LedgerDay | undefined => {

@@ -8,9 +8,10 @@
 // days stay due and the next run walks them again from the first page.
 import type { OrganizationConfig } from '../config.js';
 import type { Logger } from 'pino';
-import type { DueRule, LedgerDay } from '../db/read/ledger-reads.js';
+import type { CarriedChecks, DueRule, LedgerDay } from '../db/read/ledger-reads.js';
 import type { PlanWindow } from '../db/read/plan-reads.js';
 import { errorMessage } from '../lib/errors.js';
+import { settleCarriedChecks } from './carried-checks.js';
 import { planReconciliation, type ReconcileWindow } from './reconcile-planner.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
 import { emptyTotals, finishRunSummary, type Outcome, outcomeOf, type RunSummary, type SyncDeps } from './run-contract.js';
@@ -39,41 +40,67 @@ export async function reconcileOrganization(
   }
   // A reconciliation a killed process left half-walked is started over, never resumed.
   await writer.call('deletePlans', { organization: name, mode: 'reconcile' });
-  const { windows, tooLarge } = planReconciliation(due, settings.reconcileMaxRequests);
+  // Checks a run could not afford come first; their windows' days wait for them, unwalked.
+  const carried = reads.ledger.carriedChecks(name);
+  const checks = carried.reduce((sum, window) => sum + window.candidates.length, 0);
+  const waiting = (day: LedgerDay): boolean => carried.some((window) => window.windowStart <= day.day && day.day <= window.windowEnd);
+  const { windows, tooLarge } = planReconciliation(
+    due.filter((day) => !waiting(day)),
+    settings.reconcileMaxRequests,
+    Math.max(0, settings.reconcileMaxRequests - checks),
+  );
   for (const day of tooLarge) {
     log.warn(
       { day: day.day, records: day.records, maxRequests: settings.reconcileMaxRequests },
       `day ${day.day} held ${day.records ?? 0} threats at its last walk, more than THREAT_MIRROR_RECONCILE_MAX_REQUESTS lets a run re-walk; raise it, or re-walk the day with verify`,
     );
   }
-  if (windows.length === 0) return finish(deps, name, due, undefined);
-  const summary = await runReconciliation(deps, { organization, log, windows, dueDays: due.length }, signal);
+  if (windows.length === 0 && carried.length === 0) return finish(deps, name, due, undefined);
+  const summary = await runReconciliation(deps, { organization, log, windows, carried, dueDays: due.length }, signal);
   return finish(deps, name, reads.ledger.dueDays(name, rule), summary);
 }
 
-/** The reconciliation's run: its plan (every window recorded before the walk), its walk within the allowance, its outcome. */
-async function runReconciliation(
-  deps: SyncDeps,
-  { organization, log, windows, dueDays }: { organization: OrganizationConfig; log: Logger; windows: readonly ReconcileWindow[]; dueDays: number },
-  signal: AbortSignal,
-): Promise<RunSummary> {
+interface ReconcileWork {
+  readonly organization: OrganizationConfig;
+  readonly log: Logger;
+  readonly windows: readonly ReconcileWindow[];
+  readonly carried: readonly CarriedChecks[];
+  readonly dueDays: number;
+}
+
+/**
+ * The reconciliation's run: the checks carried over from the last run first, then its plan (every
+ * window recorded before the walk) walked within what is left of the allowance; its outcome.
+ */
+async function runReconciliation(deps: SyncDeps, { organization, log, windows, carried, dueDays }: ReconcileWork, signal: AbortSignal): Promise<RunSummary> {
   const { writer, settings } = deps;
   const name = organization.name;
   const started = deps.clock();
-  const rangeStart = windows[0]?.start as string;
-  const rangeEnd = windows.reduce((last, window) => (window.end > last ? window.end : last), rangeStart);
-  const plan = await writer.call('createPlan', { organization: name, mode: 'reconcile', rangeStart, rangeEnd, createdAt: started.toISOString() });
-  await writer.call('addWindows', { windows: windows.map((window) => ({ planId: plan.id, windowStart: window.start, windowEnd: window.end })) });
+  const ranges = [...windows.map((window) => [window.start, window.end]), ...carried.map((window) => [window.windowStart, window.windowEnd])] as Array<[string, string]>;
+  const rangeStart = ranges.reduce((first, [start]) => (start < first ? start : first), ranges[0]?.[0] as string);
+  const rangeEnd = ranges.reduce((last, [, end]) => (end > last ? end : last), rangeStart);
   const runId = await writer.call('startRun', { organization: name, stream: 'threats', mode: 'reconcile', rangeStart, rangeEnd, startedAt: started.toISOString() });
-  log.info({ runId, windows: windows.length, dueDays, estimatedRequests: windows.reduce((sum, window) => sum + window.estimatedRequests, 0) }, 'reconciliation started');
+  log.info(
+    { runId, windows: windows.length, dueDays, carriedChecks: carried.reduce((sum, window) => sum + window.candidates.length, 0), estimatedRequests: windows.reduce((sum, window) => sum + window.estimatedRequests, 0) },
+    'reconciliation started',
+  );
   const allowance = new RequestAllowance(settings.reconcileMaxRequests);
   const walkDeps: SyncDeps = { ...deps, api: { ...deps.api, budgets: allowance.budgets(deps.api.budgets) } };
   const totals = emptyTotals();
   const observed = new ObservedSizes(deps, log, name);
-  const onWindowStopped = (window: PlanWindow, records: number, error: unknown): void => {
-    if (error instanceof RequestAllowanceSpent) observed.record(window, records);
+  // A window cut short before its last page holds more than its days' counts promised; one walked
+  // whole whose checks ran out of the allowance carries them over instead (carried-checks.ts).
+  const onWindowStopped = (window: PlanWindow, stopped: { records: number; walkedWhole: boolean }, error: unknown): void => {
+    if (error instanceof RequestAllowanceSpent && !stopped.walkedWhole) observed.record(window, stopped.records);
   };
-  const outcome = await outcomeOf(() => walkWindows({ deps: walkDeps, organization, runId, totals, log, onWindowStopped }, plan, signal), signal, {
+  const context = { deps: walkDeps, organization, runId, totals, log, onWindowStopped, carriesChecksOver: (error: unknown) => error instanceof RequestAllowanceSpent };
+  const walk = async (): Promise<void> => {
+    if ((await settleCarriedChecks(context, carried, signal)) || windows.length === 0) return;
+    const plan = await writer.call('createPlan', { organization: name, mode: 'reconcile', rangeStart, rangeEnd, createdAt: started.toISOString() });
+    await writer.call('addWindows', { windows: windows.map((window) => ({ planId: plan.id, windowStart: window.start, windowEnd: window.end })) });
+    await walkWindows(context, plan, signal);
+  };
+  const outcome = await outcomeOf(walk, signal, {
     interrupted: 'stopped by a signal; the days not walked to the end stay due',
     classify: (caught): Outcome => {
       if (!(caught instanceof RequestAllowanceSpent)) return { status: 'failed', error: `reconciliation: ${errorMessage(caught)}` };
@@ -83,7 +110,7 @@ async function runReconciliation(
     },
   });
   await observed.recorded();
-  if (outcome.status !== 'interrupted') await writer.call('deletePlans', { planIds: [plan.id] });
+  if (outcome.status !== 'interrupted') await writer.call('deletePlans', { organization: name, mode: 'reconcile' });
   return finishRunSummary(deps, log, { organization: name, stream: 'threats', mode: 'reconcile', runId, ...outcome, rangeStart, rangeEnd, started, totals, message: `reconciliation of organization "${name}"` });
 }
 

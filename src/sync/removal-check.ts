@@ -40,6 +40,8 @@ export interface Settlement {
   readonly unsettled: number;
   /** A request failed before every candidate was settled; what was settled stands. */
   readonly failure?: { readonly error: unknown };
+  /** With a failure: the candidates it left unsettled (a reconciliation carries them over to its next run). */
+  readonly pending: readonly RemovalCandidate[];
 }
 
 interface WindowRange {
@@ -66,10 +68,10 @@ export async function settleCandidates(
   try {
     for (const [after, between] of byBoundary) {
       const across = await readAcross(context, window, after, signal);
-      if (between.some((candidate) => verdictAcross(across, after, candidate.id) !== 'absent')) return { ...notListed, complete: false };
+      if (between.some((candidate) => verdictAcross(across, after, candidate.id) !== 'absent')) return { ...notListed, complete: false, pending: [] };
     }
   } catch (error) {
-    return { ...notListed, complete: false, failure: { error } };
+    return { ...notListed, complete: false, failure: { error }, pending: candidates };
   }
   return findMoved(context, candidates, today, signal);
 }
@@ -125,6 +127,7 @@ export function verdictAcross(across: Pick<ThreatPage, 'threats' | 'nextPage'>, 
 async function findMoved(context: RunContext, candidates: readonly RemovalCandidate[], today: string, signal: AbortSignal): Promise<Settlement> {
   const removedIds: number[] = [];
   const found: Threat[] = [];
+  const pending: RemovalCandidate[] = [];
   let unsettled = 0;
   let failure: { error: unknown } | undefined;
   let next = 0;
@@ -138,15 +141,17 @@ async function findMoved(context: RunContext, candidates: readonly RemovalCandid
         else found.push(answer);
       } catch (error) {
         failure ??= { error };
+        pending.push(candidate);
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(MAX_CHECKS_IN_FLIGHT, candidates.length) }, worker));
-  return { removedIds, found, unsettled, complete: failure === undefined, ...(failure ? { failure } : {}) };
+  if (failure === undefined) return { removedIds, found, unsettled, complete: true, pending: [] };
+  return { removedIds, found, unsettled, complete: false, failure, pending: [...pending, ...candidates.slice(next)] };
 }
 
 /** The candidate as the service lists it now (under any day), 'absent', or 'unknown'. */
-async function findListed(context: RunContext, candidate: RemovalCandidate, today: string, signal: AbortSignal): Promise<Threat | 'absent' | 'unknown'> {
+export async function findListed(context: RunContext, candidate: RemovalCandidate, today: string, signal: AbortSignal): Promise<Threat | 'absent' | 'unknown'> {
   const lookUp = (nextPage: string | null, perPage?: number): Promise<ThreatPage> => {
     const request = { startDate: ALL_DAYS_FROM, endDate: today, nextPage, perPage, query: candidate.content };
     return fetchThreatPage(context.deps.api, context.organization, request, signal);

@@ -18,13 +18,7 @@ export async function syncOrganizations(
   // that share a key share it, so running them together never exceeds what the service allows.
   const runs = await Promise.all(
     organizations.map(async (organization) => {
-      const applied = await deps.writer.call('applyScope', { organization: organization.name, assetTypes: organization.assetTypes ?? null, now: deps.clock().toISOString() });
-      if (applied.moved > 0 || applied.widening !== null) {
-        deps.logger.info(
-          { organization: organization.name, previous: applied.previous ?? 'every type', assetTypes: organization.assetTypes ?? 'every type', moved: applied.moved, widening: applied.widening?.widening ?? null },
-          'asset type scope changed: threats of types it no longer covers are hidden (not removed); added types are fetched over the days already mirrored',
-        );
-      }
+      await applyConfiguredScope(deps, organization);
       const threats = await syncThreats(deps, organization, request, signal);
       // The added types over the days already mirrored: after the run's own range, never instead of it.
       const widened = request.mode === 'verify' || threats.status !== 'succeeded' ? [] : await widenScope(deps, organization, signal);
@@ -43,4 +37,19 @@ export async function syncOrganizations(
     }),
   );
   return [...runs.flat(), ...reconciled.filter((summary) => summary !== undefined)];
+}
+
+/**
+ * The configured scope, recorded before anything of the organization is walked, by every writer
+ * (a run, a backfill, the daemon, verify): no walk then brings back a type the scope hides, and
+ * one that the scope adds is walked over the days already mirrored (a widening plan).
+ */
+export async function applyConfiguredScope(deps: SyncDeps, organization: OrganizationConfig): Promise<void> {
+  const applied = await deps.writer.call('applyScope', { organization: organization.name, assetTypes: organization.assetTypes ?? null, now: deps.clock().toISOString() });
+  if (applied.moved > 0 || applied.widening !== null) {
+    deps.logger.info(
+      { organization: organization.name, previous: applied.previous ?? 'every type', assetTypes: organization.assetTypes ?? 'every type', moved: applied.moved, widening: applied.widening?.widening ?? null },
+      'asset type scope changed: threats of types it no longer covers are hidden (not removed); added types are fetched over the days already mirrored',
+    );
+  }
 }

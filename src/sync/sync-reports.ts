@@ -2,7 +2,10 @@
 //
 // Reports change after they are filed (their proposals get reviewed), so an incremental run
 // re-reads the last THREAT_MIRROR_REPORTS_RECENT_DAYS of reports, and goes on past them only
-// until it meets a report it already holds unchanged.
+// until it meets a report it already holds unchanged. Older reports deleted upstream are found by
+// a walk of the whole list to its end, which a run makes instead once every
+// THREAT_MIRROR_RECONCILE_DAYS while reconciliation is on (docs/reconciliation.md): a report
+// missed by two such walks is marked removed.
 import type { Logger } from 'pino';
 import { PermanentApiError } from '../api/errors.js';
 import { fetchReportPage, type ReportPageRequest } from '../api/report-client.js';
@@ -49,7 +52,8 @@ export async function syncReports(deps: SyncDeps, organization: OrganizationConf
     ? { status: 'skipped', error: state.disabledReason ?? 'reports are not served by this deployment' }
     : await outcomeOf(
         async () => {
-          await walkReports({ deps, organization, runId, totals, log }, walkToResume(deps, organization.name, request, state, today), signal);
+          const full = wholeListDue(settings, request, state, started);
+          await walkReports({ deps, organization, runId, totals, log }, { ...walkToResume(deps, organization.name, request, state, today), full, startedAt: started.toISOString() }, signal);
           await writer.call('linkReportThreats', { organization: organization.name });
         },
         signal,
@@ -95,6 +99,19 @@ interface NumberedWalk extends ReportWalk {
   readonly number: number;
 }
 
+/** A walk as this run makes it: `full`, an undated one reads the whole list, never stopping early. */
+interface RunWalk extends NumberedWalk {
+  readonly full: boolean;
+  readonly startedAt: string;
+}
+
+/** Whether this run's incremental walk reads the whole list: reconciliation on, and the last such walk began THREAT_MIRROR_RECONCILE_DAYS ago or more. */
+function wholeListDue(settings: SyncDeps['settings'], request: SyncRequest, state: ReportState | undefined, started: Date): boolean {
+  if (request.mode === 'backfill' || settings.reconcileMaxRequests === 0) return false;
+  const last = state?.fullWalkAt;
+  return last === null || last === undefined || Date.parse(last) <= started.getTime() - settings.reconcileDays * 86_400_000;
+}
+
 /** The walk a killed run left, when this run asks for the same (same number); otherwise a new one (the next number). */
 function walkToResume(
   deps: SyncDeps,
@@ -118,7 +135,7 @@ function walkToResume(
   return { mode, rangeStart, rangeEnd, nextCursor: null, number: last + 1 };
 }
 
-async function walkReports(context: RunContext, walk: NumberedWalk, signal: AbortSignal): Promise<void> {
+async function walkReports(context: RunContext, walk: RunWalk, signal: AbortSignal): Promise<void> {
   const { deps, organization, runId, totals, log } = context;
   const { writer, clock, settings } = deps;
   const recentFrom = new Date(clock().getTime() - settings.reportsRecentDays * 86_400_000).toISOString();
@@ -131,7 +148,8 @@ async function walkReports(context: RunContext, walk: NumberedWalk, signal: Abor
   let cursor = walk.nextCursor;
   const order = new NewestFirst();
   const finish = async (coverage: ReportCoverage | undefined): Promise<void> => {
-    const removed = await writer.call('finishReportWalk', { organization: organization.name, runId, walkNumber: walk.number, coverage, now: clock().toISOString() });
+    const fullWalkAt = walk.full && coverage?.kind === 'all' ? walk.startedAt : undefined;
+    const removed = await writer.call('finishReportWalk', { organization: organization.name, runId, walkNumber: walk.number, coverage, fullWalkAt, now: clock().toISOString() });
     totals.removed += removed;
     if (removed > 0) log.info({ removed }, `${removed} reports no longer listed by the service (missed by two walks) marked removed_at`);
   };
@@ -142,7 +160,7 @@ async function walkReports(context: RunContext, walk: NumberedWalk, signal: Abor
     // Newest first: once a page holds a report older than the recent window that is already held
     // unchanged, everything after it is too. A dated walk (backfill, first run) reads its range whole.
     const settledAfter = (unchanged: ReadonlySet<string>): boolean =>
-      !dated && page.reports.some((report) => report.createdAt !== null && report.createdAt < recentFrom && unchanged.has(report.id));
+      !dated && !walk.full && page.reports.some((report) => report.createdAt !== null && report.createdAt < recentFrom && unchanged.has(report.id));
     const result = await writer.call('reportPage', {
       organization: organization.name,
       runId,

@@ -38,7 +38,7 @@ export async function walkWindows(context: WalkContext, plan: Plan, outerSignal:
         // Only a window walked from its first page tells how dense its days are.
         if (walked.fromFirstPage) planner.windowDone(window.windowStart, window.windowEnd, walked.records);
       } catch (error) {
-        context.onWindowStopped?.(window, walk.records, error);
+        context.onWindowStopped?.(window, { records: walk.records, walkedWhole: walk.walkedWhole }, error);
         failure ??= { error };
         stop.abort(error);
       }

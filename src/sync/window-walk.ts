@@ -21,8 +21,16 @@ export interface WalkContext extends RunContext {
   readonly onPage?: ((threats: readonly Threat[]) => void) | undefined;
   /** verify: a walk of this window begins at its first page; what earlier walks showed of it is void. */
   readonly onWalkStart?: ((window: PlanWindow) => void) | undefined;
-  /** reconciliation: a window's walk stopped before its end, after `records` records. */
-  readonly onWindowStopped?: ((window: PlanWindow, records: number, error: unknown) => void) | undefined;
+  /**
+   * reconciliation: a window's walk stopped, after `records` records; `walkedWhole`: its last page
+   * was read, and what stopped it were the removal checks after it.
+   */
+  readonly onWindowStopped?: ((window: PlanWindow, stopped: { readonly records: number; readonly walkedWhole: boolean }, error: unknown) => void) | undefined;
+  /**
+   * reconciliation: whether removal checks a failure left unsettled go on in the next run (the run's
+   * request allowance is spent) instead of walking the window again for them.
+   */
+  readonly carriesChecksOver?: ((error: unknown) => boolean) | undefined;
 }
 
 /** After this many empty pages in a row that still carry a cursor, the service is looping. */
@@ -72,6 +80,8 @@ export class WindowWalk {
   #pages = 0;
   #records = 0;
   #emptyPagesInARow = 0;
+  /** The current walk read the window's last page. */
+  #walkedWhole = false;
 
   /** `recorded`: a new window's record, which commits before its pages; it fails the walk if it fails. */
   constructor(context: WalkContext, window: PlanWindow, signal: AbortSignal, recorded?: Promise<void>) {
@@ -89,6 +99,11 @@ export class WindowWalk {
     return this.#records;
   }
 
+  /** The current walk read the window's last page (what stopped it, if anything, came after). */
+  get walkedWhole(): boolean {
+    return this.#walkedWhole;
+  }
+
   /** Walks to the window's last page and settles what it did not see. */
   async run(): Promise<WindowWalked> {
     try {
@@ -97,7 +112,8 @@ export class WindowWalk {
         if (!resumed) this.#startOver();
         const fromFirstPage = !resumed;
         resumed = false;
-        if ((await this.#walk()) && (await this.#settle())) return { records: this.#records, fromFirstPage };
+        this.#walkedWhole = await this.#walk();
+        if (this.#walkedWhole && (await this.#settle())) return { records: this.#records, fromFirstPage };
         if (walk >= MAX_WALKS_PER_WINDOW) {
           throw new Error(
             `organization "${this.#context.organization.name}": the service's list of ${this.#range} changed under each of ${walk} walks of it ` +
@@ -131,6 +147,7 @@ export class WindowWalk {
     this.#pages = 0;
     this.#records = 0;
     this.#emptyPagesInARow = 0;
+    this.#walkedWhole = false;
     this.#context.onWalkStart?.(this.#window);
   }
 
@@ -201,13 +218,15 @@ export class WindowWalk {
     const { deps, organization, runId, totals, log } = this.#context;
     const settled = await settleCandidates(this.#context, this.#window, candidates, this.#seen.pages, dayOf(deps.clock()), this.#signal);
     const complete = settled.complete && settled.failure === undefined;
+    // Checks the run cannot afford go on in the next run: the window is not walked again for them.
+    const carried = settled.failure !== undefined && this.#context.carriesChecksOver?.(settled.failure.error) === true ? settled.pending.map((candidate) => candidate.id) : [];
     const window = { planId: this.#window.planId, windowStart: this.#window.windowStart, windowEnd: this.#window.windowEnd };
-    const conclusion = { organization: organization.name, runId, window, removedIds: settled.removedIds, found: settled.found, complete, assetTypes: organization.assetTypes };
+    const conclusion = { organization: organization.name, runId, window, removedIds: settled.removedIds, found: settled.found, complete, carried, assetTypes: organization.assetTypes };
     const counts = await deps.writer.concludeWindow({ ...conclusion, windowPages: this.#pages, now: deps.clock().toISOString() });
     addConclusion(totals, counts);
     log.info(
-      { window: this.#range, candidates: candidates.length, removed: counts.removed, stillListed: settled.found.length, unsettled: settled.unsettled, complete },
-      'removal candidates checked with the service',
+      { window: this.#range, candidates: candidates.length, removed: counts.removed, stillListed: settled.found.length, unsettled: settled.unsettled, carried: carried.length, complete },
+      carried.length > 0 ? 'removal candidates checked with the service as far as the budget went; the rest are checked first in the next run' : 'removal candidates checked with the service',
     );
     if (settled.failure) throw settled.failure.error;
     return complete;

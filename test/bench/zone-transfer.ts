@@ -13,7 +13,8 @@ import { AddressAcl } from '../../src/dns/acl.js';
 import { startDnsServer } from '../../src/dns/dns-server.js';
 import { Notifier } from '../../src/dns/notify.js';
 import { ZoneReader } from '../../src/dns/zone-reader.js';
-import { runExportJob } from '../../src/daemon/export-jobs.js';
+import { runExportJob } from '../../src/export-jobs/export-job-client.js';
+import { InFlightBudget } from '../../src/serve/http-limits.js';
 import { zoneTimersFor } from '../../src/lib/rpz-zone.js';
 import { changeBenchMirror } from './export-mirror.js';
 
@@ -46,7 +47,15 @@ export async function measureTransfers(dbPath: string, dir: string, threats: num
     port: 0,
     acl: new AddressAcl(DNS_ALLOW.default.split(',').map((cidr) => parseCidr(cidr)).filter((cidr) => cidr !== undefined)),
     zone,
-    observer: { answered: () => undefined, malformed: () => undefined, transferred: (kind, records, ms) => transfers.push({ kind, records, ms }), error: (error) => console.error(error) },
+    observer: {
+      answered: () => undefined,
+      malformed: () => undefined,
+      tcpClosed: () => undefined,
+      transferred: (kind, records, ms) => transfers.push({ kind, records, ms }),
+      failed: (_transport, _kind, _answer, error) => console.error(error),
+      error: (error) => console.error(error),
+    },
+    memory: new InFlightBudget(),
   });
   const bind = await startBind(join(dir, 'bind'), server.port);
   try {

@@ -22,14 +22,18 @@ export class Churn {
   readonly #random: () => number;
   readonly #options: ChurnOptions;
   #nextId: number;
+  /** The run the changes now belong to (set by the test before each run). */
+  epoch = 0;
+  /** The epoch of each threat's last move and last change. */
+  readonly #movedIn = new Map<number, number>();
+  readonly #changedIn = new Map<number, number>();
   /**
-   * A threat is moved, or changed, never both: a threat re-dated and re-worded since the mirror
-   * last saw it cannot be found by its old content, and is marked removed until its new day is
-   * walked (docs/reconciliation.md, "What a confirmation cannot see"). Kept apart here.
+   * Threats re-dated and re-worded within two epochs, by the epoch of the change that made them so.
+   * Such a threat cannot be found by its old content: it is marked removed until its new day is
+   * walked (docs/reconciliation.md, "What a walk cannot see"), the one documented false removal.
    */
-  readonly #moved = new Set<number>();
-  readonly #changed = new Set<number>();
-  readonly counts: Record<ChurnKind, number> = { block: 0, unblock: 0, move: 0, change: 0 };
+  readonly rewordedIn = new Map<number, number>();
+  readonly counts: Record<ChurnKind | 'reworded', number> = { block: 0, unblock: 0, move: 0, change: 0, reworded: 0 };
 
   constructor(options: ChurnOptions) {
     this.#options = options;
@@ -61,17 +65,41 @@ export class Churn {
       if (!threat) return;
       threats.remove([threat.id]);
     } else if (kind === 'move') {
-      const threat = pick(this.#changed);
+      const threat = this.#pickRecent(listed, this.#changedIn) ?? pick(new Set());
       if (!threat) return;
-      this.#moved.add(threat.id);
+      this.#movedIn.set(threat.id, this.epoch);
       threats.update(threat.id, { blockedAt: this.#instant() });
+      this.#noteReworded(threat.id);
     } else {
-      const threat = pick(this.#moved);
+      const threat = this.#pickRecent(listed, this.#movedIn) ?? pick(new Set());
       if (!threat) return;
-      this.#changed.add(threat.id);
-      threats.update(threat.id, this.#random() < 0.5 ? { content: `${threat.content}#${this.#nextId++}` } : { type: threat.type === 'URL' ? 'PAGE' : 'URL' });
+      this.#changedIn.set(threat.id, this.epoch);
+      // Half of the changes are of the content: a suffix (the old content still finds it by text
+      // search) or a new content altogether (it does not); the other half, of the type.
+      const roll = this.#random();
+      const change = roll < 0.25 ? { content: `${threat.content}#${this.#nextId++}` } : roll < 0.5 ? { content: contentFor(threat.type, this.#random) } : { type: threat.type === 'URL' ? 'PAGE' : 'URL' };
+      threats.update(threat.id, change);
+      this.#noteReworded(threat.id);
     }
     this.counts[kind] += 1;
+  }
+
+  /**
+   * Now and then (2 in 5) a threat the other kind of change touched in this epoch or the last one:
+   * aimed at the re-dated and re-worded case, which picks at random would almost never reach.
+   */
+  #pickRecent(listed: readonly StandinThreat[], touchedIn: ReadonlyMap<number, number>): StandinThreat | undefined {
+    if (this.#random() >= 0.4) return undefined;
+    const recent = listed.filter((threat) => (touchedIn.get(threat.id) ?? -Infinity) >= this.epoch - 1);
+    return recent[Math.floor(this.#random() * recent.length)];
+  }
+
+  #noteReworded(id: number): void {
+    const moved = this.#movedIn.get(id);
+    const changed = this.#changedIn.get(id);
+    if (moved === undefined || changed === undefined || Math.min(moved, changed) < this.epoch - 1) return;
+    this.rewordedIn.set(id, this.epoch);
+    this.counts.reworded += 1;
   }
 
   /** A moment on one of the days, at random. */

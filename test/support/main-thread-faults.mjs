@@ -3,19 +3,15 @@
 //   MAIN_THREAD_FAULT=block    the main thread busy-waits MAIN_THREAD_BLOCK_MS (a stuck event loop),
 //                              writing "main thread blocked <ms>" and "… unblocked <ms>" (Date.now())
 //                              to stderr around it;
-//   MAIN_THREAD_FAULT=end-workers   every worker thread but the first is ended (the HTTP server's
-//                              among them; the first is the writer thread, started before any other);
-//   MAIN_THREAD_FAULT=end-writer    the first worker thread is ended: the writer's.
+//   MAIN_THREAD_FAULT=end-writer    the first worker thread is ended: the writer's (started before any other).
+// (The serving thread's faults are in serving-thread-faults.cjs: they must run in that thread.)
 import { isMainThread } from 'node:worker_threads';
 
 if (isMainThread) {
   const workers = [];
   process.on('worker', (worker) => workers.push(worker));
   process.on('SIGUSR2', () => {
-    if (process.env.MAIN_THREAD_FAULT === 'end-workers') {
-      for (const worker of workers.slice(1)) void worker.terminate();
-      return;
-    }
+    if (process.env.MAIN_THREAD_FAULT === undefined || process.env.MAIN_THREAD_FAULT === 'none') return;
     if (process.env.MAIN_THREAD_FAULT === 'end-writer') {
       void workers[0]?.terminate();
       return;

@@ -1,11 +1,12 @@
 // A reader in its own process, as a user's service would be: it queries the mirror in a loop
-// while a sync writes, and reports every error and every snapshot that shows half a page.
-// Invariant (fresh file, one organization, every record new): in any snapshot, the threats
-// present equal the inserts the committed runs counted, since both are written in one transaction.
+// while a sync writes, and reports every error, and the ids of each snapshot it saw (one per
+// number of threats) for the test to judge against the pages the service sent.
+// Invariants checked here (fresh file, one organization, every record new): in any snapshot, the
+// threats present equal the inserts the committed runs counted, and the count never goes back.
 import { Database } from '../../dist/src/db/sqlite.js';
 
 const [path] = process.argv.slice(2);
-const report = { reads: 0, errors: [], violations: [], distinctCounts: 0, lastCount: 0 };
+const report = { reads: 0, errors: [], violations: [], distinctCounts: 0, lastCount: 0, snapshots: [] };
 const seen = new Set();
 let stopping = false;
 process.stdin.on('end', () => {
@@ -28,7 +29,13 @@ if (db) {
   const threats = db.prepare('SELECT count(*) FROM threats').pluck();
   const links = db.prepare('SELECT count(*) FROM organization_threats').pluck();
   const inserted = db.prepare('SELECT coalesce(sum(threats_inserted), 0) FROM sync_runs').pluck();
-  const snapshot = db.transaction(() => ({ threats: threats.get(), links: links.get(), inserted: inserted.get() }));
+  const ids = db.prepare('SELECT id FROM threats ORDER BY id').pluck();
+  // The ids are read in the same transaction, only when the count is new: the view they judge.
+  const snapshot = db.transaction(() => {
+    const view = { threats: threats.get(), links: links.get(), inserted: inserted.get() };
+    if (!seen.has(view.threats)) report.snapshots.push(ids.all());
+    return view;
+  });
   while (!stopping) {
     try {
       const view = snapshot();

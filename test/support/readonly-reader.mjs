@@ -12,6 +12,7 @@ try {
     links: db.prepare('SELECT count(*) FROM organization_threats').pluck().get(),
     inserted: db.prepare('SELECT coalesce(sum(threats_inserted), 0) FROM sync_runs').pluck().get(),
     quickCheck: db.prepare('PRAGMA quick_check').pluck().get(),
+    ids: db.prepare('SELECT id FROM threats ORDER BY id').pluck().all(),
   }));
   const view = read();
   const journalMode = db.pragma('journal_mode', { simple: true });

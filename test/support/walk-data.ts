@@ -31,6 +31,11 @@ export function currentThreats(dbPath: string): Array<Pick<StandinThreat, 'id' |
   );
 }
 
+/** acme's mirrored days overdue for their re-walk, as sync_status counts them. */
+export function overdueDays(dbPath: string): number {
+  return withDb(dbPath, (db) => db.prepare("SELECT overdue_days FROM sync_status WHERE organization = 'acme'").pluck().get() as number);
+}
+
 /** What the service lists for `key`, as the mirror should hold it. */
 export function listed(service: Standin, key: string): Listed[] {
   return service.threatsVisibleTo(key).map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt }));

@@ -86,11 +86,19 @@ describe('reading the allowlist', () => {
     const link = join(dir, 'link.txt');
     symlinkSync(empty, link);
     expect(readAllowlist(link).list.version).toBe(readAllowlist(empty).list.version);
-    if (process.getuid?.() !== 0) {
-      const locked = join(dir, 'locked.txt');
-      writeFileSync(locked, 'a.example.com\n');
-      chmodSync(locked, 0o000);
+  });
+
+  it('names a file it may not read: EACCES', () => {
+    const locked = join(dir, 'locked.txt');
+    writeFileSync(locked, 'a.example.com\n');
+    chmodSync(locked, 0o000);
+    // Root reads any file: as root the read is made with the effective uid of nobody, then root's again.
+    const root = process.getuid?.() === 0;
+    if (root) process.seteuid?.(65534);
+    try {
       expect(() => readAllowlist(locked)).toThrow(/cannot read it: EACCES/);
+    } finally {
+      if (root) process.seteuid?.(0);
     }
   });
 });

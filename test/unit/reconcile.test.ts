@@ -45,6 +45,13 @@ describe('planReconciliation', () => {
     ]);
   });
 
+  it('plans within what the checks carried over leave, and sets aside as too large only a day beyond a whole run', () => {
+    const plan = planReconciliation(ledgerDays([150, 150, 150]), 4, 2);
+    expect(plan.windows).toEqual([{ start: FIRST, end: FIRST, estimatedRequests: 2 }]);
+    expect(plan.tooLarge).toEqual([]);
+    expect(planReconciliation(ledgerDays([150]), 4, 0)).toEqual({ windows: [], tooLarge: [] });
+  });
+
   it('keeps windows near the incremental walk\'s size, so a run of dense days is cut', () => {
     const plan = planReconciliation(ledgerDays(Array.from({ length: 10 }, () => 900)), 1000);
     expect(plan.windows.length).toBeGreaterThan(3);

@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { encode } from 'dns-packet';
 import { describe, expect, it } from 'vitest';
-import { ResponseSigner, signRequest, verifyRequest } from '../../src/dns/tsig.js';
+import { ResponseSigner, signBadTime, signRequest, verifyRequest } from '../../src/dns/tsig.js';
+import { checkAnswerByHand, queryMacOf, signQueryByHand } from '../support/tsig-hand.js';
 
 const key = { name: 'tm-xfr', secret: randomBytes(32) };
 const NOW = 1_795_700_000;
@@ -23,8 +24,8 @@ describe('TSIG', () => {
 
   it('refuses a query signed too long ago (BADTIME), with another key (BADKEY) or altered (BADSIG)', () => {
     const signed = signRequest(query(), key, NOW);
-    expect(verifyRequest(signed, key, NOW + 301)).toMatchObject({ kind: 'invalid', error: 'BADTIME' });
-    expect(verifyRequest(signed, key, NOW - 1_200)).toMatchObject({ kind: 'invalid', error: 'BADTIME' });
+    expect(verifyRequest(signed, key, NOW + 301)).toMatchObject({ kind: 'late', timeSigned: NOW, id: 4242 });
+    expect(verifyRequest(signed, key, NOW - 1_200)).toMatchObject({ kind: 'late', timeSigned: NOW });
     expect(verifyRequest(signed, { name: 'tm-other', secret: key.secret }, NOW)).toMatchObject({ kind: 'invalid', error: 'BADKEY' });
     expect(verifyRequest(signed, { name: key.name, secret: randomBytes(32) }, NOW)).toMatchObject({ kind: 'invalid', error: 'BADSIG' });
     // One bit of the question changed after signing (AXFR became IXFR's neighbour type 0xFC → 0xFD).
@@ -32,6 +33,25 @@ describe('TSIG', () => {
     const typeLow = 12 + 'rpz.threat-mirror'.length + 3;
     altered.writeUInt8(altered.readUInt8(typeLow) ^ 0x01, typeLow);
     expect(verifyRequest(altered, key, NOW)).toMatchObject({ kind: 'invalid', error: 'BADSIG' });
+  });
+
+  it('case 4: holds the time window to 300 s whatever fudge the query declares (it may narrow it, never widen it)', () => {
+    const hand = { name: key.name, secret: key.secret.toString('base64') };
+    // 1,000 s off with a fudge of 3,600: within what the client asks for, not within ours.
+    expect(verifyRequest(signQueryByHand(query(), hand, NOW - 1_000, 3_600), key, NOW)).toMatchObject({ kind: 'late', timeSigned: NOW - 1_000 });
+    expect(verifyRequest(signQueryByHand(query(), hand, NOW + 1_000, 65_535), key, NOW)).toMatchObject({ kind: 'late' });
+    // 200 s off: within 300 s, whatever the fudge above it; a fudge of 100 narrows the window.
+    expect(verifyRequest(signQueryByHand(query(), hand, NOW - 200, 3_600), key, NOW).kind).toBe('signed');
+    expect(verifyRequest(signQueryByHand(query(), hand, NOW - 200, 100), key, NOW).kind).toBe('late');
+  });
+
+  it("answers BADTIME signed over the query, the query's own time as Time Signed and ours in Other Data (RFC 8945 5.2.3)", () => {
+    const hand = { name: key.name, secret: key.secret.toString('base64') };
+    const signed = signQueryByHand(query(), hand, NOW - 1_000, 3_600);
+    const check = verifyRequest(signed, key, NOW);
+    if (check.kind !== 'late') throw new Error(`expected late, got ${check.kind}`);
+    const answer = signBadTime(encode({ id: 4242, type: 'response', flags: 9, questions: [{ type: 'AXFR', name: 'rpz.threat-mirror', class: 'IN' }] }), key, check, NOW);
+    expect(checkAnswerByHand(answer, hand, queryMacOf(signed))).toEqual({ rcode: 9, error: 18, timeSigned: NOW - 1_000, fudge: 300, otherTime: NOW, verified: true });
   });
 
   it('treats a truncated or trailing-garbage message as unsigned, never throwing', () => {

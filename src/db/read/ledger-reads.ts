@@ -2,25 +2,39 @@
 // sql/day-ledger.ts): which days were walked to their end, when and by which run, and the
 // organization's threats of each day after that walk; and the digests of the rows now.
 import { addDays } from '../../lib/days.js';
-import { ofAssetTypes } from '../../records.js';
+import { ofAssetTypes, type Threat } from '../../records.js';
 import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
 import { type Database, prepareAll, type Statements } from '../sqlite.js';
 
 /**
- * The organization's current (not removed) threats of a span of days: (organization, first day,
- * the day after the last). CROSS JOIN keeps SQLite from driving this from the organization's
- * links: that reads every link of the organization at each window's end (quadratic over a
- * backfill; measured).
+ * The organization's current threats (neither removed nor out of its scope) of a span of days:
+ * (organization, first day, the day after the last), each with its link's own type (`ownType`:
+ * what the organization's scope is judged by). CROSS JOIN keeps SQLite from driving this from the
+ * organization's links: that reads every link of the organization at each window's end (quadratic
+ * over a backfill; measured).
  */
-export const WINDOW_THREATS_SQL = `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt
+export const WINDOW_THREATS_SQL = `SELECT t.id, t.content, t.type, t.blocked_at AS blockedAt, coalesce(o.type, t.type) AS ownType
          FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
-        WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL`;
+        WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL AND o.out_of_scope = 0`;
 
 /** Every threat of a span of days, whoever it belongs to: the blocked_at index alone answers (it holds the id). */
 export const THREAT_IDS_BETWEEN_SQL = 'SELECT id FROM threats WHERE blocked_at >= ? AND blocked_at < ?';
 
-/** (organization, threat id): whether the organization's link to the threat is current (not removed). */
-export const CURRENT_LINK_SQL = 'SELECT 1 FROM organization_threats WHERE organization = ? AND threat_id = ? AND removed_at IS NULL';
+/**
+ * (organization, threat id): the type of the organization's link to the threat when it is current
+ * (neither removed nor out of scope); no row otherwise. The link's own type, not the threat's: a
+ * walk of another organization sharing the threat may have changed `threats.type`.
+ */
+export const CURRENT_LINK_SQL = 'SELECT coalesce(type, \'\') FROM organization_threats WHERE organization = ? AND threat_id = ? AND removed_at IS NULL AND out_of_scope = 0';
+
+/** A row of WINDOW_THREATS_SQL: a digested threat and the type its organization's scope judges it by. */
+export type OwnedThreat = DigestedThreat & { readonly ownType: string };
+
+/** Whether a link's own type is one of a walk's types (undefined: every type). */
+export function ownTypeIn(assetTypes: readonly string[] | undefined): (threat: { readonly ownType: string }) => boolean {
+  const inScope = ofAssetTypes(assetTypes);
+  return (threat) => inScope({ type: threat.ownType });
+}
 
 /** A mirrored day as the ledger last recorded it. */
 export interface LedgerDay {
@@ -57,7 +71,27 @@ const LEDGER_SQL = {
   dueDays: `SELECT day, completed_at AS completedAt, coalesce(estimated_records, records) AS records FROM sync_windows
         WHERE organization = ? AND run_id < ? AND (? IS NULL OR completed_at < ?)
         ORDER BY completed_at, day`,
+  carriedChecks: `SELECT c.threat_id AS threatId, c.window_start AS windowStart, c.window_end AS windowEnd, c.window_pages AS windowPages,
+              c.asset_types AS assetTypes, t.content, t.type, t.blocked_at AS blockedAt,
+              coalesce(o.removed_at IS NULL AND o.out_of_scope = 0, 0) AS current
+         FROM removal_checks c
+         LEFT JOIN threats t ON t.id = c.threat_id
+         LEFT JOIN organization_threats o ON o.organization = c.organization AND o.threat_id = c.threat_id
+        WHERE c.organization = ? ORDER BY c.carried_at, c.window_start, c.threat_id`,
 };
+
+/** A window walked whole by a reconciliation whose removal checks its budget did not cover: they go on in a later run. */
+export interface CarriedChecks {
+  readonly windowStart: string;
+  readonly windowEnd: string;
+  readonly windowPages: number;
+  /** The types its walk asked for, comma separated; null: every type. */
+  readonly assetTypes: string | null;
+  /** The threats still current for the organization: each is asked about. */
+  readonly candidates: readonly Threat[];
+  /** Those no longer current (a later walk settled them): settled without a request. */
+  readonly settled: readonly number[];
+}
 
 export class LedgerReads {
   readonly #sql: Statements<keyof typeof LEDGER_SQL>;
@@ -75,9 +109,23 @@ export class LedgerReads {
   /** Per day, the digest of the organization's current threats (not removed) between two days, of a scope's types. */
   currentDigests(organization: string, from: string, to: string, assetTypes?: readonly string[]): Map<string, DayDigest> {
     const digests = new Map<string, DayDigest>();
-    const inScope = ofAssetTypes(assetTypes);
-    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<DigestedThreat>) if (inScope(threat)) addToDayDigests(digests, threat);
+    const inScope = ownTypeIn(assetTypes);
+    for (const threat of this.#sql.windowThreats.iterate(organization, from, addDays(to, 1)) as Iterable<OwnedThreat>) if (inScope(threat)) addToDayDigests(digests, threat);
     return digests;
+  }
+
+  /** The organization's carried removal checks by window, those carried first first. */
+  carriedChecks(organization: string): CarriedChecks[] {
+    const rows = this.#sql.carriedChecks.all(organization) as Array<Threat & Omit<CarriedChecks, 'candidates' | 'settled'> & { threatId: number; current: number }>;
+    const windows = new Map<string, { window: Omit<CarriedChecks, 'candidates' | 'settled'>; candidates: Threat[]; settled: number[] }>();
+    for (const row of rows) {
+      const key = `${row.windowStart}..${row.windowEnd}`;
+      let entry = windows.get(key);
+      if (!entry) windows.set(key, (entry = { window: { windowStart: row.windowStart, windowEnd: row.windowEnd, windowPages: row.windowPages, assetTypes: row.assetTypes }, candidates: [], settled: [] }));
+      if (row.current === 1) entry.candidates.push({ id: row.threatId, content: row.content, type: row.type, blockedAt: row.blockedAt });
+      else entry.settled.push(row.threatId);
+    }
+    return [...windows.values()].map(({ window, candidates, settled }) => ({ ...window, candidates, settled }));
   }
 
   /** The organization's days due for a re-walk, the longest-unwalked first. */

@@ -15,6 +15,8 @@ export interface ReportState extends Partial<ReportWalk> {
   readonly disabledUntil: string | null;
   /** The number of the walk in progress, or of the last one started (null before the first). */
   readonly walk: number | null;
+  /** When the last walk of the whole list to its end began; null before the first. */
+  readonly fullWalkAt: string | null;
 }
 
 export class ReportStateReads {
@@ -23,7 +25,7 @@ export class ReportStateReads {
   constructor(sqlite: Database) {
     this.#state = sqlite.prepare(
       `SELECT mode, range_start AS rangeStart, range_end AS rangeEnd, next_cursor AS nextCursor, disabled_reason AS disabledReason,
-              disabled_until AS disabledUntil, walk FROM report_sync_state WHERE organization = ?`,
+              disabled_until AS disabledUntil, walk, full_walk_at AS fullWalkAt FROM report_sync_state WHERE organization = ?`,
     );
   }
 

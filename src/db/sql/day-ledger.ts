@@ -25,13 +25,34 @@ const RECORD_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_a
          window_start = excluded.window_start, window_end = excluded.window_end, pages = excluded.pages,
          records = excluded.records, content_hash = excluded.content_hash, estimated_records = NULL, asset_types = excluded.asset_types`;
 
+/**
+ * A day that holds a threat of the organization and was never walked for it (a threat moved there,
+ * found by a removal check or written by another organization's walk): it joins the ledger as
+ * never walked, so the reconciliation walks it first and `sync_status` counts it overdue until then.
+ */
+export const NEVER_WALKED = '1970-01-01T00:00:00.000Z';
+
+const JOIN_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id) VALUES (?, ?, '${NEVER_WALKED}', 0)
+       ON CONFLICT (organization, day) DO NOTHING`;
+
+/** The threat's day, for every organization it is current for. */
+const JOIN_DAY_OF_LINKS_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id)
+       SELECT o.organization, substr(t.blocked_at, 1, 10), '${NEVER_WALKED}', 0
+         FROM threats t JOIN organization_threats o ON o.threat_id = t.id
+        WHERE t.id = ? AND o.removed_at IS NULL
+       ON CONFLICT (organization, day) DO NOTHING`;
+
 export class DayLedgerRows {
   readonly #recordDay: Statement;
+  readonly #joinDay: Statement;
+  readonly #joinDayOfLinks: Statement;
   readonly #estimates: Statement;
   readonly #setEstimate: Statement;
 
   constructor(sqlite: Database) {
     this.#recordDay = sqlite.prepare(RECORD_DAY_SQL);
+    this.#joinDay = sqlite.prepare(JOIN_DAY_SQL);
+    this.#joinDayOfLinks = sqlite.prepare(JOIN_DAY_OF_LINKS_SQL);
     this.#estimates = sqlite.prepare(
       'SELECT day, coalesce(estimated_records, records, 0) AS estimate FROM sync_windows WHERE organization = ? AND day BETWEEN ? AND ? ORDER BY day',
     );
@@ -47,6 +68,16 @@ export class DayLedgerRows {
       const { organization, completedAt, runId, windowStart, windowEnd, windowPages: pages, assetTypes } = window;
       this.#recordDay.run({ organization, day, completedAt, runId, windowStart, windowEnd, pages, records: digest.records, contentHash: digestHex(digest), assetTypes });
     }
+  }
+
+  /** The day joins the organization's ledger as never walked, unless the ledger holds it. */
+  joinDay(organization: string, day: string): void {
+    this.#joinDay.run(organization, day);
+  }
+
+  /** A threat written again (its day may have changed): its day joins the ledger of every organization it is current for. */
+  joinDayOfThreat(threatId: number): void {
+    this.#joinDayOfLinks.run(threatId);
   }
 
   /**

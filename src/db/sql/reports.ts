@@ -26,11 +26,12 @@ const INSERT_PROPOSAL_SQL = `INSERT INTO report_proposals (organization, report_
        ON CONFLICT DO NOTHING`;
 
 /** The walk number is kept when a walk ends or the stream is disabled: the next walk counts on from it. */
-const SAVE_STATE_SQL = `INSERT INTO report_sync_state (organization, mode, range_start, range_end, next_cursor, disabled_reason, disabled_until, updated_at, walk)
-       VALUES (:organization, :mode, :rangeStart, :rangeEnd, :nextCursor, :disabledReason, :disabledUntil, :updatedAt, :walk)
+const SAVE_STATE_SQL = `INSERT INTO report_sync_state (organization, mode, range_start, range_end, next_cursor, disabled_reason, disabled_until, updated_at, walk, full_walk_at)
+       VALUES (:organization, :mode, :rangeStart, :rangeEnd, :nextCursor, :disabledReason, :disabledUntil, :updatedAt, :walk, :fullWalkAt)
        ON CONFLICT (organization) DO UPDATE SET mode = excluded.mode, range_start = excluded.range_start, range_end = excluded.range_end,
          next_cursor = excluded.next_cursor, disabled_reason = excluded.disabled_reason, disabled_until = excluded.disabled_until,
-         updated_at = excluded.updated_at, walk = coalesce(excluded.walk, report_sync_state.walk)`;
+         updated_at = excluded.updated_at, walk = coalesce(excluded.walk, report_sync_state.walk),
+         full_walk_at = coalesce(excluded.full_walk_at, report_sync_state.full_walk_at)`;
 
 /**
  * The reports a walk covered and did not list: a first miss is noted (missed_walk), a second one,
@@ -62,6 +63,8 @@ export interface SavedReportState {
   readonly updatedAt: string;
   /** The number of the walk in progress; null keeps the one recorded. */
   readonly walkNumber: number | null;
+  /** A walk of the whole list that began then has ended; absent keeps the time recorded. */
+  readonly fullWalkAt?: string | undefined;
 }
 
 const REPORT_SQL = {
@@ -103,6 +106,7 @@ export class ReportRows {
       disabledUntil: disabled?.until ?? null,
       updatedAt: state.updatedAt,
       walk: state.walkNumber,
+      fullWalkAt: state.fullWalkAt ?? null,
     });
   }
 

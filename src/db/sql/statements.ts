@@ -6,6 +6,7 @@ import { DayLedgerRows } from './day-ledger.js';
 import { PlanRows } from './plans.js';
 import { ReconcileState } from './reconcile-state.js';
 import { RejectedRecords } from './rejected-records.js';
+import { RemovalCheckRows } from './removal-checks.js';
 import { ScopeRows } from './scopes.js';
 import { ReportRows } from './reports.js';
 import { MirrorSettings } from './settings.js';
@@ -20,6 +21,7 @@ export interface WriteStatements {
   readonly runs: SyncRuns;
   readonly rejected: RejectedRecords;
   readonly ledger: DayLedgerRows;
+  readonly checks: RemovalCheckRows;
   readonly reconcile: ReconcileState;
   readonly reports: ReportRows;
   readonly settings: MirrorSettings;
@@ -38,6 +40,7 @@ export function prepareWriteStatements(sqlite: Database): WriteStatements {
     runs: new SyncRuns(sqlite),
     rejected: new RejectedRecords(sqlite),
     ledger: new DayLedgerRows(sqlite),
+    checks: new RemovalCheckRows(sqlite),
     reconcile: new ReconcileState(sqlite),
     reports: new ReportRows(sqlite),
     settings,

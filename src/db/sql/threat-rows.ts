@@ -17,7 +17,11 @@ export type DeriveLookupFields = (type: string, content: string) => LookupFields
 export interface ThreatWriteCounts {
   readonly inserted: number;
   readonly updated: number;
+  /** The threats stored before whose row changed (their day may have: see DayLedgerRows.joinDayOfThreat). */
+  readonly updatedIds: readonly number[];
 }
+
+const NONE: readonly number[] = [];
 
 const THREAT_COLUMNS = `id, content, type, blocked_at, first_seen_at, updated_at, change_seq,
   host, registrable_domain, address_namespace, address_chain, address, email, email_domain, url_expression, export_host, export_left_out`;
@@ -41,14 +45,20 @@ function upsertSql(rows: number): string {
 }
 
 /**
- * New links, and removed ones restored; `returning`: which of them (the others were current already).
- * A walk returns only its scope's types: a link hidden as out of scope that it returns (the threat's
- * type changed into the scope) is shown again.
+ * New links, removed ones restored, and each link's own type and scope as this walk returned it;
+ * `returning`: which links changed (the others were current, in scope and of that type already).
+ * Whether a link is out of scope is decided by the organization's recorded scope and the type its
+ * walk returned: a link hidden as out of scope that comes back in a scoped type is shown again, and
+ * a walk that returns a type outside the scope (one that asked for every type) never shows it.
  */
 function linkSql(rows: number, returning: boolean): string {
-  return `INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES ${placeholders(rows, 3)}
-         ON CONFLICT DO UPDATE SET removed_at = NULL, out_of_scope = 0 WHERE removed_at IS NOT NULL OR out_of_scope = 1${returning ? ' RETURNING threat_id' : ''}`;
+  return `INSERT INTO organization_threats (organization, threat_id, first_seen_at, type, out_of_scope) VALUES ${placeholders(rows, 5)}
+         ON CONFLICT DO UPDATE SET removed_at = NULL, out_of_scope = excluded.out_of_scope, type = excluded.type
+         WHERE removed_at IS NOT NULL OR out_of_scope IS NOT excluded.out_of_scope OR type IS NOT excluded.type${returning ? ' RETURNING threat_id' : ''}`;
 }
+
+/** An organization's recorded asset type scope; null: every type. */
+export type ScopeTypes = ReadonlySet<string> | null;
 
 const MARK_REMOVED_SQL = 'UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ? AND removed_at IS NULL';
 
@@ -99,12 +109,13 @@ export class ThreatRows {
   /**
    * Writes what changed of these threats and links them to the organization, in the caller's
    * transaction; counts the rows inserted and updated. `lookups` are the threats' lookup columns,
-   * in order.
+   * in order; `scope` the organization's recorded scope (a link of another type is hidden).
    */
-  write(organization: string, all: readonly Threat[], lookups: readonly LookupFields[], stamp: string): ThreatWriteCounts {
+  write(organization: string, all: readonly Threat[], lookups: readonly LookupFields[], stamp: string, scope: ScopeTypes = null): ThreatWriteCounts {
     const { threats, fields } = uniqueById(all, lookups);
     let inserted = 0;
     let updated = 0;
+    let updatedIds: number[] | undefined;
     for (const [offset, chunk] of chunks(threats)) {
       const values: unknown[] = [];
       chunk.forEach((threat, index) => {
@@ -119,7 +130,7 @@ export class ThreatRows {
         );
       });
       const links: unknown[] = [];
-      for (const threat of chunk) links.push(organization, threat.id, stamp);
+      for (const threat of chunk) links.push(organization, threat.id, stamp, threat.type, scope === null || scope.has(threat.type) ? 0 : 1);
       if (this.#noneStored(chunk)) {
         // All new (a first backfill's pages, as a rule): inserted without RETURNING, whose rows
         // cost ~1 µs each (measured), and every link needs no feed move: its threat has just
@@ -135,7 +146,10 @@ export class ThreatRows {
       for (const row of written) {
         writtenIds.add(row.id);
         if (row.first_seen_at === stamp) inserted += 1;
-        else updated += 1;
+        else {
+          updated += 1;
+          (updatedIds ??= []).push(row.id);
+        }
       }
       // A new or restored link changes what a reader of this organization sees: it moves the feed too.
       const linked = this.#statement(this.#links, chunk.length, (rows) => linkSql(rows, true)).all(links) as Array<{ threat_id: number }>;
@@ -143,7 +157,7 @@ export class ThreatRows {
         if (!writtenIds.has(id)) this.#moveInFeed.run(++this.#changeSeq, id);
       }
     }
-    return { inserted, updated };
+    return { inserted, updated, updatedIds: updatedIds ?? NONE };
   }
 
   /** Marks the organization's link to a threat removed (and moves the threat in the feed); false when it was not current. */

@@ -80,7 +80,7 @@ export class MirrorWriter {
    * indexes to the next checkpoint or the close. Not when a replicator does the checkpoints: a
    * daemon would then build them only at its exit.
    */
-  async start(now: string): Promise<WriterStart> {
+  async start(now: string): Promise<Omit<WriterStart, 'walSwitch'>> {
     const abandonedRuns = this.#inTransaction(() => this.#statements.runs.markAbandoned(now));
     const derive = async (): Promise<DeriveLookupFields> => (await import('../../url/lookup-fields.js')).deriveLookupFields;
     const backfilled = await this.#statements.threats.backfillLookups(derive);
@@ -111,7 +111,7 @@ export class MirrorWriter {
   /** Lets the pages sent before it commit, builds what was deferred, and closes the connection. */
   close(): WriterClosed {
     this.#flush();
-    closeWriterConnection(this.#sqlite);
+    closeWriterConnection(this.#sqlite, { autoCheckpoint: this.#autoCheckpoint });
     return { lastStampMs: this.#stamps.lastMs };
   }
 
@@ -120,6 +120,7 @@ export class MirrorWriter {
     const stamp = (now: string): string => this.#stamps.next(now);
     return {
       conclusion: (conclusion) => this.#pages.conclude(conclusion),
+      carriedConclusion: (conclusion) => this.#pages.concludeCarried(conclusion),
       openWindow: (window) => cursors.add(window),
       addWindows: ({ windows }) => plans.addWindows(windows),
       startRun: (run) => runs.start(run),

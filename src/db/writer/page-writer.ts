@@ -7,10 +7,10 @@ import { prepareWriteStatements, type WriteStatements } from '../sql/statements.
 import type { PageOfRun } from '../sql/sync-runs.js';
 import type { DeriveLookupFields } from '../sql/threat-rows.js';
 import type { Database } from '../sqlite.js';
-import { type OfWindow, type RemovalCandidate, type WindowConclusion, WindowEnds } from './window-end.js';
+import { type CarriedConclusion, type OfWindow, type RemovalCandidate, type WindowConclusion, WindowEnds } from './window-end.js';
 import { WriteStamps } from './write-stamps.js';
 
-export type { RemovalCandidate, WindowConclusion } from './window-end.js';
+export type { CarriedConclusion, RemovalCandidate, WindowConclusion } from './window-end.js';
 
 export interface PageCounts {
   readonly inserted: number;
@@ -93,6 +93,7 @@ export class PageWriter {
   readonly #write: (input: PageInput) => PageResult;
   readonly #writeMany: (inputs: readonly PageInput[]) => PageResult[];
   readonly #conclude: (conclusion: WindowConclusion) => PageResult;
+  readonly #concludeCarried: (conclusion: CarriedConclusion) => PageResult;
   /** Windows of a run with a page that failed to write, and why (see writeBatch). */
   readonly #failedWindows = new Map<string, { message: string; code: string | undefined }>();
 
@@ -114,6 +115,8 @@ export class PageWriter {
     this.#write = (input) => write.immediate(input);
     this.#writeMany = (inputs) => writeMany.immediate(inputs);
     this.#conclude = (conclusion) => conclude.immediate(conclusion);
+    const concludeCarried = sqlite.transaction((conclusion: CarriedConclusion) => this.#writeCarriedConclusion(conclusion));
+    this.#concludeCarried = (conclusion) => concludeCarried.immediate(conclusion);
   }
 
   write(input: PageInput): PageResult {
@@ -128,6 +131,11 @@ export class PageWriter {
    */
   conclude(conclusion: WindowConclusion): PageResult {
     return this.#conclude(conclusion);
+  }
+
+  /** What a later run found out about a window's carried removal checks, in one transaction (window-end.ts). */
+  concludeCarried(conclusion: CarriedConclusion): PageResult {
+    return this.#concludeCarried(conclusion);
   }
 
   /**
@@ -167,7 +175,9 @@ export class PageWriter {
   #writePage(input: PageInput): PageResult {
     const { threats, cursors, runs, rejected } = this.#statements;
     const stamp = this.#stamps.next(input.now);
-    const { inserted, updated } = threats.write(input.organization, input.threats, this.#lookupsOf(input.threats, input.lookups), stamp);
+    const scope = this.#statements.scopes.typesOf(input.organization);
+    const { inserted, updated, updatedIds } = threats.write(input.organization, input.threats, this.#lookupsOf(input.threats, input.lookups), stamp, scope);
+    this.#joinDays(input.organization, input.window, input.threats, updatedIds);
     rejected.insertAll(input.organization, input.runId, input.rejected, stamp);
     cursors.advance({
       window: input.window,
@@ -184,11 +194,40 @@ export class PageWriter {
   }
 
   #writeConclusion(conclusion: WindowConclusion): PageResult {
+    return this.#writeFoundThen(conclusion, (stamp) => this.#windowEnds.conclude(conclusion, stamp));
+  }
+
+  #writeCarriedConclusion(conclusion: CarriedConclusion): PageResult {
+    return this.#writeFoundThen(conclusion, (stamp) => this.#windowEnds.concludeCarried(conclusion, stamp));
+  }
+
+  /**
+   * A conclusion's threats found still listed, written as the service sent them (their days joined
+   * to the ledgers that lack them), then `conclude` (the removals and the window's end), counted in its run.
+   */
+  #writeFoundThen(conclusion: WindowConclusion | CarriedConclusion, conclude: (stamp: string) => number): PageResult {
+    const { organization, found, lookups, window, runId } = conclusion;
     const stamp = this.#stamps.next(conclusion.now);
-    const { inserted, updated } = this.#statements.threats.write(conclusion.organization, conclusion.found, this.#lookupsOf(conclusion.found, conclusion.lookups), stamp);
-    const removed = this.#windowEnds.conclude(conclusion, stamp);
-    this.#statements.runs.countConclusion(conclusion.runId, { inserted, updated, removed });
+    const { inserted, updated, updatedIds } = this.#statements.threats.write(organization, found, this.#lookupsOf(found, lookups), stamp, this.#statements.scopes.typesOf(organization));
+    this.#joinDays(organization, window, found, updatedIds);
+    const removed = conclude(stamp);
+    this.#statements.runs.countConclusion(runId, { inserted, updated, removed });
     return { inserted, updated, rejected: 0, removed };
+  }
+
+  /**
+   * Every row has a walk that will look at it again: a threat written on a day outside the window
+   * walked (moved there, found there by a check) joins that day to the organization's ledger, and
+   * a threat whose row changed joins its day to the ledger of every organization it is current for
+   * (another organization's walk may have moved it), as never walked (sql/day-ledger.ts).
+   */
+  #joinDays(organization: string, window: { readonly windowStart: string; readonly windowEnd: string }, threats: readonly Threat[], updatedIds: readonly number[]): void {
+    const { ledger } = this.#statements;
+    for (const id of updatedIds) ledger.joinDayOfThreat(id);
+    for (const threat of threats) {
+      const day = threat.blockedAt.slice(0, 10);
+      if (day < window.windowStart || day > window.windowEnd) ledger.joinDay(organization, day);
+    }
   }
 
   #lookupsOf(threats: readonly Threat[], given: readonly LookupFields[] | undefined): readonly LookupFields[] {

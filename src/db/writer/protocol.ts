@@ -12,7 +12,8 @@ import type { PageInput, PageResult } from './page-writer.js';
 import type { AppliedScope, ScopeToApply } from './scope-change.js';
 import type { FinishedReportWalk, ReportPageInput, ReportPageResult, ReportsDisabled } from './report-pages.js';
 import type { WalCheckpoint } from './wal-checkpoint.js';
-import type { WindowConclusion } from './window-end.js';
+import type { WalSwitch } from './writer-pragmas.js';
+import type { CarriedConclusion, WindowConclusion } from './window-end.js';
 
 // The shapes of the calls' inputs, for the callers: they need not know the SQL modules.
 export type { MirroredAllowlist } from '../sql/allowlist-rows.js';
@@ -44,6 +45,8 @@ export interface WriterCalls {
   readonly page: { readonly input: PageInput; readonly result: PageResult };
   /** What the sync found out about a window's removal candidates. */
   readonly conclusion: { readonly input: WindowConclusion; readonly result: PageResult };
+  /** What a later run found out about a window's carried removal checks. */
+  readonly carriedConclusion: { readonly input: CarriedConclusion; readonly result: PageResult };
   /** A new window of a plan, recorded before any of its pages (they are sent after it). */
   readonly openWindow: { readonly input: WindowRef; readonly result: void };
   /** A reconciliation plans all its windows before it walks them. */
@@ -96,6 +99,8 @@ export interface WriterStart {
   readonly lookupRules: LookupRulesUpgrade | null;
   /** Lookup indexes left to build at the end (the mirror was empty: see sql/deferred-indexes.ts). */
   readonly deferredIndexes: number;
+  /** The file was not at rest in WAL mode and was switched to it, waiting this long for other connections (writer-pragmas.ts). */
+  readonly walSwitch: WalSwitch | null;
 }
 
 export interface WriterThreadData {

@@ -25,6 +25,8 @@ export interface FinishedReportWalk extends OfRun {
   readonly walkNumber: number;
   /** What the walk vouched for; undefined: nothing (stopped early in an order it could not check). */
   readonly coverage: ReportCoverage | undefined;
+  /** When the walk began, if it read the whole list (no date range) to its end. */
+  readonly fullWalkAt?: string | undefined;
 }
 
 /** A deployment that does not serve reports: the stream is left alone until `until`. */
@@ -74,7 +76,7 @@ export class ReportPages {
       removed = this.#rows.markMissing(walk.organization, walk.walkNumber, walk.coverage, stamp);
       if (removed > 0) this.#runs.countReportsRemoved(walk.runId, removed);
     }
-    this.#rows.saveState({ organization: walk.organization, walk: null, disabled: null, updatedAt: stamp, walkNumber: null });
+    this.#rows.saveState({ organization: walk.organization, walk: null, disabled: null, updatedAt: stamp, walkNumber: null, fullWalkAt: walk.fullWalkAt });
     return removed;
   }
 

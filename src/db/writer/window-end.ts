@@ -6,11 +6,12 @@
 // have shifted is no proof. The sync confirms each candidate with the service first and sends the
 // outcome back (WindowConclusion); only then does a threat get its removed_at.
 import { addDays } from '../../lib/days.js';
-import { ofAssetTypes, type Threat } from '../../records.js';
+import type { Threat } from '../../records.js';
 import type { LookupFields } from '../../url/lookup-fields.js';
-import { addToDayDigests, type DayDigest, type DigestedThreat } from '../content-hash.js';
-import { CURRENT_LINK_SQL, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from '../read/ledger-reads.js';
+import { addToDayDigests, type DayDigest } from '../content-hash.js';
+import { CURRENT_LINK_SQL, type OwnedThreat, ownTypeIn, THREAT_IDS_BETWEEN_SQL, WINDOW_THREATS_SQL } from '../read/ledger-reads.js';
 import type { DayLedgerRows } from '../sql/day-ledger.js';
+import type { RemovalCheckRows } from '../sql/removal-checks.js';
 import { storedScope } from '../sql/scopes.js';
 import type { OfRun } from '../sql/sync-runs.js';
 import type { ThreatRows } from '../sql/threat-rows.js';
@@ -62,7 +63,26 @@ export interface WindowConclusion extends OfWindow {
    * window is walked again from its first page, and its days keep their old ledger rows.
    */
   readonly complete: boolean;
+  /**
+   * Candidates whose checks the run's request allowance did not cover (a reconciliation): kept in
+   * removal_checks and checked first by the next run; the window waits for them, unwalked.
+   */
+  readonly carried?: readonly number[] | undefined;
   /** The sender's clock: the write's stamp is this, or just after the previous write's. */
+  readonly now: string;
+}
+
+/** What a later run found out about a window's carried checks (docs/reconciliation.md, "Checks carried over"). */
+export interface CarriedConclusion extends OfRun {
+  readonly window: { readonly windowStart: string; readonly windowEnd: string };
+  readonly windowPages: number;
+  /** The types the window's walk asked for; undefined: every type. */
+  readonly assetTypes?: readonly string[] | undefined;
+  readonly removedIds: readonly number[];
+  readonly found: readonly Threat[];
+  readonly lookups?: readonly LookupFields[] | undefined;
+  /** Checks settled, whatever the answer (their rows go): the removed, the found, those that could not tell, those a walk settled since. */
+  readonly settledIds: readonly number[];
   readonly now: string;
 }
 
@@ -71,6 +91,7 @@ export interface WindowEndWrites {
   readonly threats: ThreatRows;
   readonly cursors: WindowCursors;
   readonly ledger: DayLedgerRows;
+  readonly checks: RemovalCheckRows;
 }
 
 const READ_SQL = {
@@ -102,16 +123,21 @@ export class WindowEnds {
   lastPage(input: LastPage, stamp: string): readonly RemovalCandidate[] {
     const { windowSeenIds: seen, organization, window } = input;
     const above = input.windowSeenAbove ?? null;
-    const candidateIds: number[] = [];
+    const candidates: RemovalCandidate[] = [];
+    const inScope = ownTypeIn(input.assetTypes);
     let kept = 0;
     if (seen !== null) {
       for (const id of this.#read.threatIdsBetween.iterate(window.windowStart, addDays(window.windowEnd, 1)) as Iterable<number>) {
         if (seen.has(id)) kept += 1;
-        else if ((above === null || id > above) && this.#read.currentLink.get(organization, id) !== undefined) candidateIds.push(id);
+        else if (above === null || id > above) {
+          // The organization's own link decides, whatever another organization's walk wrote of the threat.
+          const ownType = this.#read.currentLink.get(organization, id) as string | undefined;
+          if (ownType === undefined) continue;
+          const candidate = this.#read.threatById.get(id) as RemovalCandidate;
+          if (inScope({ ownType: ownType === '' ? candidate.type : ownType })) candidates.push(candidate);
+        }
       }
     }
-    const inScope = ofAssetTypes(input.assetTypes);
-    const candidates = candidateIds.map((id) => this.#read.threatById.get(id) as RemovalCandidate).filter(inScope);
     if (candidates.length > 0) return candidates;
     // The walk's digests are the rows' only when it saw the window whole and every id it saw is
     // still stored under these days (a later window may have written one again under another).
@@ -129,6 +155,30 @@ export class WindowEnds {
     }
     if (conclusion.complete) this.#complete(conclusion, stamp, this.#digestsFromRows(conclusion));
     else this.#writes.cursors.restart(window);
+    const carried = conclusion.carried ?? [];
+    if (carried.length > 0) {
+      const { windowStart, windowEnd } = window;
+      this.#writes.checks.carry({ organization, windowStart, windowEnd, windowPages: conclusion.windowPages, assetTypes: storedScope(conclusion.assetTypes) }, carried, stamp);
+    }
+    return removed;
+  }
+
+  /**
+   * Settles carried checks: the confirmed removals marked, their rows gone, and once none is left
+   * for the window, its days enter the ledger as walked whole (by the walk that carried them, and
+   * the checks since). Returns the threats marked.
+   */
+  concludeCarried(conclusion: CarriedConclusion, stamp: string): number {
+    const { organization, runId, window, windowPages, assetTypes } = conclusion;
+    let removed = 0;
+    for (const id of conclusion.removedIds) {
+      if (this.#writes.threats.markRemoved(organization, id, stamp)) removed += 1;
+    }
+    this.#writes.checks.settle(organization, conclusion.settledIds);
+    if (this.#writes.checks.pendingIn({ organization, ...window }) === 0) {
+      const digests = this.#digestsFromRows({ organization, runId, window: { planId: 0, ...window }, windowPages, assetTypes });
+      this.#writes.ledger.recordWindow({ organization, runId, ...window, windowPages, completedAt: stamp, assetTypes: storedScope(assetTypes) }, digests);
+    }
     return removed;
   }
 
@@ -142,8 +192,8 @@ export class WindowEnds {
   /** The organization's current threats of the window's days (of the walk's types), read back and hashed. */
   #digestsFromRows({ organization, window, assetTypes }: OfWindow): Map<string, DayDigest> {
     const digests = new Map<string, DayDigest>();
-    const inScope = ofAssetTypes(assetTypes);
-    for (const row of this.#read.windowThreats.iterate(organization, window.windowStart, addDays(window.windowEnd, 1)) as Iterable<DigestedThreat>) {
+    const inScope = ownTypeIn(assetTypes);
+    for (const row of this.#read.windowThreats.iterate(organization, window.windowStart, addDays(window.windowEnd, 1)) as Iterable<OwnedThreat>) {
       if (inScope(row)) addToDayDigests(digests, row);
     }
     return digests;

@@ -7,7 +7,7 @@ import type { LookupFields } from '../../url/lookup-fields.js';
 import { epochMs } from './commit-queue.js';
 import type { PageInput, PageResult } from './page-writer.js';
 import { type CallInput, type CallResult, START_ID, type WriterCallKind, type WriterClosed, type WriterRequest, type WriterResponse, type WriterStart, type WriterThreadData } from './protocol.js';
-import type { WindowConclusion } from './window-end.js';
+import type { CarriedConclusion, WindowConclusion } from './window-end.js';
 import { placeTemporaryFilesBeside } from './temporary-files.js';
 
 export interface WriterClientOptions {
@@ -24,9 +24,11 @@ export interface WriterClientOptions {
 export type PageToWrite = Omit<PageInput, 'lookups'>;
 /** A window's conclusion as the sync hands it over. */
 export type ConclusionToWrite = Omit<WindowConclusion, 'lookups'>;
+/** A conclusion of carried removal checks as the sync hands it over. */
+export type CarriedConclusionToWrite = Omit<CarriedConclusion, 'lookups'>;
 
-/** The calls a caller sends as they are; pages and conclusions go through writePage and concludeWindow. */
-export type PlainCall = Exclude<WriterCallKind, 'page' | 'conclusion'>;
+/** The calls a caller sends as they are; pages and conclusions go through writePage, concludeWindow and concludeCarried. */
+export type PlainCall = Exclude<WriterCallKind, 'page' | 'conclusion' | 'carriedConclusion'>;
 
 type Derive = (type: string, content: string) => LookupFields;
 
@@ -91,6 +93,12 @@ export class WriterClient {
   async concludeWindow(conclusion: ConclusionToWrite): Promise<PageResult> {
     const derive = this.#derive ?? (await this.#loadDerive());
     return this.#send('conclusion', { ...conclusion, lookups: conclusion.found.map((threat) => derive(threat.type, threat.content)) }) as Promise<PageResult>;
+  }
+
+  /** What the sync found out about a window's carried removal checks, committed at once. */
+  async concludeCarried(conclusion: CarriedConclusionToWrite): Promise<PageResult> {
+    const derive = this.#derive ?? (await this.#loadDerive());
+    return this.#send('carriedConclusion', { ...conclusion, lookups: conclusion.found.map((threat) => derive(threat.type, threat.content)) }) as Promise<PageResult>;
   }
 
   /**
@@ -186,8 +194,11 @@ export class WriterClient {
 
   #fail(error: Error): void {
     this.#failure ??= error;
-    for (const pending of this.#pending.values()) pending.reject(error);
+    // Taken out first: a restarted thread's start is pending with #fail itself as its reject, which
+    // called #fail again over the same calls, without end (a stack overflow that hid the cause).
+    const pending = [...this.#pending.values()];
     this.#pending.clear();
+    for (const call of pending) call.reject(error);
     if (!this.#closed) this.#reportFailure?.(error);
   }
 }

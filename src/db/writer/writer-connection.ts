@@ -1,19 +1,21 @@
 // The mirror's one writable connection: opened by the writer thread (and by tests that play the
 // writer), with the writer's pragmas, the lookup indexes a killed first backfill left unbuilt, and
-// the migrations; closed so that a read-only reader on a read-only mount can still open the file.
+// the migrations; closed so that the file rests in WAL mode with its -wal and -shm files, which a
+// read-only reader on a read-only mount needs, and the next start needs no lock a reader holds.
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { packageRoot } from '../../lib/package-root.js';
 import { buildDeferredIndexes } from '../sql/deferred-indexes.js';
 import { Database } from '../sqlite.js';
 import { placeTemporaryFilesBeside } from './temporary-files.js';
+import { checkpointWithoutWaiting } from './wal-checkpoint.js';
 import { applyWriterPragmas, type WriterPragmaOptions } from './writer-pragmas.js';
 
 export function migrationsFolder(): string {
   return join(packageRoot(), 'drizzle');
 }
 
-/** Creates the file if need be, sets WAL, builds deferred indexes, migrates. */
+/** Creates the file if need be, sets WAL (options.onWalSwitch: when it was not), builds deferred indexes, migrates. */
 export async function openWriterConnection(path: string, options: WriterPragmaOptions = {}): Promise<Database> {
   placeTemporaryFilesBeside(dirname(resolve(path)));
   const sqlite = new Database(path);
@@ -51,22 +53,32 @@ function migrationPending(sqlite: Database): boolean {
 }
 
 /**
- * The writer's last close leaves the file in rollback (DELETE) journal mode when it can, so that a
- * `readonly` reader on a read-only mount still opens it: the last connection's close deletes the
- * -wal and -shm files, and without them SQLite cannot open a WAL-mode file read-only where it
- * cannot create them (SQLITE_CANTOPEN / SQLITE_READONLY_DIRECTORY; measured, SQLite 3.53). The
- * switch folds the WAL into the file first. It needs every other connection gone: while a reader
- * or a replicator (Litestream) is open it fails at once (busy_timeout 0: the shutdown never waits
- * behind a reader), and their open connections keep -wal and -shm in place, which is what such a
- * reader needs too. The writer sets WAL again when it starts (applyWriterPragmas).
+ * The writer's close leaves the file in WAL mode, its WAL folded in and truncated when no reader
+ * holds it (never waiting: busy_timeout 0), and the -wal and -shm files in place. The last
+ * connection's close would delete them, and without them a `readonly` reader on a read-only mount
+ * cannot open a WAL-mode file (SQLITE_READONLY_DIRECTORY; measured): so a read-only connection is
+ * opened before the writer's close and closed after it. A read-only connection cannot take the
+ * lock that deleting them needs, and leaves them (an empty -wal and the 32 KB -shm; measured).
+ *
+ * Leaving the file in rollback (DELETE) mode instead, as versions before did, made the next start
+ * switch it back to WAL, which needs every other connection gone: a reader holding a read
+ * transaction for longer than busy_timeout failed every start beside it (issue 40). A file at rest
+ * in WAL mode needs no such lock (applyWriterPragmas). With a replicator doing the checkpoints
+ * (`autoCheckpoint` false) the WAL is left as it is, for the replicator to fold in.
  */
-export function closeWriterConnection(sqlite: Database): void {
+export function closeWriterConnection(sqlite: Database, { autoCheckpoint = true }: { readonly autoCheckpoint?: boolean } = {}): void {
   if (!sqlite.open) return;
+  if (autoCheckpoint) checkpointWithoutWaiting(sqlite);
+  let keeper: Database | undefined;
   try {
-    sqlite.pragma('busy_timeout = 0');
-    sqlite.pragma('journal_mode = DELETE');
+    keeper = new Database(sqlite.name, { readonly: true, fileMustExist: true });
+    // A read maps the -shm: the keeper is then a connection of the WAL, as a reader is.
+    keeper.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get();
   } catch {
-    // another connection is open: the WAL stays, and the next writer folds it in
+    // Without a keeper the files go as before; a reader that can write the folder recreates them.
+    keeper?.close();
+    keeper = undefined;
   }
   sqlite.close();
+  keeper?.close();
 }

@@ -3,7 +3,8 @@
 // on fetching and parsing while SQLite works, and never waits for a lock.
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { type Answer, MirrorWriter } from './mirror-writer.js';
-import { START_ID, type WriterRequest, type WriterResponse, type WriterThreadData } from './protocol.js';
+import { START_ID, type WriterRequest, type WriterResponse, type WriterStart, type WriterThreadData } from './protocol.js';
+import type { WalSwitch } from './writer-pragmas.js';
 import { openWriterConnection } from './writer-connection.js';
 
 if (parentPort) serve(parentPort, workerData as WriterThreadData);
@@ -31,11 +32,12 @@ function serve(port: MessagePort, data: WriterThreadData): void {
   );
 }
 
-async function start(data: WriterThreadData, answer: Answer): Promise<{ writer: MirrorWriter; started: Awaited<ReturnType<MirrorWriter['start']>> }> {
-  const sqlite = await openWriterConnection(data.dbPath, { autoCheckpoint: data.autoCheckpoint });
+async function start(data: WriterThreadData, answer: Answer): Promise<{ writer: MirrorWriter; started: WriterStart }> {
+  let walSwitch: WalSwitch | null = null;
+  const sqlite = await openWriterConnection(data.dbPath, { autoCheckpoint: data.autoCheckpoint, onWalSwitch: (switched) => (walSwitch = switched) });
   try {
     const writer = new MirrorWriter(sqlite, { autoCheckpoint: data.autoCheckpoint, answer, stampsAfterMs: data.stampsAfterMs });
-    return { writer, started: await writer.start(data.now) };
+    return { writer, started: { ...(await writer.start(data.now)), walSwitch } };
   } catch (error) {
     sqlite.close();
     throw error;

@@ -15,7 +15,7 @@ import { commitTempFile, discardTempFile } from '../export/atomic-file.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat, isHostFormat } from '../config/export-formats.js';
 import { IndexView } from '../export/index-view.js';
 import type { ZoneTimers } from '../lib/rpz-zone.js';
-import { runExportJob } from './export-jobs.js';
+import { runExportJob } from '../export-jobs/export-job-client.js';
 import { InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 import { withSmallPageCache } from '../export/page-cache.js';
 

@@ -13,7 +13,7 @@ import { type IndexChange, ExportIndex } from '../export/export-index.js';
 import { isHostFormat } from '../config/export-formats.js';
 import { IndexView } from '../export/index-view.js';
 import { nextRpzSerial } from '../lib/rpz-zone.js';
-import type { ExportJob, FeedJob, FromJobThread, JobEvent, RefreshJob, RefreshResult } from './export-jobs.js';
+import type { ExportJob, FeedJob, FromJobThread, JobEvent, RefreshJob, RefreshResult } from './protocol.js';
 import { withSmallPageCache } from '../export/page-cache.js';
 
 const port = parentPort;

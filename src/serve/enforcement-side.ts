@@ -4,38 +4,13 @@
 // a feed never waits behind the sync, and the sync never waits behind them.
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AddressAcl } from '../dns/acl.js';
-import type { DnsConfig } from '../config/dns.js';
 import { type DnsServer, startDnsServer } from '../dns/dns-server.js';
-import type { RcodeName } from '../dns/messages.js';
 import { Notifier } from '../dns/notify.js';
 import { ZoneReader } from '../dns/zone-reader.js';
-import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { createFeedHandler, type FeedHandler } from './export-feeds.js';
 import type { InFlightBudget } from './http-limits.js';
-
-export interface EnforcementData {
-  readonly dbPath: string;
-  /** The export index the refresh job keeps, when one is kept (DNS, or host-format exports). */
-  readonly indexPath: string | undefined;
-  /** Where feeds are built. */
-  readonly feedsFolder: string;
-  readonly timers: ZoneTimers;
-  readonly feedMaxAgeSeconds: number;
-  /** The DNS primary's settings; its TSIG secret as base64 text (a Secret does not cross to a thread). */
-  readonly dns: (Omit<DnsConfig, 'tsig'> & { readonly tsig: { readonly name: string; readonly secret: string } | undefined }) | undefined;
-}
-
-/** From the serving thread to the main thread. */
-export type EnforcementEvent =
-  | { readonly type: 'dns-listening'; readonly port: number }
-  | { readonly type: 'error'; readonly message: string }
-  | { readonly type: 'dns-answered'; readonly kind: string; readonly rcode: RcodeName }
-  | { readonly type: 'dns-malformed'; readonly transport: 'udp' | 'tcp' }
-  | { readonly type: 'dns-transferred'; readonly kind: 'full' | 'incremental'; readonly records: number; readonly ms: number }
-  | { readonly type: 'dns-notified'; readonly target: string; readonly outcome: 'answered' | 'unanswered' };
-
-/** From the main thread: the index has a new version (the first one: it is ready). */
-export type EnforcementCommand = { readonly type: 'index-updated'; readonly serial: number; readonly zoneChanged: boolean };
+import { describeError, type ReportFailure } from './guard.js';
+import type { EnforcementCommand, EnforcementData, EnforcementEvent } from './protocol.js';
 
 export interface EnforcementSide {
   readonly feeds: FeedHandler;
@@ -43,13 +18,17 @@ export interface EnforcementSide {
   close(): Promise<void>;
 }
 
-/** `budget`: the HTTP thread's requests in flight, which feeds share with lookups; `allowlist`: THREAT_MIRROR_ALLOWLIST as the thread has it now. */
-export async function startEnforcementSide(
-  data: EnforcementData,
-  emit: (event: EnforcementEvent) => void,
-  budget: InFlightBudget,
-  allowlist: () => Allowlist | undefined,
-): Promise<EnforcementSide> {
+/** What the serving thread shares with its enforcement side. */
+export interface SharedWithEnforcement {
+  /** The thread's requests and bytes in flight, which feeds share with lookups (and DNS with both). */
+  readonly budget: InFlightBudget;
+  /** THREAT_MIRROR_ALLOWLIST as the thread has it now. */
+  readonly allowlist: () => Allowlist | undefined;
+  /** The guard's report of a failed handler (serve/guard.ts). */
+  readonly report: ReportFailure;
+}
+
+export async function startEnforcementSide(data: EnforcementData, emit: (event: EnforcementEvent) => void, { budget, allowlist, report }: SharedWithEnforcement): Promise<EnforcementSide> {
   let indexReady = false;
   const feeds = createFeedHandler({
     dbPath: data.dbPath,
@@ -59,7 +38,7 @@ export async function startEnforcementSide(
     maxAgeSeconds: data.feedMaxAgeSeconds,
     budget,
     allowlist,
-    onError: (error) => emit({ type: 'error', message: `feed failed: ${error instanceof Error ? error.message : String(error)}` }),
+    onError: (error) => report({ listener: 'http', route: '/v1/exports/', answer: '500', ...describeError(error) }),
   });
   let server: DnsServer | undefined;
   let notifier: Notifier | undefined;
@@ -74,10 +53,13 @@ export async function startEnforcementSide(
       acl: new AddressAcl(data.dns.allow),
       zone,
       tsig,
+      memory: budget,
       observer: {
         answered: (kind, rcode) => emit({ type: 'dns-answered', kind, rcode }),
         malformed: (transport) => emit({ type: 'dns-malformed', transport }),
+        tcpClosed: (reason) => emit({ type: 'dns-tcp-closed', reason }),
         transferred: (kind, records, ms) => emit({ type: 'dns-transferred', kind, records, ms }),
+        failed: (transport, kind, answer, error) => report({ listener: `dns-${transport}`, route: kind, answer, ...describeError(error) }),
         error: (error) => emit({ type: 'error', message: `DNS: ${error instanceof Error ? error.message : String(error)}` }),
       },
     });
