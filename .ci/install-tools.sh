@@ -6,9 +6,16 @@
 # writes the database, script (bsdutils) for a pseudo-terminal. Installed only if missing.
 set -euo pipefail
 declare -A needs=([named-checkzone]=bind9-utils [named]=bind9 [unbound]=unbound [pdns_recursor]=pdns-recursor [dig]=bind9-dnsutils [sqlite3]=sqlite3 [promtool]=prometheus [setpriv]=util-linux [strace]=strace [script]=bsdutils)
+# A tool is here when an executable file of that name is on PATH or in /usr/sbin (bash's command -v
+# also names a file it cannot execute).
+have() {
+  local found
+  found="$(command -v "$1" 2>/dev/null)" && [[ -f "$found" && -x "$found" ]] && return 0
+  [[ -f "/usr/sbin/$1" && -x "/usr/sbin/$1" ]]
+}
 missing=()
 for tool in "${!needs[@]}"; do
-  command -v "$tool" >/dev/null 2>&1 || test -x "/usr/sbin/$tool" || missing+=("${needs[$tool]}")
+  have "$tool" || missing+=("${needs[$tool]}")
 done
 if ((${#missing[@]} == 0)); then exit 0; fi
 as_root=()
@@ -26,7 +33,7 @@ echo "install-tools: installing ${missing[*]}"
 DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 still=()
 for tool in "${!needs[@]}"; do
-  command -v "$tool" >/dev/null 2>&1 || test -x "/usr/sbin/$tool" || still+=("$tool")
+  have "$tool" || still+=("$tool")
 done
 if ((${#still[@]} > 0)); then
   echo "install-tools: still missing after the install: ${still[*]}" >&2

@@ -12,6 +12,7 @@ import type { IndexView } from '../src/export/index-view.js';
 import { generateThreats } from '../src/standin/index.js';
 import { deriveLookupFields } from '../src/url/lookup-fields.js';
 import { tempDir } from './support/temp.js';
+import { threatRowWriter } from './support/threat-rows.js';
 
 const STAMP = '2026-03-15T12:00:00.000Z';
 
@@ -27,15 +28,11 @@ function mirror(dbPath: string): { add(contents: Array<[string, string]>): void;
   const write = (rows: Array<{ id: number; content: string; type: string }>): void => {
     const opened = openWritableMirrorSync(dbPath);
     try {
-      const insert = opened.sqlite.prepare(
-        `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain, address_namespace, address_chain, address, email, email_domain, url_expression)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
+      const insert = threatRowWriter(opened.sqlite);
       const link = opened.sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');
       opened.sqlite.transaction(() => {
         for (const row of rows) {
-          const f = deriveLookupFields(row.type, row.content);
-          insert.run(row.id, row.content, row.type, STAMP, STAMP, STAMP, ++seq, f.host, f.registrableDomain, f.addressNamespace, f.addressChain, f.address, f.email, f.emailDomain, f.urlExpression);
+          insert({ id: row.id, content: row.content, type: row.type, blockedAt: STAMP, stamp: STAMP, changeSeq: ++seq });
           link.run('acme', row.id, STAMP);
         }
       })();
@@ -68,7 +65,7 @@ function contents(view: IndexView): unknown {
 
 /** The zone's names as a set of `host` and `host passthru`. */
 function names(view: IndexView): Set<string> {
-  return new Set([...view.zoneHosts(), ...view.passthruHosts().map((host) => `${host} passthru`)]);
+  return new Set([...view.zoneNames().blocked, ...view.passthruHosts().map((host) => `${host} passthru`)]);
 }
 
 describe('the export index under an allowlist', () => {

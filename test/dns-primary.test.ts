@@ -27,7 +27,7 @@ function threat(content: string): StandinThreat {
 const FIRST = threat('https://tm-first-blocked.com/');
 const LEAVING = threat('tm-leaving-soon.net');
 const PATH_LEVEL = threat('https://tm-shared-host.com/forms/1');
-// Hosts no list may carry (src/export/blockable-host.ts): in a zone, a label beginning rpz- is a
+// Hosts no list may carry (src/url/blockable-host.ts): in a zone, a label beginning rpz- is a
 // trigger on clients' addresses, not a name; .example is no delegated TLD.
 const RPZ_TRIGGER = threat('https://32.1.0.0.127.rpz-client-ip.tm-hostile.com/');
 const UNDELEGATED = threat('https://tm-undelegated.example/');

@@ -18,6 +18,7 @@ import { ZoneReader } from '../src/dns/zone-reader.js';
 import { InFlightBudget } from '../src/serve/http-limits.js';
 import { ExportIndex } from '../src/export/export-index.js';
 import { zoneTimersFor } from '../src/lib/rpz-zone.js';
+import { threatRowWriter } from './support/threat-rows.js';
 
 const HOSTS = 50_000;
 const ZONE = 'rpz.threat-mirror';
@@ -32,11 +33,11 @@ const transfers: Array<{ kind: string; records: number }> = [];
 function writeMirror(dbPath: string): void {
   const opened = openWritableMirrorSync(dbPath);
   try {
-    const insert = opened.sqlite.prepare('INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const insert = threatRowWriter(opened.sqlite);
     const link = opened.sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');
     opened.sqlite.transaction(() => {
       for (let id = 1; id <= HOSTS; id += 1) {
-        insert.run(id, `https://tm-transfer-${id}.example-phish.com/`, 'URL', STAMP, STAMP, STAMP, id);
+        insert({ id, content: `https://tm-transfer-${id}.example-phish.com/`, type: 'URL', blockedAt: STAMP, stamp: STAMP, changeSeq: id });
         link.run('acme', id, STAMP);
       }
     })();

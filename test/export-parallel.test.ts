@@ -17,10 +17,10 @@ import type { ExportFormat } from '../src/config/export-formats.js';
 import { ThreatSnapshot } from '../src/export/current-threats.js';
 import { writeExportStream } from '../src/export/write-export.js';
 import { generateThreats } from '../src/standin/index.js';
-import { deriveLookupFields } from '../src/url/lookup-fields.js';
 import { runCli } from './support/cli.js';
 import { withWritableDb } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
+import { threatRowWriter } from './support/threat-rows.js';
 
 const STAMP = '2026-03-15T12:00:00.000Z';
 
@@ -30,16 +30,11 @@ function writeMirror(dbPath: string): void {
   const opened = openWritableMirrorSync(dbPath);
   const { sqlite } = opened;
   try {
-    const insertThreat = sqlite.prepare(
-      `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain,
-         address_namespace, address_chain, address, email, email_domain, url_expression) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    const insertThreat = threatRowWriter(sqlite);
     const link = sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at, removed_at) VALUES (?, ?, ?, ?)');
     sqlite.transaction(() => {
       for (const [index, threat] of threats.entries()) {
-        const fields = deriveLookupFields(threat.type, threat.content);
-        insertThreat.run(threat.id, threat.content, threat.type, threat.blockedAt, STAMP, STAMP, index + 1, fields.host, fields.registrableDomain,
-          fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, fields.urlExpression);
+        insertThreat({ id: threat.id, content: threat.content, type: threat.type, blockedAt: threat.blockedAt, stamp: STAMP, changeSeq: index + 1 });
         link.run(threat.organization, threat.id, STAMP, index % 7 === 3 ? STAMP : null);
         if (index % 5 === 0) link.run(threat.organization === 'acme' ? 'globex' : 'acme', threat.id, STAMP, null);
       }

@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StandinThreat } from '../src/standin/index.js';
+import { LOOKUP_RULES_VERSION } from '../src/url/lookup-rules.js';
 import { runCli } from './support/cli.js';
 import { skipWithout } from './support/judges.js';
 import { type Authority, type PolicyResolver, startAuthority, startPolicyResolver } from './support/policy-zones.js';
@@ -134,7 +135,7 @@ describe('one view of the host, the browser\'s (issue 32 item 2)', () => {
     expect((await runCli(['lookup', 'http://phish-site.com/@bank-brand.com/'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(0);
     expect(scalar(dbPath, 'SELECT id FROM threats WHERE change_seq > ?', feedBefore)).toBe(BACKSLASH.id);
     expect(scalar(dbPath, 'SELECT count(*) FROM threats WHERE change_seq > ?', feedBefore)).toBe(1);
-    expect(scalar(dbPath, "SELECT value FROM mirror_settings WHERE key = 'lookup_rules'")).toBe('2');
+    expect(scalar(dbPath, "SELECT value FROM mirror_settings WHERE key = 'lookup_rules'")).toBe(String(LOOKUP_RULES_VERSION));
     // Once is enough: the start after it derives nothing.
     const again = await runCli(['--once'], env(service, dbPath));
     expect(again.logs.some((line) => String(line.msg).startsWith('derived the lookup columns again'))).toBe(false);

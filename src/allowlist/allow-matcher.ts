@@ -1,9 +1,9 @@
 // Which entry of the allowlist, if any, allows a threat or a looked-up value. One implementation for
 // every place that answers (lookup, exports, the export index and its zone); the view
 // enforced_threats says the same in SQL (docs/schema.md), and a test holds the two together.
-import { boundedLookupUrl } from '../url/long-url.js';
-import { canonicalizeWebUrl, isIpHost } from '../url/canonical-url.js';
-import { parseAddress, parseEmail } from '../url/lookup-fields.js';
+import { isIpHost } from '../url/expressions.js';
+import { parseAddress, parseEmail } from '../url/value-kinds.js';
+import { readWebUrl } from '../url/web-url.js';
 import type { AllowEntry } from './allowlist-entries.js';
 
 /** What a threat is matched on: its content and the lookup columns derived from it (src/url/lookup-fields.ts). */
@@ -76,13 +76,17 @@ export class AllowMatcher {
     const consider = (entry: AllowEntry | undefined): void => {
       if (entry !== undefined && (found === undefined || entry.line < found.line)) found = entry;
     };
-    const bounded = this.#byHost.size === 0 ? null : boundedLookupUrl(trimmed);
-    const url = bounded === null ? null : canonicalizeWebUrl(bounded);
-    if (url !== null) consider(this.#url(url));
-    const address = this.#addresses.size === 0 || trimmed.length > 4096 ? null : parseAddress(trimmed);
+    const url = this.#byHost.size === 0 ? null : readWebUrl(value);
+    if (url !== null) {
+      consider(this.#url(url));
+      // As coveringExpressions reads a looked-up path: runs of slashes collapsed too.
+      const collapsed = url.path.replace(/\/{2,}/g, '/');
+      if (collapsed !== url.path) consider(this.#url({ ...url, path: collapsed }));
+    }
+    const address = this.#addresses.size === 0 ? null : parseAddress(trimmed);
     // A bare value may be any chain: only a bare entry covers it whole.
     if (address?.address != null) consider(this.#address(address.address, address.addressNamespace, address.addressChain));
-    const email = this.#emails.size === 0 || trimmed.length > 4096 ? null : parseEmail(trimmed);
+    const email = this.#emails.size === 0 ? null : parseEmail(trimmed);
     if (email !== null) consider(this.#emails.get(email.email));
     return found;
   }

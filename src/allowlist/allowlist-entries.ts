@@ -2,8 +2,9 @@
 // matches with (src/url/), and why a line is refused. One entry a line; `#` at the start of a line
 // or after a space or tab starts a comment, and the comment on an entry's line is its reason.
 import { getPublicSuffix } from 'tldts';
-import { canonicalizeWebUrl, isIpHost } from '../url/canonical-url.js';
-import { parseAddress, parseEmail } from '../url/lookup-fields.js';
+import { isIpHost } from '../url/expressions.js';
+import { parseAddress, parseEmail } from '../url/value-kinds.js';
+import { isHostLevel, readWebUrl } from '../url/web-url.js';
 
 /**
  * How an entry matches. Every entry also matches a threat whose content is exactly its text.
@@ -99,16 +100,15 @@ function parseLine(file: string, line: number, raw: string): AllowEntry | undefi
   if (address !== null) return { ...entry, ...NONE, kind: 'address', ...address };
   const email = parseEmail(value);
   if (email !== null) return { ...entry, ...NONE, kind: 'email', email: email.email };
-  const url = canonicalizeWebUrl(value);
+  const url = readWebUrl(value);
   if (url === null) {
-    if (/^[a-z][a-z0-9+.-]*:[/\\]/i.test(value)) throw new AllowlistError(file, line, `"${value}" is not a URL with a host`);
+    if (/^[a-z][a-z0-9+.-]*:[/\\]/i.test(value)) throw new AllowlistError(file, line, `"${value}" is not an http(s) URL with a host a browser can open`);
     return { ...entry, ...NONE, kind: 'exact' };
   }
   if (isPublicSuffix(url.host)) {
     throw new AllowlistError(file, line, `"${value}" would allow every site under "${url.host}", a public suffix (or a single label); name the site itself`);
   }
-  const wholeHost = url.path === '/' && url.query === null;
-  return { ...entry, ...NONE, kind: wholeHost ? 'host' : 'url', host: url.host, path: url.path, query: url.query };
+  return { ...entry, ...NONE, kind: isHostLevel(url) ? 'host' : 'url', host: url.host, path: url.path, query: url.query };
 }
 
 /** `com`, `co.uk`, `github.io` (private suffixes too), a single label: a host no entry may stand for. IP addresses are hosts of their own. */

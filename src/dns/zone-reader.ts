@@ -8,6 +8,7 @@ import { Database } from '../db/sqlite.js';
 import { IndexView, type ZoneName, type ZoneStep } from '../export/index-view.js';
 import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../lib/rpz-zone.js';
 import { withSmallPageCache } from '../export/page-cache.js';
+import { stepsKeepOneRecordPerOwner } from '../export/zone-names.js';
 
 export interface ZoneSettings {
   /** The zone's name, lower case, no trailing dot (THREAT_MIRROR_RPZ_ZONE). */
@@ -44,14 +45,19 @@ export class ZoneVersion {
     const { zone } = this.#settings;
     yield this.soa();
     yield { type: 'NS', name: zone, ttl: RPZ_TTL, class: 'IN', data: SOA_MNAME };
-    for (const host of this.#view.zoneHosts()) yield* this.#records({ host, passthru: false });
-    for (const host of this.#view.passthruHosts()) yield* this.#records({ host, passthru: true });
+    const names = this.#view.zoneNames();
+    for (const host of names.blocked) yield* this.#records({ host, passthru: false });
+    for (const host of names.passthru) yield* this.#records({ host, passthru: true });
     yield this.soa();
   }
 
-  /** The steps from `serial` here, or undefined when the history no longer holds them. */
+  /**
+   * The steps from `serial` here, or undefined when the history no longer holds them, or when
+   * they would put two records at one owner (zone-names.ts): the full zone is sent instead.
+   */
   stepsSince(serial: number): ZoneStep[] | undefined {
-    return this.#view.zoneStepsSince(serial);
+    const steps = this.#view.zoneStepsSince(serial);
+    return steps === undefined || !stepsKeepOneRecordPerOwner(steps, (host) => this.#view.recordAt(host)) ? undefined : steps;
   }
 
   /** An incremental transfer (RFC 1995): the new SOA, each step's deletions then additions, the new SOA. */

@@ -11,7 +11,7 @@ import { allowedHostsOf, describeLeftOut, HOST_TYPES, type HostSelection, select
 import { renderHostsFile } from './hosts-file.js';
 import { renderMetamask } from './metamask.js';
 import { renderCsv, renderJsonl } from './records.js';
-import { renderRpz, rpzTooLong, type ZoneTimers } from './rpz.js';
+import { renderRpz, rpzShadowed, rpzTooLong, type ZoneTimers } from './rpz.js';
 import { renderStix } from './stix.js';
 import { isRecordFormat, noBlockCounts } from './row-blocks.js';
 import { renderOnTwoThreads, selectHostsOnTwoThreads } from './parallel-render.js';
@@ -97,7 +97,7 @@ function select(snapshot: ThreatSnapshot, options: ExportOptions): Promise<HostS
 export async function selectSnapshotHosts(snapshot: ThreatSnapshot): Promise<HostSelection> {
   if (snapshot.allowlist === undefined) return selectHosts(snapshot.ofTypes(HOST_TYPES), snapshot.countOtherTypes(HOST_TYPES));
   const skipped = { allowed: 0 };
-  const selection = await selectHosts(snapshot.hostSources({}, HOST_TYPES, skipped));
+  const selection = await selectHosts(snapshot.hostSources({}, skipped));
   return { ...selection, allowlist: allowedHostsOf(snapshot.allowlist, skipped.allowed) };
 }
 
@@ -131,9 +131,11 @@ function buildHostExport(selection: HostSelection, options: ExportOptions, forma
       break;
     case 'rpz': {
       const tooLong = rpzTooLong(context);
+      const shadowed = rpzShadowed(context);
       const passthru = selection.allowlist?.passthru.length ?? 0;
-      entries += passthru - tooLong;
-      extra = `, ${tooLong} too long for a zone${selection.allowlist === undefined ? '' : `; ${passthru} allowed hosts let through (rpz-passthru)`}`;
+      entries += passthru - tooLong - shadowed;
+      const allowedHosts = `; ${passthru} allowed hosts let through (rpz-passthru), ${shadowed} blocked hosts left out for them`;
+      extra = `, ${tooLong} too long for a zone${selection.allowlist === undefined ? '' : allowedHosts}`;
       render = (serial) => renderRpz(context, serial);
       break;
     }

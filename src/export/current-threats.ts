@@ -5,11 +5,12 @@ import type Database from 'better-sqlite3';
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { allowedThreatIds } from './allowed-threats.js';
 import type { Threat } from '../records.js';
+import { inForce } from '../db/read/in-force.js';
 import type { LookupFields } from '../url/lookup-fields.js';
-import { HOST_TYPES } from './host-selection.js';
+import type { HostSource } from './host-selection.js';
 
-/** A threat blocked now, with its lookup columns (all but the URL expression, which no export uses). */
-export interface CurrentThreat extends Threat, Omit<LookupFields, 'urlExpression'> {
+/** A threat blocked now, with its lookup columns (all but those of URLs that record formats do not carry). */
+export interface CurrentThreat extends Threat, Omit<LookupFields, 'urlExpression' | 'exportHost' | 'exportLeftOut'> {
   readonly firstSeenAt: string;
   readonly updatedAt: string;
   readonly changeSeq: number;
@@ -18,7 +19,7 @@ export interface CurrentThreat extends Threat, Omit<LookupFields, 'urlExpression
 }
 
 /** What a STIX indicator is made of. */
-export type IndicatorSource = Pick<CurrentThreat, 'id' | 'content' | 'type' | 'blockedAt' | 'firstSeenAt' | 'updatedAt' | 'changeSeq' | 'email'>;
+export type IndicatorSource = Pick<CurrentThreat, 'id' | 'content' | 'type' | 'blockedAt' | 'firstSeenAt' | 'updatedAt' | 'changeSeq' | 'email'> & Pick<LookupFields, 'exportHost'>;
 
 /** The columns of threats() in order; rows are read as arrays (raw), a third faster than as objects at 1M. */
 type Row = [
@@ -72,8 +73,8 @@ export class ThreatSnapshot {
       `SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq,
               t.host, t.registrable_domain, t.address_namespace, t.address_chain, t.address, t.email, t.email_domain,
               group_concat(o.organization, ',') AS organizations
-         FROM threats t JOIN organization_threats o ON o.threat_id = t.id
-        WHERE o.removed_at IS NULL AND o.out_of_scope = 0${scope}${rangeSql(range)}
+         FROM threats t JOIN in_force o ON o.threat_id = t.id
+        WHERE 1${scope}${rangeSql(range)}
         GROUP BY t.id ORDER BY t.id`,
     );
     const rows = statement.raw().iterate(...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<Row>;
@@ -94,34 +95,35 @@ export class ThreatSnapshot {
    * was ~4.6 s of a ~10 s STIX export.
    */
   *indicatorSources(range: IdRange = {}, skipped?: AllowedCount): Generator<IndicatorSource> {
-    const rows = this.#sqlite.prepare(`SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq, t.email FROM threats t WHERE ${this.#current()}${rangeSql(range)} ORDER BY t.id`)
-      .raw().iterate(...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[number, string, string, string, string, string, number, string | null]>;
+    const rows = this.#sqlite.prepare(`SELECT t.id, t.content, t.type, t.blocked_at, t.first_seen_at, t.updated_at, t.change_seq, t.email, t.export_host FROM threats t WHERE ${this.#current()}${rangeSql(range)} ORDER BY t.id`)
+      .raw().iterate(...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[number, string, string, string, string, string, number, string | null, string | null]>;
     for (const row of rows) {
       if (this.#skips(row[0], skipped)) continue;
-      const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email] = row;
-      yield { id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email };
+      const [id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email, exportHost] = row;
+      yield { id, content, type, blockedAt, firstSeenAt, updatedAt, changeSeq, email, exportHost };
     }
   }
 
   /**
-   * Current threats of the given types, content and type only, each once: all the host formats
-   * read. Reading only these two columns, without grouping organizations, took 1.0 s at 1M threats
-   * where threats() took 5.5 s (docs/performance.md).
+   * Current threats of the given types with what they give the host formats (the stored
+   * export_host and export_left_out), each once: all the host formats read. Reading only these
+   * columns, without grouping organizations, took 1.0 s at 1M threats where threats() took 5.5 s
+   * (docs/performance.md).
    */
-  *ofTypes(types: ReadonlySet<string>, range: IdRange = {}, skipped?: AllowedCount): Generator<{ readonly type: string; readonly content: string }> {
-    const rows = this.#sqlite.prepare(`SELECT t.type, t.content${this.#idColumn()} FROM threats t WHERE t.type IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}${rangeSql(range)}`)
-      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string, number?]>;
-    for (const row of rows) if (!this.#skips(row[2], skipped)) yield { type: row[0], content: row[1] };
+  *ofTypes(types: ReadonlySet<string>, range: IdRange = {}, skipped?: AllowedCount): Generator<HostSource> {
+    const rows = this.#sqlite.prepare(`SELECT t.type, t.export_host, t.export_left_out${this.#idColumn()} FROM threats t WHERE t.type IN (${[...types].map(() => '?').join(', ')}) AND ${this.#current()}${rangeSql(range)}`)
+      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string | null, string | null, number?]>;
+    for (const row of rows) if (!this.#skips(row[3], skipped)) yield { type: row[0], exportHost: row[1], exportLeftOut: row[2] };
   }
 
   /**
-   * Every current threat's type, and its content when it may block a host (`types`): what the
-   * host formats read when they count the other types as they go (parallel-render.ts).
+   * Every current threat's type with what it gives the host formats: what they read when they
+   * count the other types as they go (parallel-render.ts).
    */
-  *hostSources(range: IdRange = {}, types: ReadonlySet<string> = HOST_TYPES, skipped?: AllowedCount): Generator<{ readonly type: string; readonly content: string | null }> {
-    const rows = this.#sqlite.prepare(`SELECT t.type, CASE WHEN t.type IN (${[...types].map(() => '?').join(', ')}) THEN t.content END${this.#idColumn()} FROM threats t WHERE ${this.#current()}${rangeSql(range)}`)
-      .raw().iterate(...types, ...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string | null, number?]>;
-    for (const row of rows) if (!this.#skips(row[2], skipped)) yield { type: row[0], content: row[1] };
+  *hostSources(range: IdRange = {}, skipped?: AllowedCount): Generator<HostSource> {
+    const rows = this.#sqlite.prepare(`SELECT t.type, t.export_host, t.export_left_out${this.#idColumn()} FROM threats t WHERE ${this.#current()}${rangeSql(range)}`)
+      .raw().iterate(...this.#scopeValues(), ...rangeValues(range)) as IterableIterator<[string, string | null, string | null, number?]>;
+    for (const row of rows) if (!this.#skips(row[3], skipped)) yield { type: row[0], exportHost: row[1], exportLeftOut: row[2] };
   }
 
   /** How many current threats are of none of the given types (allowed ones too: with an allowlist, count with hostSources). */
@@ -142,10 +144,9 @@ export class ThreatSnapshot {
     return true;
   }
 
-  /** "Blocked now by some organization in scope", on the threat aliased t. */
+  /** "In force for some organization (or the one asked about)", on the threat aliased t. */
   #current(): string {
-    const scope = this.#organization === undefined ? '' : ' AND o.organization = ?';
-    return `EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL AND o.out_of_scope = 0${scope})`;
+    return inForce('t', this.#organization === undefined ? '' : 'f.organization = ?');
   }
 
   #scopeValues(): string[] {

@@ -20,7 +20,8 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { Database, type Statement } from '../db/sqlite.js';
 import { allowedThreatIds } from './allowed-threats.js';
 import { allowsRow, CURRENT, HOST_COLUMNS, type IndexAllowlist, indexAllowlistOf, indexEntryOf, passthruChange, THREAT_COLUMNS, type ThreatRow, threatsAllowednessChanged } from './index-allowlist.js';
-import { INDEX_SCHEMA, IndexView } from './index-view.js';
+import { INDEX_SCHEMA, IndexView, type ZoneName } from './index-view.js';
+import type { OwnerRecord } from './zone-names.js';
 import { MAX_HOST, nextRpzSerial } from './rpz.js';
 import { withSmallPageCache } from './page-cache.js';
 
@@ -238,33 +239,50 @@ export class ExportIndex {
   /** The names that came and went, as a new hosts version and (for names that fit a zone) a new zone serial. */
   #recordStep(touched: Map<string, boolean>, changeSeq: number, passthru: PassthruStep | undefined, allowlist: string | null): Omit<IndexChange, 'threatsRead'> {
     const state = this.view.state();
-    const added: string[] = [];
-    const removed: string[] = [];
     const listed = this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?').pluck();
-    for (const [host, before] of touched) {
-      const after = listed.get(host) !== undefined;
-      if (after && !before) added.push(host);
-      else if (before && !after) removed.push(host);
-    }
-    const passthruChanged = passthru !== undefined && passthru.added.length + passthru.removed.length > 0;
-    const hostsChanged = added.length + removed.length > 0 || passthruChanged;
-    const inZone = (host: string): boolean => host.length <= MAX_HOST;
-    // Passthru names all fit a zone (allowedHostsOf).
-    const zoneChanged = added.some(inZone) || removed.some(inZone) || passthruChanged;
+    let hostsChanged = passthru !== undefined && passthru.added.length + passthru.removed.length > 0;
+    for (const [host, before] of touched) if (before !== (listed.get(host) !== undefined)) hostsChanged = true;
+    const { removed, added } = this.#zoneRecordChanges(touched, passthru);
+    const zoneChanged = removed.length + added.length > 0;
     const serial = zoneChanged ? nextRpzSerial(changeSeq, state.serial) : state.serial;
     if (zoneChanged) {
       this.#db.prepare('INSERT INTO zone_versions (serial, previous) VALUES (?, ?)').run(serial, state.serial);
       const change = this.#db.prepare('INSERT INTO zone_changes (serial, added, host, passthru) VALUES (?, ?, ?, ?)');
-      for (const host of added.filter(inZone)) change.run(serial, 1, host, 0);
-      for (const host of removed.filter(inZone)) change.run(serial, 0, host, 0);
-      for (const host of passthru?.added ?? []) change.run(serial, 1, host, 1);
-      for (const host of passthru?.removed ?? []) change.run(serial, 0, host, 1);
+      for (const name of removed) change.run(serial, 0, name.host, name.passthru ? 1 : 0);
+      for (const name of added) change.run(serial, 1, name.host, name.passthru ? 1 : 0);
       this.#pruneHistory();
     }
     this.#db
       .prepare('UPDATE index_state SET change_seq = ?, hosts_version = ?, serial = ?, allowlist = ?, passthru_not_listed = coalesce(?, passthru_not_listed)')
       .run(changeSeq, state.hostsVersion + (hostsChanged ? 1 : 0), serial, allowlist, passthru?.notListed ?? null);
     return { hostsChanged, zoneChanged, serial };
+  }
+
+  /**
+   * The zone's records that went and came at the owners this step touched: a host's record before
+   * and after is its passthru if the allowlist lets it through, else its block if it is listed and
+   * fits a zone (zone-names.ts: one record an owner, the passthru wins).
+   */
+  #zoneRecordChanges(touched: Map<string, boolean>, passthru: PassthruStep | undefined): { removed: ZoneName[]; added: ZoneName[] } {
+    const listed = this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?').pluck();
+    const letThrough = this.#db.prepare('SELECT 1 FROM passthru WHERE host = ?').pluck();
+    const passthruAdded = new Set(passthru?.added ?? []);
+    const passthruRemoved = new Set(passthru?.removed ?? []);
+    const owners = new Set([...touched.keys(), ...passthruAdded, ...passthruRemoved]);
+    const recordOf = (host: string, blocked: boolean, through: boolean): OwnerRecord => (through ? 'passthru' : blocked && host.length <= MAX_HOST ? 'block' : undefined);
+    const removed: ZoneName[] = [];
+    const added: ZoneName[] = [];
+    for (const host of [...owners].sort()) {
+      const blockedNow = listed.get(host) !== undefined;
+      const throughNow = letThrough.get(host) !== undefined;
+      const throughBefore = passthruRemoved.has(host) || (throughNow && !passthruAdded.has(host));
+      const before = recordOf(host, touched.get(host) ?? blockedNow, throughBefore);
+      const after = recordOf(host, blockedNow, throughNow);
+      if (before === after) continue;
+      if (before !== undefined) removed.push({ host, passthru: before === 'passthru' });
+      if (after !== undefined) added.push({ host, passthru: after === 'passthru' });
+    }
+    return { removed, added };
   }
 
   #pruneHistory(): void {

@@ -1,9 +1,10 @@
 // Turns current threats into the host list that DNS, IDS and wallet formats carry: only threats
 // that block a whole host, each host a valid DNS name in its ASCII (xn--) form, deduplicated and
-// sorted, with a count of everything left out and why.
+// sorted, with a count of everything left out and why. What a threat gives is read from its row
+// (export_host, export_left_out: derived once when the row was written, src/url/lookup-fields.ts),
+// never from its content again.
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { blockableHost, type HostRefusal } from './blockable-host.js';
-import { hostBlockOf } from './host-block.js';
+import { blockableHost, type HostRefusal } from '../url/blockable-host.js';
 import { type HostList, HostSet } from './host-set.js';
 import { MAX_HOST } from '../lib/rpz-zone.js';
 
@@ -57,8 +58,15 @@ export const HOST_TYPES: ReadonlySet<string> = new Set(['URL', 'PAGE']);
 /** Rows between two pauses, so a daemon's health endpoints answer while a large mirror is read. */
 const ROWS_PER_PAUSE = 5_000;
 
+/** What a current threat's row says of its host entry. */
+export interface HostSource {
+  readonly type: string;
+  readonly exportHost: string | null;
+  readonly exportLeftOut: string | null;
+}
+
 /** `otherTypes`: current threats of other types already counted apart (read with ThreatSnapshot.ofTypes). */
-export async function selectHosts(threats: Iterable<{ readonly type: string; readonly content: string | null }>, otherTypesCounted = 0): Promise<HostSelection> {
+export async function selectHosts(threats: Iterable<HostSource>, otherTypesCounted = 0): Promise<HostSelection> {
   const hosts = new HostSet();
   const leftOut = noneLeftOut();
   let hostThreats = 0;
@@ -67,7 +75,7 @@ export async function selectHosts(threats: Iterable<{ readonly type: string; rea
   try {
     for (const threat of threats) {
       if (++rows % ROWS_PER_PAUSE === 0) await new Promise((resolve) => setImmediate(resolve));
-      const entry = hostEntryOf(threat.type, threat.content ?? '');
+      const entry = hostEntryOf(threat);
       if (entry.kind === 'other-type') otherTypes += 1;
       else if (entry.kind === 'left-out') leftOut[entry.reason] += 1;
       else {
@@ -90,16 +98,17 @@ export type HostEntry =
 
 const OTHER_TYPE: HostEntry = { kind: 'other-type' };
 
+const LEFT_OUT_REASONS: ReadonlySet<string> = new Set(Object.keys(noneLeftOut()));
+
 /**
- * The one rule for "which host does this threat block": every host list, the zone and its deltas
- * use it; the host must be one a resolver reads as a plain domain (blockable-host.ts).
+ * "Which host does this threat block", as its row says: every host list, the zone and its deltas
+ * read it. A row the writer has not derived under the current rules yet (both NULL) gives none.
  */
-export function hostEntryOf(type: string, content: string): HostEntry {
-  if (!HOST_TYPES.has(type)) return OTHER_TYPE;
-  const block = hostBlockOf(content);
-  if (block.kind === 'path-level') return { kind: 'left-out', reason: 'pathLevel' };
-  const host = block.kind === 'host' ? blockableHost(block.host) : { problem: 'notAHost' as const };
-  return typeof host === 'string' ? { kind: 'host', host } : { kind: 'left-out', reason: host.problem };
+export function hostEntryOf(source: HostSource): HostEntry {
+  if (!HOST_TYPES.has(source.type)) return OTHER_TYPE;
+  if (source.exportHost !== null) return { kind: 'host', host: source.exportHost };
+  const reason = source.exportLeftOut ?? 'notAHost';
+  return { kind: 'left-out', reason: LEFT_OUT_REASONS.has(reason) ? (reason as keyof HostsLeftOut) : 'notAHost' };
 }
 
 /** An empty count of everything left out, by reason. */

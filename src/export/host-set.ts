@@ -15,6 +15,8 @@ const BATCH = 2_000;
 export interface HostList {
   readonly size: number;
   countLongerThan(length: number): number;
+  /** Whether the list holds this host. */
+  has(host: string): boolean;
   /** Every host once, by byte order, up to a length. */
   sorted(maxLength?: number): Iterable<string>;
   /** The hosts none of whose parents is listed, parents first. */
@@ -45,6 +47,7 @@ export function* withoutListedParentOf(rows: Iterable<[string, string]>): Genera
 export class HostSet implements HostList {
   readonly #db: Database;
   #insert: Statement;
+  #hostListed: Statement | undefined;
   #pending: string[] = [];
   #sortedOnce = false;
 
@@ -73,6 +76,12 @@ export class HostSet implements HostList {
   countLongerThan(length: number): number {
     this.#sort();
     return this.#db.prepare('SELECT count(*) FROM hosts WHERE length(host) > ?').pluck().get(length) as number;
+  }
+
+  has(host: string): boolean {
+    this.#sort();
+    this.#hostListed ??= this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?');
+    return this.#hostListed.get(host) !== undefined;
   }
 
   /** Every host once, by byte order (the BINARY collation: code unit order for ASCII). */

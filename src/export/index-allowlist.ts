@@ -4,22 +4,26 @@
 // zone's passthru names.
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { inForce } from '../db/read/in-force.js';
 import type { Database } from '../db/sqlite.js';
 import { allowedThreatIds } from './allowed-threats.js';
-import { allowedHostsOf, type HostEntry, hostEntryOf, HOST_TYPES } from './host-selection.js';
+import { allowedHostsOf, type HostEntry, hostEntryOf } from './host-selection.js';
 import { ALLOWED_KIND, HOST_KIND, OTHER_TYPE_KIND } from './index-view.js';
 
-/** "Blocked now by some organization", on the threat aliased t. */
-export const CURRENT = 'EXISTS (SELECT 1 FROM organization_threats o WHERE o.threat_id = t.id AND o.removed_at IS NULL AND o.out_of_scope = 0)';
-/** A threat as the index reads it: id, type, content, whether current, then what the allowlist matches on. */
-export const THREAT_COLUMNS = `t.id, t.type, t.content, ${CURRENT}, t.url_expression, t.address, t.address_namespace, t.address_chain, t.email`;
+/** "In force for some organization", on the threat aliased t. */
+export const CURRENT = inForce('t');
+/** A threat as the index reads it: id, type, content, whether current, what the allowlist matches on, what it gives the host formats. */
+export const THREAT_COLUMNS = `t.id, t.type, t.content, ${CURRENT}, t.url_expression, t.address, t.address_namespace, t.address_chain, t.email, t.export_host, t.export_left_out`;
 /**
- * What a build reads of every current threat: the content of host types only (reading only what
- * the host formats need was a good part of the build's time at 1M); what the allowlist allows is
- * found apart (allowed-threats.ts).
+ * What a build reads of every current threat: what it gives the host formats only (reading only
+ * what they need was a good part of the build's time at 1M); what the allowlist allows is found
+ * apart (allowed-threats.ts).
  */
-export const HOST_COLUMNS = `t.id, t.type, CASE WHEN t.type IN (${[...HOST_TYPES].map((type) => `'${type}'`).join(', ')}) THEN t.content END, ${CURRENT}, NULL, NULL, NULL, NULL, NULL`;
-export type ThreatRow = [id: number, type: string, content: string | null, current: number, urlExpression: string | null, address: string | null, addressNamespace: string | null, addressChain: string | null, email: string | null];
+export const HOST_COLUMNS = `t.id, t.type, NULL, ${CURRENT}, NULL, NULL, NULL, NULL, NULL, t.export_host, t.export_left_out`;
+export type ThreatRow = [
+  id: number, type: string, content: string | null, current: number, urlExpression: string | null, address: string | null, addressNamespace: string | null,
+  addressChain: string | null, email: string | null, exportHost: string | null, exportLeftOut: string | null,
+];
 
 /** The allowlist a refresh works with: its version (null: none configured) and its matcher. */
 export interface IndexAllowlist {
@@ -41,7 +45,7 @@ export function allowsRow(matcher: AllowMatcher | undefined, row: ThreatRow): bo
 /** The kind and host a current threat gives the index: allowed, or its host entry (host-selection.ts). */
 export function indexEntryOf(row: ThreatRow, allowed: boolean): { kind: string; host: string | null } {
   if (allowed) return { kind: ALLOWED_KIND, host: null };
-  const entry = hostEntryOf(row[1], row[2] ?? '');
+  const entry = hostEntryOf({ type: row[1], exportHost: row[9], exportLeftOut: row[10] });
   return { kind: kindOf(entry), host: entry.kind === 'host' ? entry.host : null };
 }
 

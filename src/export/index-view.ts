@@ -3,10 +3,11 @@
 // writes the index (the refresh job, between runs) and on read-only connections of the serving
 // thread (zone transfers, feeds), each inside a read transaction of its own: a transfer reads one
 // version of the zone whatever the refresh job commits meanwhile.
-import type { Database } from '../db/sqlite.js';
+import type { Database, Statement } from '../db/sqlite.js';
 import { type AllowedHosts, type HostSelection, type HostsLeftOut, noneLeftOut } from './host-selection.js';
 import { type HostList, treeKey, withoutListedParentOf } from './host-set.js';
 import { MAX_HOST } from './rpz.js';
+import { type OwnerRecord, type ZoneNames, zoneNamesOf } from './zone-names.js';
 
 // allowlist: the THREAT_MIRROR_ALLOWLIST version the index follows (NULL: none configured);
 // passthru: the hosts it allows as a whole (the zone's rpz-passthru names), passthru_not_listed
@@ -56,6 +57,7 @@ export interface ZoneStep {
 
 export class IndexView implements HostList {
   readonly #db: Database;
+  #hostListed: Statement | undefined;
 
   constructor(db: Database) {
     this.#db = db;
@@ -74,6 +76,11 @@ export class IndexView implements HostList {
 
   countLongerThan(length: number): number {
     return this.#db.prepare('SELECT count(*) FROM hosts WHERE length(host) > ?').pluck().get(length) as number;
+  }
+
+  has(host: string): boolean {
+    this.#hostListed ??= this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?');
+    return this.#hostListed.get(host) !== undefined;
   }
 
   sorted(maxLength = Number.MAX_SAFE_INTEGER): Iterable<string> {
@@ -102,9 +109,15 @@ export class IndexView implements HostList {
     return { hosts: this, hostCount: this.size, hostThreats, leftOut, otherTypes, allowlist: this.#allowedHosts(allowed) };
   }
 
-  /** The names of the zone, sorted: hosts short enough for a zone name (what `export --format rpz` lists). */
-  zoneHosts(): Iterable<string> {
-    return this.sorted(MAX_HOST);
+  /** The names of the zone (what `export --format rpz` lists): blocked hosts and passthru names, one record an owner (zone-names.ts). */
+  zoneNames(): ZoneNames {
+    return zoneNamesOf(this, this.passthruHosts());
+  }
+
+  /** What this version holds at an owner name. */
+  recordAt(host: string): OwnerRecord {
+    if (this.#db.prepare('SELECT 1 FROM passthru WHERE host = ?').get(host) !== undefined) return 'passthru';
+    return host.length <= MAX_HOST && this.has(host) ? 'block' : undefined;
   }
 
   /** The zone's passthru names, sorted: hosts the allowlist allows as a whole. */

@@ -2,7 +2,7 @@
 // record formats (CSV, JSONL, STIX) rendered as UTF-8 bytes, or the host formats' hosts selected,
 // with what the block counted. Both threads work on blocks with this, each from its own snapshot.
 import type { IdRange, ThreatSnapshot } from './current-threats.js';
-import { HOST_TYPES, hostEntryOf } from './host-selection.js';
+import { hostEntryOf } from './host-selection.js';
 import { csvRows, renderJsonl } from './records.js';
 import { stixIndicators } from './stix.js';
 import { Utf8Batch } from './utf8-batch.js';
@@ -71,8 +71,8 @@ export function renderBlock(snapshot: ThreatSnapshot, kind: BlockKind, range: Id
 
 /** The host formats' selection of the current threats in `range`: each host blocked as a whole to `add`, the rest counted. */
 export function selectBlock(snapshot: ThreatSnapshot, range: IdRange, counts: BlockCounts, add: (host: string) => void): void {
-  for (const { type, content } of snapshot.hostSources(range, HOST_TYPES, counts)) {
-    const entry = hostEntryOf(type, content ?? '');
+  for (const source of snapshot.hostSources(range, counts)) {
+    const entry = hostEntryOf(source);
     if (entry.kind === 'other-type') counts.otherTypes += 1;
     else if (entry.kind === 'left-out') counts.leftOut[entry.reason] = (counts.leftOut[entry.reason] ?? 0) + 1;
     else {

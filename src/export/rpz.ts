@@ -9,6 +9,7 @@
 // long to fit beside a zone name of up to MAX_ZONE_NAME characters are left out (and counted).
 import { headerLines, type HostListContext } from './host-header.js';
 import { MAX_HOST, MAX_ZONE_NAME, SOA_MNAME, SOA_RNAME, TTL, zoneTimersFor } from '../lib/rpz-zone.js';
+import { zoneNamesOf } from './zone-names.js';
 
 export { MAX_HOST, MAX_ZONE_NAME, nextRpzSerial, RPZ_TTL, serialAfter, SOA_MNAME, SOA_RNAME, type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
 
@@ -17,22 +18,29 @@ export function rpzTooLong(context: HostListContext): number {
   return context.selection.hosts.countLongerThan(MAX_HOST);
 }
 
+/** Blocked hosts left out because the allowlist lets the same name through (zone-names.ts). */
+export function rpzShadowed(context: HostListContext): number {
+  return zoneNamesOf(context.selection.hosts, context.selection.allowlist?.passthru ?? []).shadowed;
+}
+
 export function* renderRpz(context: HostListContext, serial: number): Generator<string> {
   const timers = context.timers ?? zoneTimersFor(600);
   const tooLong = rpzTooLong(context);
   for (const line of headerLines('response policy zone', context)) yield `; ${line}\n`;
   yield `; ${tooLong} hosts longer than ${MAX_HOST} characters left out (no room for a zone name of up to ${MAX_ZONE_NAME})\n`;
   const allowed = context.selection.allowlist;
+  const names = zoneNamesOf(context.selection.hosts, allowed?.passthru ?? []);
   if (allowed !== undefined) {
     const notListed = allowed.notListed === 0 ? '' : `; ${allowed.notListed} allowed hosts no zone may name have none`;
     yield `; ${allowed.passthru.length} hosts allowed locally let through (CNAME rpz-passthru.)${notListed}: list this zone before other policy zones\n`;
+    yield `; ${names.shadowed} blocked hosts left out where the allowlist lets the same name through (one record a name)\n`;
   }
   yield `; load it under a zone name of your choice, e.g. rpz.threat-mirror (see docs/exports.md)\n`;
   yield `$TTL ${TTL}\n`;
   yield `@ IN SOA ${SOA_MNAME}. ${SOA_RNAME}. ${serial} ${timers.refresh} ${timers.retry} ${timers.expire} ${timers.minimum}\n`;
   yield `@ IN NS ${SOA_MNAME}.\n`;
-  for (const host of context.selection.hosts.sorted(MAX_HOST)) yield `${host} CNAME .\n*.${host} CNAME .\n`;
-  for (const host of context.selection.allowlist?.passthru ?? []) yield `${host} CNAME rpz-passthru.\n*.${host} CNAME rpz-passthru.\n`;
+  for (const host of names.blocked) yield `${host} CNAME .\n*.${host} CNAME .\n`;
+  for (const host of names.passthru) yield `${host} CNAME rpz-passthru.\n*.${host} CNAME rpz-passthru.\n`;
 }
 
 /** The serial in a zone file written by renderRpz, to keep it growing across rewrites. */

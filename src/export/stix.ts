@@ -8,8 +8,6 @@
 // version of the same object (same id, later `modified`).
 import { createHash, hash } from 'node:crypto';
 import type { IndicatorSource } from './current-threats.js';
-import { hostBlockOf } from './host-block.js';
-import { blockableHost } from './blockable-host.js';
 
 /** uuidv5(DNS namespace, "stix.threat-mirror.invalid"): fixed, documented, not STIX's SCO namespace. */
 export const STIX_NAMESPACE = uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'stix.threat-mirror.invalid');
@@ -103,10 +101,8 @@ export function patternOf(threat: IndicatorSource): string | undefined {
   if (threat.type === 'EMAIL') return threat.email === null ? undefined : `[email-addr:value = ${stixString(threat.email)}]`;
   if (threat.type !== 'URL' && threat.type !== 'PAGE') return undefined;
   if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(threat.content)) return `[url:value = ${stixString(threat.content)}]`;
-  const block = hostBlockOf(threat.content);
-  if (block.kind !== 'host') return undefined;
-  const host = blockableHost(block.host);
-  return typeof host === 'string' ? `[domain-name:value = ${stixString(host)}]` : undefined;
+  // A bare domain: the host it blocks as a whole, as every host format lists it (its row's export_host).
+  return threat.exportHost === null ? undefined : `[domain-name:value = ${stixString(threat.exportHost)}]`;
 }
 
 /** A STIX patterning string literal: quote and backslash escaped, nothing else (the grammar's StringLiteral). */

@@ -10,10 +10,10 @@ import { fetchThreatPage } from '../api/threat-client.js';
 import { addDays } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Threat } from '../records.js';
-import { canonicalizeWebUrl } from '../url/canonical-url.js';
 import { coveringExpressions } from '../url/expressions.js';
-import { deriveLookupFields, parseAddress, parseEmail, registrableDomainOf } from '../url/lookup-fields.js';
-import { boundedLookupUrl } from '../url/long-url.js';
+import { deriveLookupFields, registrableDomainOf } from '../url/lookup-fields.js';
+import { parseAddress, parseEmail } from '../url/value-kinds.js';
+import { readWebUrl } from '../url/web-url.js';
 import type { LookupMatchKind } from './threat-lookup.js';
 
 /** The whole fresh query of one value, every organization together, at most this long: then the mirror's answer stands. */
@@ -173,8 +173,7 @@ interface ValueMatcher {
  */
 export function valueMatcher(value: string): ValueMatcher {
   const trimmed = value.trim();
-  const bounded = boundedLookupUrl(trimmed);
-  const url = bounded === null ? null : canonicalizeWebUrl(bounded);
+  const url = readWebUrl(value);
   const expressions = new Set(url === null ? [] : coveringExpressions(url));
   const address = parseAddress(trimmed);
   const email = parseEmail(trimmed);

@@ -1,12 +1,12 @@
 // "Is this blocked?" for every kind of value, shared by `threat-mirror lookup` and GET/POST /v1/lookup.
 // URLs and bare domains match by Safe Browsing expressions (src/url/), addresses and e-mails by
 // their derived columns, anything else by exact content. Every match is an index search, and only
-// threats currently blocked (not removed) for some organization count.
+// threats in force for some organization count (the view in_force: db/read/in-force.ts).
 import type Database from 'better-sqlite3';
-import { parseAddress, parseEmail } from '../url/lookup-fields.js';
-import { canonicalizeWebUrl } from '../url/canonical-url.js';
+import { inForce, inForceOrganizations } from '../db/read/in-force.js';
 import { coveringExpressions } from '../url/expressions.js';
-import { boundedLookupUrl } from '../url/long-url.js';
+import { parseAddress, parseEmail } from '../url/value-kinds.js';
+import { readWebUrl } from '../url/web-url.js';
 import type { AllowEntry } from '../allowlist/allowlist-entries.js';
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { type MatchedRow, organizationsOf, ValueMatches } from './value-matches.js';
@@ -78,8 +78,6 @@ export const MAX_MATCHES_PER_VALUE = 100;
  * budget is spent are still answered `blocked` or not, with their matches left out.
  */
 export const MAX_LISTED_CONTENT_CHARS = 2_000_000;
-/** Longer values are never parsed as addresses or e-mails (none is that long); URLs are bounded by long-url.ts. */
-const MAX_PARSED_LENGTH = 4096;
 
 type Row = MatchedRow;
 
@@ -102,13 +100,13 @@ export class ThreatLookup {
     // as far as they are listed (firstRows); SQLite sorts every match in its own memory. No LIMIT:
     // on the benchmark's 1M-threat file it made a lookup that finds nothing take 48-93 µs instead
     // of 15-21 (SQLite opens a temporary table for it).
-    const live = 'o.threat_id = t.id AND o.removed_at IS NULL AND o.out_of_scope = 0 AND (@organization IS NULL OR o.organization = @organization)';
+    const asked = '(@organization IS NULL OR f.organization = @organization)';
     const select = (where: string): Database.Statement =>
       sqlite.prepare(
         `SELECT t.id, t.content, t.type, t.url_expression, t.address, t.address_namespace, t.address_chain, t.email,
-                (SELECT group_concat(o.organization, char(31)) FROM organization_threats o WHERE ${live}) AS organizations
+                ${inForceOrganizations('t', 'char(31)', asked)} AS organizations
            FROM threats t
-          WHERE (${where}) AND EXISTS (SELECT 1 FROM organization_threats o WHERE ${live})
+          WHERE (${where}) AND ${inForce('t', asked)}
           ORDER BY t.id`,
       );
     // Exact content and expressions go by id first, read from the indexes alone (each holds the
@@ -146,10 +144,9 @@ export class ThreatLookup {
       }
     };
     const trimmed = value.trim();
-    // Free text without a scheme that does not start with a host name is matched exactly, never guessed to be a URL.
-    // A long URL is matched on its host and leading directories (a host block covers every page).
-    const bounded = boundedLookupUrl(trimmed);
-    const url = bounded === null ? null : canonicalizeWebUrl(bounded);
+    // The URL a browser opens for the value (web-url.ts); free text without a scheme that does not
+    // start with a host name is matched exactly, never guessed to be a URL.
+    const url = readWebUrl(value);
     const expressions = url === null ? [] : coveringExpressions(url);
     // Exact matches first, as they are the strongest answer; then the expressions', by id.
     const listIds = (ids: Iterable<unknown>, match: (row: Row) => LookupMatchKind): void => {
@@ -169,12 +166,12 @@ export class ThreatLookup {
       });
       listIds(this.#expressionIds(expressions.length).iterate(bound), (row) => ({ by: 'expression', expression: row.url_expression ?? '' }));
     }
-    const address = trimmed.length > MAX_PARSED_LENGTH ? null : parseAddress(trimmed);
+    const address = parseAddress(trimmed);
     if (address !== null) {
       const params = { address: address.address, namespace: address.addressNamespace, chain: address.addressChain, organization };
       add(this.#byAddress.iterate(params) as IterableIterator<Row>, () => ({ by: 'address' }));
     }
-    const email = trimmed.length > MAX_PARSED_LENGTH ? null : parseEmail(trimmed);
+    const email = parseEmail(trimmed);
     if (email !== null) add(this.#byEmail.iterate({ email: email.email, organization }) as IterableIterator<Row>, () => ({ by: 'email' }));
     const found = [...matches.listed.values()];
     const result: LookupResult = {

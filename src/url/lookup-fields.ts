@@ -1,10 +1,18 @@
-// Lookup columns derived from a threat's content, and the same normalization for values people
-// look up, so "is this blocked?" is an index search whatever form the question comes in.
+// The columns derived from a threat's content when its row is written: what lookup, the allowlist,
+// every export, the export index and the zone read, so that none of them reads a content again.
+// URLs through the one URL reader (web-url.ts), everything else through the one classifier
+// (value-kinds.ts).
 import { getDomain } from 'tldts';
-import { canonicalExpression, canonicalizeWebUrl } from './canonical-url.js';
+import { blockableHost, type HostRefusal } from './blockable-host.js';
+import { urlExpression } from './expressions.js';
+import { parseAddress, parseEmail } from './value-kinds.js';
+import { isHostLevel, readWebUrl } from './web-url.js';
+
+/** Why a URL or PAGE threat gives no host entry: it blocks a path (or query) only, or its host is no name a list may carry. */
+export type ExportLeftOut = 'pathLevel' | HostRefusal;
 
 export interface LookupFields {
-  /** URL and PAGE: the lower-cased host name (IDNs in their xn-- form). */
+  /** URL and PAGE: the host a browser visits (web-url.ts). */
   readonly host: string | null;
   /** The registrable part of the host or e-mail domain (Public Suffix List, private domains included). */
   readonly registrableDomain: string | null;
@@ -16,8 +24,12 @@ export interface LookupFields {
   /** EMAIL: the lower-cased address and its domain. */
   readonly email: string | null;
   readonly emailDomain: string | null;
-  /** URL and PAGE: the Safe Browsing canonical expression (host/path?query) lookups match against. */
+  /** URL and PAGE: the Safe Browsing expression (host/path?query) lookups and the allowlist match against. */
   readonly urlExpression: string | null;
+  /** URL and PAGE that block a whole host (browser path `/`, no query): the DNS name every host format and the zone carry. */
+  readonly exportHost: string | null;
+  /** URL and PAGE without an exportHost: why. */
+  readonly exportLeftOut: ExportLeftOut | null;
 }
 
 const NONE: LookupFields = Object.freeze({
@@ -29,34 +41,25 @@ const NONE: LookupFields = Object.freeze({
   email: null,
   emailDomain: null,
   urlExpression: null,
+  exportHost: null,
+  exportLeftOut: null,
 });
 
-// CAIP-10 account ids: namespace [-a-z0-9]{3,8}, reference [-_a-zA-Z0-9]{1,32}, address [-.%a-zA-Z0-9]{1,128}.
-const CHAIN_QUALIFIED = /^([-a-z0-9]{3,8}):([-_a-zA-Z0-9]{1,32}):([-.%a-zA-Z0-9]{1,128})$/;
-const HEX_ADDRESS = /^0x[0-9a-fA-F]+$/;
-/**
- * Bare addresses of the chain families the lookup knows besides EVM's 0x hex, matched to their
- * chain-qualified threats by the address alone: base58 (Solana 32-44 characters, Bitcoin legacy
- * 1… and 3…, Tron T…) and bech32/bech32m (Bitcoin bc1…, Cosmos cosmos1…: a human-readable part,
- * "1", then the data characters, which exclude 1, b, i and o). Either is one case throughout.
- */
-const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{25,44}$/;
-const BECH32_ADDRESS = /^(?:[a-z]{1,16}1[02-9ac-hj-np-z]{6,90}|[A-Z]{1,16}1[02-9AC-HJ-NP-Z]{6,90})$/;
-// The local part in RFC 5321's ASCII atom characters and dots: no spaces, quotes or bidi controls.
-const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@([^\s@]{1,253})$/;
-const DOMAIN = /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{1,63}$/;
-/** Longer content is no URL or address anyone looks up; skip parsing it. */
-const MAX_PARSED_LENGTH = 4096;
-
 export function deriveLookupFields(type: string, content: string): LookupFields {
-  if (content.length > MAX_PARSED_LENGTH) return NONE;
   switch (type) {
     case 'URL':
     case 'PAGE': {
-      const host = hostOfUrl(content);
-      const canonical = canonicalizeWebUrl(content);
-      const urlExpression = canonical === null ? null : canonicalExpression(canonical);
-      return host === null ? { ...NONE, urlExpression } : { ...NONE, host, registrableDomain: registrableDomainOf(host), urlExpression };
+      const url = readWebUrl(content);
+      if (url === null) return { ...NONE, exportLeftOut: 'notAHost' };
+      const listed = isHostLevel(url) ? blockableHost(url.host) : { problem: 'pathLevel' as const };
+      return {
+        ...NONE,
+        host: url.host,
+        registrableDomain: registrableDomainOf(url.host),
+        urlExpression: urlExpression(url),
+        exportHost: typeof listed === 'string' ? listed : null,
+        exportLeftOut: typeof listed === 'string' ? null : listed.problem,
+      };
     }
     case 'ADDRESS':
       return { ...NONE, ...parseAddress(content) };
@@ -69,44 +72,6 @@ export function deriveLookupFields(type: string, content: string): LookupFields 
   }
 }
 
-/** The host of a URL with a scheme; null for anything else (a bare domain, a path, junk). */
-export function hostOfUrl(value: string): string | null {
-  if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(value)) return null;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return null;
-  }
-  const host = url.hostname.replace(/\.$/, '');
-  return host === '' ? null : host;
-}
-
 export function registrableDomainOf(host: string): string | null {
   return getDomain(host, { allowPrivateDomains: true }) ?? null;
-}
-
-export function parseAddress(value: string): Pick<LookupFields, 'addressNamespace' | 'addressChain' | 'address'> | null {
-  const qualified = CHAIN_QUALIFIED.exec(value);
-  if (qualified) {
-    const [, namespace, chain, address] = qualified as unknown as [string, string, string, string];
-    return { addressNamespace: namespace, addressChain: chain, address: normalizeAddress(address) };
-  }
-  if (HEX_ADDRESS.test(value)) return { addressNamespace: null, addressChain: null, address: value.toLowerCase() };
-  if (BASE58_ADDRESS.test(value)) return { addressNamespace: null, addressChain: null, address: value };
-  if (BECH32_ADDRESS.test(value)) return { addressNamespace: null, addressChain: null, address: value.toLowerCase() };
-  return null;
-}
-
-/** Hex and bech32 addresses in lower case, so lookups ignore case; base58 is case-sensitive. */
-function normalizeAddress(address: string): string {
-  return HEX_ADDRESS.test(address) || BECH32_ADDRESS.test(address) ? address.toLowerCase() : address;
-}
-
-export function parseEmail(value: string): { email: string; domain: string } | null {
-  const match = EMAIL.exec(value.trim());
-  if (!match) return null;
-  const domain = (match[1] as string).toLowerCase();
-  if (!DOMAIN.test(domain)) return null;
-  return { email: value.trim().toLowerCase(), domain };
 }

@@ -5,4 +5,7 @@
 //
 // 2: the WHATWG authority rules (a backslash ends the authority, controls trimmed, IDNA on the
 //    whole host) and bare base58/bech32 addresses (issues 32 and 33).
-export const LOOKUP_RULES_VERSION = 2;
+// 3: one URL reader, the browser's (web-url.ts: `new URL` after the browser's input rules), for
+//    the expression and the host alike, at any length; bare IDN hosts; the export columns
+//    export_host and export_left_out (issue 37).
+export const LOOKUP_RULES_VERSION = 3;

@@ -1,14 +1,14 @@
 // The export benchmark's mirror: N current threats written straight into a migrated file (this
 // measures exports, not the sync), and later changes to it the way the page writer makes them
 // (new rows with change_seq above every earlier one). Every host is under a delegated TLD, so
-// every host format keeps it (src/export/blockable-host.ts).
+// every host format keeps it (src/url/blockable-host.ts).
 //
 // The mix: 40% URLs that block a whole host, each its own host (the worst case for the host lists:
 // ~400,000 names at 1M), a tenth of those IDN homographs; 30% path-level URLs on 50 shared hosts;
 // 15% addresses; 15% e-mails. A third of the threats belong to 'globex', the rest to 'acme'.
 import { openWritableMirrorSync } from '../support/writable-mirror.js';
 import type { Database } from '../../src/db/sqlite.js';
-import { deriveLookupFields } from '../../src/url/lookup-fields.js';
+import { threatRowWriter } from '../support/threat-rows.js';
 
 const TLDS = ['com', 'net', 'xyz', 'top', 'online', 'app'];
 const STAMP = '2026-11-01T00:00:00.000Z';
@@ -26,18 +26,12 @@ export function benchThreat(index: number, salt = ''): [type: string, content: s
 
 /** Inserts threats [from, to) with change_seq starting after `seqBase`, in one transaction per 10,000. */
 export function insertThreats(sqlite: Database, from: number, to: number, { seqBase = 0, salt = '', stamp = STAMP } = {}): void {
-  const insertThreat = sqlite.prepare(
-    `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain,
-       address_namespace, address_chain, address, email, email_domain, url_expression) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const insertThreat = threatRowWriter(sqlite);
   const insertLink = sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');
   const batch = sqlite.transaction((start: number, end: number) => {
     for (let index = start; index < end; index += 1) {
       const [type, content] = benchThreat(index, salt);
-      const fields = deriveLookupFields(type, content);
-      const seq = seqBase + index - from + 1;
-      insertThreat.run(index + 1, content, type, stamp, stamp, stamp, seq, fields.host, fields.registrableDomain,
-        fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, fields.urlExpression);
+      insertThreat({ id: index + 1, content, type, blockedAt: stamp, stamp, changeSeq: seqBase + index - from + 1 });
       insertLink.run(index % 3 === 0 ? 'globex' : 'acme', index + 1, stamp);
     }
   });

@@ -59,8 +59,8 @@ async function mirrorWriter(path: string): Promise<{ write(page: Page): void; cl
   let changeSeq = 0;
   const upsert = sqlite.prepare(
     `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain,
-                          address_namespace, address_chain, address, email, email_domain, url_expression)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          address_namespace, address_chain, address, email, email_domain, url_expression, export_host, export_left_out)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(id) DO UPDATE SET content = excluded.content, type = excluded.type, blocked_at = excluded.blocked_at`,
   );
   // The benchmark's one organization.
@@ -70,7 +70,7 @@ async function mirrorWriter(path: string): Promise<{ write(page: Page): void; cl
     for (const threat of page.threats) {
       const fields = deriveLookupFields(threat.type, threat.content);
       upsert.run(threat.id, threat.content, threat.type, threat.blockedAt, now, now, (changeSeq += 1), fields.host, fields.registrableDomain,
-        fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, fields.urlExpression);
+        fields.addressNamespace, fields.addressChain, fields.address, fields.email, fields.emailDomain, fields.urlExpression, fields.exportHost, fields.exportLeftOut);
       link.run(threat.id, now);
     }
   });

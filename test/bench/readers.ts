@@ -14,7 +14,7 @@ import { ThreatLookup } from '../../src/lookup/threat-lookup.js';
 import { loadWhileBackfilling, type LoadResult } from './lookup-under-load.js';
 
 const COUNT = Number(process.env.BENCH_THREATS ?? 1_000_000);
-const NO_LOOKUPS: LookupFields = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null, urlExpression: null };
+const NO_LOOKUPS: LookupFields = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null, urlExpression: null, exportHost: null, exportLeftOut: null };
 
 function writeAll(sqlite: Database.Database, writer: PageWriter, threats: readonly StandinThreat[]): number {
   const plan = sqlite.prepare("INSERT INTO sync_plans (organization, mode, range_start, range_end, created_at) VALUES ('bench', 'backfill', '2000-01-01', '2000-01-01', 'x') RETURNING id").get() as { id: number };

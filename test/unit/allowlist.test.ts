@@ -69,7 +69,7 @@ describe('reading the allowlist', () => {
     expect(refusal('a.example.com\n\n*.evil.example.com')).toContain('line 3: "*.evil.example.com" is a wildcard: write the bare host');
     expect(refusal('||evil.example.com^')).toContain('line 1: "||evil.example.com^" is AdGuard syntax');
     expect(refusal('0.0.0.0 evil.example.com')).toContain('line 1: "0.0.0.0 evil.example.com" is an /etc/hosts line');
-    expect(refusal('https://')).toBe('/etc/tm/allow.txt line 1: "https://" is not a URL with a host');
+    expect(refusal('https://')).toBe('/etc/tm/allow.txt line 1: "https://" is not an http(s) URL with a host a browser can open');
     expect(refusal(`ok.example.com\nx\u0000y`)).toBe('/etc/tm/allow.txt line 2: holds the control character U+0000');
     expect(refusal(`a.example.com\n${'x'.repeat(4097)}`)).toBe('/etc/tm/allow.txt line 2: longer than 4096 characters');
   });

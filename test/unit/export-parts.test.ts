@@ -6,11 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/cli/args.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/lib/errors.js';
-import { hostBlockOf } from '../../src/export/host-block.js';
-import { blockableHost } from '../../src/export/blockable-host.js';
+import { blockableHost } from '../../src/url/blockable-host.js';
 import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
-import type { CurrentThreat } from '../../src/export/current-threats.js';
+import type { CurrentThreat, IndicatorSource } from '../../src/export/current-threats.js';
+import { type HostEntry, hostEntryOf } from '../../src/export/host-selection.js';
+import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 import { jsonlLine, valuesOf } from '../../src/export/records.js';
 import { indicatorJson, indicatorOf, noStixCounts, patternOf, renderStix, STIX_NAMESPACE, type StixCounts, stixString, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/stix.js';
 import { tempDir } from '../support/temp.js';
@@ -120,13 +121,14 @@ describe('records written out by hand', () => {
     firstSeenAt: '2026-03-15T12:00:01.000Z', updatedAt: '2026-03-16T00:00:00.000Z', changeSeq: index + 1, organizations: index === 0 ? ['acme', 'globex'] : ['acme'],
     host: index === 0 ? 'evil.example' : null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: index === 2 ? 'a"b@x.example' : null, emailDomain: null,
   }));
+  const indicator = (threat: CurrentThreat): IndicatorSource => ({ ...threat, exportHost: null });
 
   it('are the bytes JSON.stringify gives for the same object (JSONL lines, STIX indicators)', () => {
     for (const threat of threats) {
       expect(jsonlLine(threat)).toBe(`${JSON.stringify(valuesOf(threat))}\n`);
-      const pattern = patternOf(threat) ?? "[url:value = 'x']";
+      const pattern = patternOf(indicator(threat)) ?? "[url:value = 'x']";
       const validFrom = stixTimestamp(threat.blockedAt) as string;
-      expect(indicatorJson(threat, pattern, validFrom)).toBe(JSON.stringify(indicatorOf(threat, pattern, validFrom)));
+      expect(indicatorJson(indicator(threat), pattern, validFrom)).toBe(JSON.stringify(indicatorOf(indicator(threat), pattern, validFrom)));
       expect(threatIndicatorUuid(threat.id)).toBe(uuidV5(STIX_NAMESPACE, `threat:${threat.id}`));
     }
   });
@@ -142,11 +144,14 @@ describe('records written out by hand', () => {
 
 describe('host entries', () => {
   it('come only from whole-host blocks with a DNS name that is no public suffix', () => {
-    expect(hostBlockOf('HTTP://Evil.Example:80/a/../#x')).toEqual({ kind: 'host', host: 'evil.example' });
-    expect(hostBlockOf('https://docs-host.example/forms/abc')).toEqual({ kind: 'path-level' });
-    expect(hostBlockOf('https://evil.example/?utm=1')).toEqual({ kind: 'path-level' });
-    expect(hostBlockOf('evil.example')).toEqual({ kind: 'host', host: 'evil.example' });
-    expect(hostBlockOf('mailto:a@evil.example')).toEqual({ kind: 'not-a-host' });
+    const entry = (content: string): HostEntry => hostEntryOf({ type: 'URL', ...deriveLookupFields('URL', content) });
+    expect(entry('HTTP://Evil.Com:80/a/../#x')).toEqual({ kind: 'host', host: 'evil.com' });
+    expect(entry('https://docs-host.com/forms/abc')).toEqual({ kind: 'left-out', reason: 'pathLevel' });
+    expect(entry('https://evil.com/?utm=1')).toEqual({ kind: 'left-out', reason: 'pathLevel' });
+    expect(entry('evil.com')).toEqual({ kind: 'host', host: 'evil.com' });
+    expect(entry('evil.example')).toEqual({ kind: 'left-out', reason: 'notDelegated' });
+    expect(entry('mailto:a@evil.example')).toEqual({ kind: 'left-out', reason: 'notAHost' });
+    expect(hostEntryOf({ type: 'EMAIL', exportHost: null, exportLeftOut: null })).toEqual({ kind: 'other-type' });
     expect(blockableHost('evil.com')).toBe('evil.com');
     expect(blockableHost('a_b.evil.co.uk')).toBe('a_b.evil.co.uk');
     expect(blockableHost('xn--80ak6aa92e.xn--p1ai')).toBe('xn--80ak6aa92e.xn--p1ai');

@@ -14,8 +14,13 @@ describe('deriveLookupFields', () => {
     expect(deriveLookupFields('URL', 'http://192.168.0.1/login')).toMatchObject({ host: '192.168.0.1', registrableDomain: null });
     expect(deriveLookupFields('URL', 'https://evil.example./')).toMatchObject({ host: 'evil.example', urlExpression: 'evil.example/' });
     expect(deriveLookupFields('PAGE', 'HTTP://Shared-Host.example:80/forms/./abc#x')).toMatchObject({ urlExpression: 'shared-host.example/forms/abc' });
-    expect(deriveLookupFields('URL', 'evil.example/x')).toMatchObject({ host: null, urlExpression: 'evil.example/x' });
-    expect(deriveLookupFields('URL', 'not a url at all').urlExpression).toBeNull();
+    // A bare host is read as http://… by the one URL reader: it has a host like any URL.
+    expect(deriveLookupFields('URL', 'evil.example/x')).toMatchObject({ host: 'evil.example', urlExpression: 'evil.example/x', exportHost: null, exportLeftOut: 'pathLevel' });
+    expect(deriveLookupFields('URL', 'bücher-konto.com')).toMatchObject({ host: 'xn--bcher-konto-thb.com', urlExpression: 'xn--bcher-konto-thb.com/', exportHost: 'xn--bcher-konto-thb.com' });
+    expect(deriveLookupFields('URL', `https://long.example.com/${'a'.repeat(20_000)}`)).toMatchObject({ host: 'long.example.com', exportLeftOut: 'pathLevel' });
+    expect(deriveLookupFields('URL', `https://long.example.com/#${'a'.repeat(20_000)}`)).toMatchObject({ urlExpression: 'long.example.com/', exportHost: 'long.example.com' });
+    expect(deriveLookupFields('URL', 'http://[2001:0db8:0:0::1]/')).toMatchObject({ host: '[2001:db8::1]', urlExpression: '[2001:db8::1]/', exportLeftOut: 'ipAddress' });
+    expect(deriveLookupFields('URL', 'not a url at all')).toMatchObject({ urlExpression: null, exportHost: null, exportLeftOut: 'notAHost' });
     expect(deriveLookupFields('EMAIL', 'a@evil.example').urlExpression).toBeNull();
   });
 
@@ -37,14 +42,12 @@ describe('deriveLookupFields', () => {
   });
 
   it('keeps NULL for content that does not parse, hostile content included, and never throws', () => {
-    const none = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null, urlExpression: null };
+    const none = { host: null, registrableDomain: null, addressNamespace: null, addressChain: null, address: null, email: null, emailDomain: null, urlExpression: null, exportHost: null, exportLeftOut: null };
     const hostile = [
-      'evil.example/login',
       'https://',
       'http://[::1',
-      "https://evil.example/'; DROP TABLE threats; --".replace('https://', ''),
+      "'; DROP TABLE threats; --",
       'nul\u0000inside',
-      `https://long.example/${'a'.repeat(20_000)}`,
       'eip155:1',
       'eip155::0xabc',
       'EIP155:1:0xabc',

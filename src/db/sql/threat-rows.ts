@@ -24,21 +24,22 @@ export interface ThreatWriteCounts {
 const NONE: readonly number[] = [];
 
 const THREAT_COLUMNS = `id, content, type, blocked_at, first_seen_at, updated_at, change_seq,
-  host, registrable_domain, address_namespace, address_chain, address, email, email_domain, url_expression`;
+  host, registrable_domain, address_namespace, address_chain, address, email, email_domain, url_expression, export_host, export_left_out`;
+const COLUMN_COUNT = 17;
 
 function insertSql(rows: number): string {
-  return `INSERT INTO threats (${THREAT_COLUMNS}) VALUES ${placeholders(rows, 15)}`;
+  return `INSERT INTO threats (${THREAT_COLUMNS}) VALUES ${placeholders(rows, COLUMN_COUNT)}`;
 }
 
 /** Writes only what changed, and returns what it wrote. */
 function upsertSql(rows: number): string {
   return `INSERT INTO threats (${THREAT_COLUMNS})
-         VALUES ${placeholders(rows, 15)}
+         VALUES ${placeholders(rows, COLUMN_COUNT)}
          ON CONFLICT (id) DO UPDATE SET content = excluded.content, type = excluded.type, blocked_at = excluded.blocked_at,
            updated_at = excluded.updated_at, change_seq = excluded.change_seq, host = excluded.host,
            registrable_domain = excluded.registrable_domain, address_namespace = excluded.address_namespace,
            address_chain = excluded.address_chain, address = excluded.address, email = excluded.email, email_domain = excluded.email_domain,
-           url_expression = excluded.url_expression
+           url_expression = excluded.url_expression, export_host = excluded.export_host, export_left_out = excluded.export_left_out
          WHERE threats.content IS NOT excluded.content OR threats.type IS NOT excluded.type OR threats.blocked_at IS NOT excluded.blocked_at
          RETURNING id, first_seen_at`;
 }
@@ -65,9 +66,10 @@ const MOVE_IN_FEED_SQL = 'UPDATE threats SET change_seq = ? WHERE id = ?';
 
 const BACKFILL_LOOKUPS_SQL = `UPDATE threats SET change_seq = :changeSeq, host = :host, registrable_domain = :registrableDomain,
               address_namespace = :addressNamespace, address_chain = :addressChain, address = :address, email = :email,
-              email_domain = :emailDomain, url_expression = :urlExpression WHERE id = :id`;
+              email_domain = :emailDomain, url_expression = :urlExpression, export_host = :exportHost, export_left_out = :exportLeftOut
+        WHERE id = :id`;
 
-const LOOKUP_COLUMNS = ['host', 'registrableDomain', 'addressNamespace', 'addressChain', 'address', 'email', 'emailDomain', 'urlExpression'] as const satisfies ReadonlyArray<keyof LookupFields>;
+const LOOKUP_COLUMNS = ['host', 'registrableDomain', 'addressNamespace', 'addressChain', 'address', 'email', 'emailDomain', 'urlExpression', 'exportHost', 'exportLeftOut'] as const satisfies ReadonlyArray<keyof LookupFields>;
 
 /**
  * Rows whose lookup columns are derived at the writer's start are read one at a time by id: a
@@ -75,7 +77,8 @@ const LOOKUP_COLUMNS = ['host', 'registrableDomain', 'addressNamespace', 'addres
  * batch of such rows read at once would exceed, at every start.
  */
 const STORED_LOOKUPS_SQL = `SELECT type, content, host, registrable_domain AS registrableDomain, address_namespace AS addressNamespace,
-              address_chain AS addressChain, address, email, email_domain AS emailDomain, url_expression AS urlExpression
+              address_chain AS addressChain, address, email, email_domain AS emailDomain, url_expression AS urlExpression,
+              export_host AS exportHost, export_left_out AS exportLeftOut
          FROM threats WHERE id = ?`;
 
 const CHUNK_SIZES = [100, 10, 1] as const;
@@ -123,7 +126,7 @@ export class ThreatRows {
         values.push(
           threat.id, threat.content, threat.type, threat.blockedAt, stamp, stamp, this.#changeSeq,
           lookup.host, lookup.registrableDomain, lookup.addressNamespace, lookup.addressChain, lookup.address, lookup.email, lookup.emailDomain,
-          lookup.urlExpression,
+          lookup.urlExpression, lookup.exportHost, lookup.exportLeftOut,
         );
       });
       const links: unknown[] = [];

@@ -1,0 +1,26 @@
+// Threat rows written straight into a mirror by tests that play the page writer's part, with every
+// lookup and export column derived as the writer derives it (src/url/lookup-fields.ts).
+import type { Database } from '../../src/db/sqlite.js';
+import { deriveLookupFields } from '../../src/url/lookup-fields.js';
+
+export interface ThreatRowInput {
+  readonly id: number;
+  readonly content: string;
+  readonly type: string;
+  readonly blockedAt: string;
+  readonly stamp: string;
+  readonly changeSeq: number;
+}
+
+/** A function that inserts one threat row with its derived columns (prepared once). */
+export function threatRowWriter(sqlite: Database): (row: ThreatRowInput) => void {
+  const insert = sqlite.prepare(
+    `INSERT INTO threats (id, content, type, blocked_at, first_seen_at, updated_at, change_seq, host, registrable_domain, address_namespace,
+       address_chain, address, email, email_domain, url_expression, export_host, export_left_out)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  return ({ id, content, type, blockedAt, stamp, changeSeq }) => {
+    const f = deriveLookupFields(type, content);
+    insert.run(id, content, type, blockedAt, stamp, stamp, changeSeq, f.host, f.registrableDomain, f.addressNamespace, f.addressChain, f.address, f.email, f.emailDomain, f.urlExpression, f.exportHost, f.exportLeftOut);
+  };
+}
