@@ -17,11 +17,15 @@ const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
 const env = mirrorEnvFor(KEY, NOW);
 
-/** The package folders of better_sqlite3.node binaries mapped into process `pid`. */
+/**
+ * The package folders of the SQLite drivers' native binaries mapped into process `pid`: 12 builds
+ * build/Release/better_sqlite3.node, 13 ships prebuilds/<platform>.node.
+ */
 function mappedDrivers(pid: number): string[] {
-  const lines = readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n');
-  const binaries = new Set(lines.filter((line) => line.endsWith('better_sqlite3.node')).map((line) => line.slice(line.indexOf('/'))));
-  return [...binaries].map((path) => /node_modules\/([^/]+)\//.exec(path)?.[1] ?? path).sort();
+  const paths = readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').map((line) => line.slice(line.indexOf('/')));
+  const binaries = new Set(paths.filter((path) => path.endsWith('.node')).map((path) => /node_modules\/(better-sqlite3[^/]*)\//.exec(path)?.[1]));
+  binaries.delete(undefined);
+  return [...binaries].map(String).sort();
 }
 
 it('a daemon maps only the driver of its Node major: better-sqlite3 on 20, better-sqlite3-napi from 22 on', async () => {
