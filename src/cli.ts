@@ -57,7 +57,7 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
       io.stdout(`${packageVersion()}\n`);
       return EXIT_OK;
     }
-    if (command.kind === 'status') return (await import('./commands/status-command.js')).showStatus(command, loadDatabasePath(env), io);
+    if (command.kind === 'status') return (await import('./commands/status-command.js')).showStatus(command, env, io);
     // The read commands answer as THREAT_MIRROR_ALLOWLIST is now: read here, a bad line exits 2.
     if (command.kind === 'lookup') return await (await import('./commands/lookup-command.js')).runLookup(command, env, io, loadAllowlist(env)?.list);
     if (command.kind === 'export') {
@@ -95,8 +95,10 @@ function assertCommandFitsConfig(command: Command, config: Config): void {
   }
   if (command.kind === 'verify') {
     const range = verifyRange(command, config, today);
-    if (range.to >= today) throw new ConfigError(`--to ${range.to}: verify checks closed days only, the last is ${addDays(today, -1)} (UTC)`);
-    if (range.from > range.to) throw new ConfigError(`--from ${range.from} is after --to ${range.to}`);
+    const closedOnly = `verify checks closed days only, the last is ${addDays(today, -1)} (UTC)`;
+    if (range.to >= today) throw new ConfigError(`--to ${range.to}: ${closedOnly}`);
+    // Without --to the range ends yesterday: a --from after it is the flag to name, not a --to nobody gave.
+    if (range.from > range.to) throw new ConfigError(command.to === undefined ? `--from ${range.from}: ${closedOnly}` : `--from ${range.from} is after --to ${range.to}`);
   }
 }
 

@@ -76,7 +76,7 @@ describe('widening the scope', () => {
     service.stats.reset();
     expect((await runCli(['--once'], env(service, dbPath, 'URL,ADDRESS'))).code).toBe(0);
     expect([...byAssetType(service.stats.requests).keys()]).toEqual(['["ADDRESS","URL"]']);
-    const status = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath });
+    const status = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW });
     expect((JSON.parse(status.stdout) as { organizations: Array<{ assetTypes: string[] }> }).organizations[0]?.assetTypes).toEqual(['ADDRESS', 'URL']);
     expect(scalar(dbPath, "SELECT asset_types FROM sync_status WHERE organization = 'acme'")).toBe('ADDRESS,URL');
   });
@@ -121,9 +121,9 @@ describe('a widening stopped midway', () => {
     ) as Array<{ window: string; cursor: string | null; completed: number }>;
     expect(committed.some((window) => window.completed)).toBe(true);
     // status names the unfinished walk for what it is.
-    const status = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
+    const status = await runCli(['status'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW });
     expect(status.stdout).toMatch(new RegExp(`^  \\w+ backfill of the added types ADDRESS ${FROM}\\.\\.${TODAY}: .*windows open$`, 'm'));
-    const json = JSON.parse((await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath })).stdout) as { organizations: Array<{ openPlans: Array<{ mode: string; widening: string | null }> }> };
+    const json = JSON.parse((await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).stdout) as { organizations: Array<{ openPlans: Array<{ mode: string; widening: string | null }> }> };
     expect(json.organizations[0]?.openPlans).toEqual([expect.objectContaining({ mode: 'backfill', widening: 'ADDRESS' })]);
     const resumed = await runCli(['--once'], env(service, dbPath, 'URL,ADDRESS', { THREAT_MIRROR_CONCURRENCY: '2' }));
     expect(resumed.code).toBe(0);
@@ -167,7 +167,7 @@ describe('narrowing the scope', () => {
     const pages = ofTypes(service, ['PAGE']);
     const page = pages.find((threat) => threat.blockedAt.slice(0, 10) < addDays(TODAY, -5)) as StandinThreat;
     expect(pages.length).toBeGreaterThan(100);
-    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath })).code).toBe(0);
+    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(0);
     const feedBefore = scalar<number>(dbPath, 'SELECT max(change_seq) FROM threats');
 
     const narrowed = await runCli(['--once'], env(service, dbPath, 'URL'));
@@ -179,7 +179,7 @@ describe('narrowing the scope', () => {
     expect(scalar(dbPath, "SELECT count(*) FROM organization_threats o JOIN threats t ON t.id = o.threat_id WHERE t.type = 'PAGE' AND o.out_of_scope = 1")).toBe(pages.length);
     // The change feed moves them (exports and the zone follow it), as changed rows, never as removals.
     expect(scalar(dbPath, "SELECT count(*) FROM threats WHERE type = 'PAGE' AND change_seq > ?", feedBefore)).toBe(pages.length);
-    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath })).code).toBe(1);
+    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(1);
     const csv = await runCli(['export', '--format', 'csv'], { THREAT_MIRROR_DB: dbPath });
     expect(csv.code).toBe(0);
     const exported = new Set(csv.stdout.trim().split('\n').slice(1).map((line) => Number(line.slice(0, line.indexOf(',')))));
@@ -191,7 +191,7 @@ describe('narrowing the scope', () => {
     expect((await runCli(['--once'], env(service, dbPath, 'URL,PAGE'))).code).toBe(0);
     expect(byAssetType(service.stats.requests).has('["PAGE"]')).toBe(true);
     expect(scalar(dbPath, "SELECT count(*) FROM current_threats WHERE type = 'PAGE'")).toBe(pages.length);
-    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath })).code).toBe(0);
+    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(0);
   });
 });
 

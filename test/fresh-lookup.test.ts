@@ -143,6 +143,41 @@ describe('lookup --fresh', () => {
     expect(result?.fresh).toBeUndefined();
   });
 
+  it('names the days it asked, and vouches for a "not blocked" only over days the mirror or the service answered for (issue 42 case 4)', async () => {
+    const { service, dbPath, env } = await mirrored();
+    const value = 'https://login.quiet-site.example/';
+    // complete_through is yesterday: only today was asked, and the text says so, not "asked too".
+    const asked = await runCli(['lookup', '--fresh', value], env);
+    expect(asked.code).toBe(1);
+    expect(asked.stdout).toContain(`${value}: not blocked (the service was asked about ${TODAY} for acme; the service was asked about ${TODAY} for globex)\n`);
+    expect(asked.stdout).not.toContain('asked too');
+
+    // Two hours later the mirror is stale: alone it cannot vouch (3), with the service's answer over
+    // every day after complete_through it can (1), and with the service down it cannot (3).
+    const later = { ...env, THREAT_MIRROR_NOW: new Date(Date.parse(NOW) + 2 * 3_600_000).toISOString() };
+    expect((await runCli(['lookup', value], later)).code).toBe(3);
+    const vouched = await runCli(['lookup', '--fresh', '--json', value], later);
+    expect(vouched.code).toBe(1);
+    const [result] = (JSON.parse(vouched.stdout) as { results: Array<{ verdict: string; reason: string }> }).results;
+    expect(result?.verdict).toBe('not_blocked');
+    expect(result?.reason).toBe(`no threat in force matches it: the service, asked about acme's days after ${addDays(TODAY, -1)}, lists none; the service, asked about globex's days after ${addDays(TODAY, -1)}, lists none`);
+    service.faults.enqueue({ kind: 'status', status: 503 }, { times: 100 });
+    const down = await runCli(['lookup', '--fresh', value], { ...later, THREAT_MIRROR_MAX_RETRIES: '0' });
+    service.faults.clear();
+    expect(down.code).toBe(3);
+    expect(down.stdout).toMatch(/cannot vouch: .*the service, asked about 2026-03-15, did not answer whole/);
+
+    // Never synced: the service is asked about the first THREAT_MIRROR_INITIAL_DAYS days only,
+    // which leaves the days before them unknown.
+    const never = tempDbPath();
+    expect((await runCli(['--once'], { ...env, THREAT_MIRROR_DB: never, THREAT_MIRROR_API_KEY_ACME: 'wrong-key-0000', THREAT_MIRROR_API_KEY_GLOBEX: 'wrong-key-1111' })).code).toBe(1);
+    const first = await runCli(['lookup', '--fresh', '--org', 'acme', value], { ...env, THREAT_MIRROR_DB: never });
+    expect(first.code).toBe(3);
+    expect(first.stdout).toContain(`the service was asked about ${addDays(TODAY, -29)}..${TODAY} only, and the mirror holds no complete day before`);
+    expect(first.stdout).toContain(`; the service was asked about ${addDays(TODAY, -29)}..${TODAY} for acme`);
+    expect(scalar(dbPath, 'SELECT count(*) FROM threats WHERE content = ?', value)).toBe(0);
+  });
+
   it('needs the API URL and keys: without them it exits 2 naming the variable', async () => {
     const { dbPath } = await mirrored();
     const result = await runCli(['lookup', '--fresh', 'https://x.example/'], { THREAT_MIRROR_DB: dbPath });

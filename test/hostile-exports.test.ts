@@ -106,11 +106,11 @@ describe('one view of the host, the browser\'s (issue 32 item 2)', () => {
     }
     expect((JSON.parse((await exported(dbPath, 'metamask')).text) as { blacklist: string[] }).blacklist).toEqual(['phish-three.com', 'phish-two.com']);
 
-    const victim = await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath });
+    const victim = await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW });
     expect(victim.code, victim.stdout).toBe(1);
     expect(victim.stdout).toContain('https://bank-brand.com/login: not blocked');
     // What a browser opens for the threat's URL: host phish-site.com, path /@bank-brand.com/.
-    const phisher = await runCli(['lookup', 'http://phish-site.com/@bank-brand.com/'], { THREAT_MIRROR_DB: dbPath });
+    const phisher = await runCli(['lookup', 'http://phish-site.com/@bank-brand.com/'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW });
     expect(phisher.code, phisher.stdout).toBe(0);
     expect(phisher.stdout).toContain('(by expression phish-site.com/@bank-brand.com/)');
   });
@@ -125,14 +125,14 @@ describe('one view of the host, the browser\'s (issue 32 item 2)', () => {
       db.prepare("UPDATE threats SET host = 'bank-brand.com', registrable_domain = 'bank-brand.com', url_expression = 'bank-brand.com/' WHERE id = ?").run(BACKSLASH.id);
       db.prepare("DELETE FROM mirror_settings WHERE key LIKE 'lookup_rules%'").run();
     });
-    expect((await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath })).code).toBe(0);
+    expect((await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(0);
     const feedBefore = scalar<number>(dbPath, 'SELECT max(change_seq) FROM threats');
 
     const next = await runCli(['--once'], env(service, dbPath));
     expect(next.code).toBe(0);
     expect(next.logs.find((line) => String(line.msg).startsWith('derived the lookup columns again'))).toMatchObject({ threats: 3, changed: 1 });
-    expect((await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath })).code).toBe(1);
-    expect((await runCli(['lookup', 'http://phish-site.com/@bank-brand.com/'], { THREAT_MIRROR_DB: dbPath })).code).toBe(0);
+    expect((await runCli(['lookup', 'https://bank-brand.com/login'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(1);
+    expect((await runCli(['lookup', 'http://phish-site.com/@bank-brand.com/'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(0);
     expect(scalar(dbPath, 'SELECT id FROM threats WHERE change_seq > ?', feedBefore)).toBe(BACKSLASH.id);
     expect(scalar(dbPath, 'SELECT count(*) FROM threats WHERE change_seq > ?', feedBefore)).toBe(1);
     expect(scalar(dbPath, "SELECT value FROM mirror_settings WHERE key = 'lookup_rules'")).toBe(String(LOOKUP_RULES_VERSION));

@@ -107,7 +107,8 @@ describe('human-readable output escapes control characters (issue 32 item 7)', (
     const stored = runs(dbPath).at(-1)?.error as string;
     expect(stored).toContain('\u001b]0;pwned\u0007');
     const status = await runCli(['status'], env(service, dbPath));
-    expect(status.code).toBe(0);
+    // The run failed: status says so, and that the mirror cannot vouch (exit 3).
+    expect(status.code).toBe(3);
     expect(status.stdout).toContain('the service refused the request (HTTP 400)');
     expect(status.stdout).not.toMatch(TERMINAL_CONTROLS);
     const json = await runCli(['status', '--json'], env(service, dbPath));

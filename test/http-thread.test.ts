@@ -10,6 +10,7 @@ import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { runs } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
 import { dig, freePort, ZONE } from './support/secondaries.js';
+import { SERVING_LOG_MESSAGE } from '../src/serve/endpoints.js';
 
 /** Resolves with what `check` gives once it gives something, polling every 50 ms; throws past `timeoutMs`. */
 async function pollUntil<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
@@ -62,7 +63,7 @@ async function startDaemon(fault: 'block' | 'end-writer' | 'none', env: Record<s
     MAIN_THREAD_BLOCK_MS: String(BLOCK_MS),
     ...env,
   });
-  const line = await daemon.waitForLog((log) => log.msg === 'serving /healthz, /readyz and /metrics');
+  const line = await daemon.waitForLog((log) => log.msg === SERVING_LOG_MESSAGE);
   await daemon.waitForLog((log) => typeof log.msg === 'string' && log.msg.startsWith('sync of organization') && log.status === 'succeeded');
   return { port: line.port as number, dbPath };
 }

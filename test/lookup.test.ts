@@ -33,11 +33,12 @@ interface Result {
 }
 interface LookupDocument {
   results: Result[];
-  mirror: { complete_through: string | null; stale: boolean };
+  mirror: { complete_through: string | null; stale: boolean; organizations: unknown[] };
 }
 
 async function cliLookup(dbPath: string, values: string[]): Promise<{ code: number | null; document: LookupDocument }> {
-  const result = await runCli(['lookup', '--json', ...values], { THREAT_MIRROR_DB: dbPath });
+  // On the writer's clock, as the sync ran: the mirror is fresh, and a "not blocked" vouched for (exit 1).
+  const result = await runCli(['lookup', '--json', ...values], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW });
   return { code: result.code, document: JSON.parse(result.stdout) as LookupDocument };
 }
 
@@ -161,14 +162,20 @@ describe('GET and POST /v1/lookup', () => {
     expect(get.headers.get('content-type')).toBe('application/json');
     const body = (await get.json()) as LookupDocument;
     expect(Object.keys(body).sort()).toEqual(['mirror', 'results']);
-    expect(body.mirror).toEqual({ complete_through: addDays(TODAY, -1), stale: false });
+    expect(body.mirror).toEqual({
+      complete_through: addDays(TODAY, -1),
+      stale: false,
+      organizations: [{ organization: 'acme', state: 'fresh', complete_through: addDays(TODAY, -1), last_success_at: expect.stringMatching(new RegExp(`^${TODAY}T`)), problems: [] }],
+    });
     expect(body.results).toEqual([
       {
         value: 'https://a.evil.example/x',
         blocked: true,
         matches: [{ id: 1, content: 'https://evil.example/', type: 'URL', organizations: ['acme'], match: { by: 'expression', expression: 'evil.example/' } }],
+        verdict: 'blocked',
+        reason: 'threat #1 (URL) matches it for acme',
       },
-      { value: 'innocent.example', blocked: false, matches: [] },
+      { value: 'innocent.example', blocked: false, matches: [], verdict: 'not_blocked', reason: 'no threat in force matches it: acme is synced and fresh' },
     ]);
 
     const post = async (payload: unknown, raw?: string) =>

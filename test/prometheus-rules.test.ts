@@ -62,6 +62,39 @@ describe('alert rules and dashboard', () => {
     for (const rule of rules) expect(tests, `${rule.alert} has no test`).toContain(`alertname: ${rule.alert}`);
   });
 
+  it('see a sidecar that never synced from the first scrape of each start: ever synced 0, last success 0, failed runs counted from the file (issue 42 case 2)', async () => {
+    const service = await serveThreats(KEY, NOW, []);
+    const dbPath = tempDbPath();
+    const wrongKey = mirrorEnvFor('a-wrong-key-0000', NOW)(service, dbPath, { THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', THREAT_MIRROR_MAX_RETRIES: '0' });
+    const gauge = (metrics: string, series: string): number | undefined => {
+      const line = metrics.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    const acme = '{organization="acme"}';
+    const failed = '{organization="acme",stream="threats"}';
+    const firstRuns: Array<number | undefined> = [];
+    // Three lives of the sidecar, as a startup probe that restarts it gives it: each reads the file.
+    for (let life = 0; life < 3; life += 1) {
+      const daemon = startCli([], wrongKey);
+      const port = await servingPort(daemon);
+      const first = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect({ life, ever: gauge(first, `threat_mirror_ever_synced${acme}`), last: gauge(first, `threat_mirror_last_success_timestamp_seconds${acme}`) }).toEqual({ life, ever: 0, last: 0 });
+      // Before this life's run has ended, or after: what the file holds, never less.
+      expect(gauge(first, `threat_mirror_consecutive_failed_runs${failed}`)).toBeGreaterThanOrEqual(life);
+      await daemon.waitForLog((line) => String(line.msg).startsWith('sync of organization "acme" failed: '));
+      const after = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(gauge(after, `threat_mirror_consecutive_failed_runs${failed}`)).toBe(life + 1);
+      firstRuns.push(gauge(after, `threat_mirror_first_run_timestamp_seconds${acme}`));
+      await daemon.stop('SIGTERM');
+    }
+    // The first run's time is the file's: restarts do not start the clock again (the first life,
+    // before its run, shows its own start, a moment earlier).
+    const [own, ...fromFile] = firstRuns as number[];
+    expect(new Set(fromFile).size).toBe(1);
+    expect((fromFile[0] as number) - (own as number)).toBeGreaterThanOrEqual(0);
+    expect((fromFile[0] as number) - (own as number)).toBeLessThan(5);
+  });
+
   it('name only series the daemon exposes on /metrics', async () => {
     const service = await serveThreats(KEY, NOW, generateThreats({ seed: 91, organizations: ['acme'], count: 300, fromDay: addDays(NOW.slice(0, 10), -4), toDay: NOW.slice(0, 10) }));
     const exports = tempDir();

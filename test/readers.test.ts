@@ -167,7 +167,7 @@ describe('lookup command', () => {
     ]);
     const dbPath = tempDbPath();
     expect((await runCli(['--once'], env(service, dbPath))).code).toBe(0);
-    const reader = { THREAT_MIRROR_DB: dbPath };
+    const reader = { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW };
     type Json = { results: Array<{ value: string; blocked: boolean; matches: Array<{ id: number; match: { by: string } }>; same_host: Array<{ id: number }> }> };
     const json = async (...values: string[]) => {
       const result = await runCli(['lookup', '--json', ...values], reader);

@@ -1,12 +1,12 @@
 // `threat-mirror snapshot --out FILE` and THREAT_MIRROR_SNAPSHOT: a consistent, compacted copy that
 // opens read-only anywhere, with a manifest whose checksum a reader can verify (issue 13).
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
-import { runCli, startCli } from './support/cli.js';
+import { runCli, servingPort, startCli } from './support/cli.js';
 import { differingTables, withDb, withWritableDb } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { skipFor } from './support/judges.js';
@@ -173,5 +173,33 @@ describe('snapshot', () => {
     expect(daemon.logs.filter((line) => line.msg === 'snapshot published').length).toBe(published);
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
+  });
+
+  it('a snapshot that cannot be published is counted on /metrics and named for what it is: a file where its folder should be (issue 42 case 3)', async () => {
+    const service = await startService(50);
+    const folder = tempDir();
+    const blocker = join(folder, 'published');
+    writeFileSync(blocker, 'a file, not a folder\n');
+    const daemon = startCli([], env(service, join(folder, 'mirror.db'), { THREAT_MIRROR_SNAPSHOT: join(blocker, 'threat-mirror.db'), THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', THREAT_MIRROR_HTTP_PORT: '0' }));
+    const port = await servingPort(daemon);
+    const failed = await daemon.waitForLog((line) => String(line.msg).startsWith('snapshot not published'));
+    expect(failed.msg).toBe(`snapshot not published, the previous one stays: cannot make the folder of ${join(blocker, 'threat-mirror.db')}: ${blocker} is a file, not a folder`);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/^threat_mirror_snapshot_failures_total 1$/m);
+    expect(metrics).toMatch(/^threat_mirror_snapshot_last_publish_timestamp_seconds 0$/m);
+
+    // Published, the time is its file's; a restart reads it from the file before its first run.
+    const out = join(folder, 'ok', 'threat-mirror.db');
+    await daemon.stop('SIGTERM');
+    const publishing = startCli([], env(service, join(folder, 'mirror.db'), { THREAT_MIRROR_SNAPSHOT: out, THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', THREAT_MIRROR_HTTP_PORT: '0' }));
+    const publishingPort = await servingPort(publishing);
+    await publishing.waitForLog((line) => line.msg === 'snapshot published');
+    const publishedAt = `threat_mirror_snapshot_last_publish_timestamp_seconds ${statSync(out).mtimeMs / 1000}`;
+    expect(await (await fetch(`http://127.0.0.1:${publishingPort}/metrics`)).text()).toContain(`\n${publishedAt}\n`);
+    await publishing.stop('SIGTERM');
+    const restarted = startCli([], env(service, join(folder, 'mirror.db'), { THREAT_MIRROR_SNAPSHOT: out, THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', THREAT_MIRROR_HTTP_PORT: '0' }));
+    const first = await (await fetch(`http://127.0.0.1:${await servingPort(restarted)}/metrics`)).text();
+    expect(first).toContain(`\n${publishedAt}\n`);
+    expect(first).toMatch(/^threat_mirror_snapshot_failures_total 0$/m);
   });
 });

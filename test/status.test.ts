@@ -17,8 +17,9 @@ it('shows checkpoints, open work, recent runs and counts, and leaves the file un
   const env = mirrorEnvFor('acme-key', NOW)(standin, dbPath);
   expect((await runCli(['--once'], env)).code).toBe(0);
   const before = readFileSync(dbPath);
-  // A reader needs only the file: no service URL, no key.
-  const json = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath });
+  // A reader needs only the file: no service URL, no key (the clock of the sync, so that it is fresh: exit 0).
+  const reader = { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW };
+  const json = await runCli(['status', '--json'], reader);
   expect(json.code).toBe(0);
   const status = JSON.parse(json.stdout) as { organizations: Array<Record<string, unknown>> };
   expect(status.organizations).toMatchObject([
@@ -32,9 +33,9 @@ it('shows checkpoints, open work, recent runs and counts, and leaves the file un
       recentRuns: [{ stream: 'threats', mode: 'incremental', status: 'succeeded' }],
     },
   ]);
-  const text = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
+  const text = await runCli(['status'], reader);
   expect(text.code).toBe(0);
-  expect(text.stdout).toMatch(new RegExp(`^acme\\n  complete through  ${addDays(TODAY, -1)}\\n  asset types       every type\\n  threats           \\d+`));
+  expect(text.stdout).toMatch(new RegExp(`^acme\\n  sync              synced and fresh \\(last success ${TODAY}T12:00:\\S+\\)\\n  complete through  ${addDays(TODAY, -1)}\\n  asset types       every type\\n  threats           \\d+`));
   expect(text.stdout).toMatch(/#1 threats incremental .* succeeded/);
   expect(readFileSync(dbPath).equals(before)).toBe(true);
   const missing = await runCli(['status'], { THREAT_MIRROR_DB: join(tempDir(), 'none.db') });

@@ -40,7 +40,7 @@ describe('case 2: a threat moved to a day outside the mirrored range', { timeout
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
-    expect((await runCli(['lookup', moved.content], { THREAT_MIRROR_DB: dbPath })).code).toBe(1);
+    expect((await runCli(['lookup', moved.content], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(1);
     expect(joined).toEqual({ runId: 0, completedAt: '1970-01-01T00:00:00.000Z' });
     const walked = withDb(dbPath, (db) => db.prepare("SELECT run_id FROM sync_windows WHERE organization = 'acme' AND day = ?").pluck().get(longAgo)) as number;
     expect(walked).toBeGreaterThan(0);
@@ -61,7 +61,7 @@ describe('case 2: a threat moved to a day outside the mirrored range', { timeout
     expect((await runCli(['--once'], env(service, dbPath, quiet))).code).toBe(0);
     const overdue = withDb(dbPath, (db) => db.prepare("SELECT overdue_days, oldest_overdue_day FROM sync_status WHERE organization = 'acme'").get());
     expect(overdue).toEqual({ overdue_days: 1, oldest_overdue_day: longAgo });
-    const status = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
+    const status = await runCli(['status'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW });
     expect(status.stdout).toContain(`1 days overdue, oldest ${longAgo}`);
   });
 });

@@ -5,6 +5,8 @@ import { TerminalLine } from '../progress/terminal-line.js';
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
+/** lookup and status: the mirror cannot vouch (an organization never synced, stale, or its last run failed). */
+export const EXIT_CANNOT_VOUCH = 3;
 
 export interface Io {
   readonly stdout: (text: string) => void;

@@ -6,9 +6,12 @@ import type { ServiceNotice } from '../db/read/service-notices.js';
 import type { Database } from '../db/sqlite.js';
 import { type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads, type StatusPlanRow } from '../db/read/status-reads.js';
 import { describeProgress, openPlanProgress, type PlanProgress } from '../progress/plan-progress.js';
+import type { OrganizationSync } from '../lookup/sync-judgement.js';
 
 export interface OrganizationStatus {
   readonly organization: string;
+  /** Whether the mirror can vouch for it now (the rule of lookup's verdicts and /readyz), and why not. */
+  readonly sync: Pick<OrganizationSync, 'state' | 'lastSuccessAt' | 'lastRunStatus' | 'problems'>;
   readonly completeThrough: string | null;
   /** The asset types it mirrors (its scope); null: every type. */
   readonly assetTypes: readonly string[] | null;
@@ -24,13 +27,13 @@ export interface OrganizationStatus {
 
 const RECENT_RUNS = 5;
 
-/** `now`: the rate and ETA of a running run are measured up to it. */
-export function readStatus(sqlite: Database, only?: string, now: Date = new Date()): OrganizationStatus[] {
+/** `organizations` as judged (lookup/sync-judgement.ts); `now`: the rate and ETA of a running run are measured up to it. */
+export function readStatus(sqlite: Database, organizations: readonly OrganizationSync[], now: Date): OrganizationStatus[] {
   const reads = new StatusReads(sqlite, RECENT_RUNS);
   const progress = new ProgressReads(sqlite);
-  const organizations = reads.organizations().filter((name) => only === undefined || name === only);
-  return organizations.map((organization) => ({
+  return organizations.map(({ organization, state, lastSuccessAt, lastRunStatus, problems }) => ({
     organization,
+    sync: { state, lastSuccessAt, lastRunStatus, problems },
     completeThrough: reads.completeThrough(organization),
     assetTypes: reads.assetTypes(organization),
     threats: reads.threatCount(organization),
@@ -50,6 +53,7 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
   const lines: string[] = [];
   for (const status of statuses) {
     lines.push(`${status.organization}`);
+    lines.push(`  sync              ${status.sync.problems.length === 0 ? `synced and fresh (last success ${status.sync.lastSuccessAt})` : `cannot vouch: ${status.sync.problems.join('; ')}`}`);
     lines.push(`  complete through  ${status.completeThrough ?? '(not yet)'}`);
     lines.push(`  asset types       ${status.assetTypes?.join(',') ?? 'every type'}`);
     lines.push(`  threats           ${status.threats}`);

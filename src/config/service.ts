@@ -111,6 +111,24 @@ export function loadOrganizations(env: Environment, readFile: FileReader): Organ
   return organizations;
 }
 
+/**
+ * For the read commands (lookup, status): the organizations the environment names, without their
+ * keys; undefined when it names none (THREAT_MIRROR_ORG and THREAT_MIRROR_ORGS unset): the file's then.
+ */
+export function loadOrganizationNames(env: Environment): string[] | undefined {
+  const list = value(env, ORGS.name);
+  if (list === undefined) {
+    const name = value(env, ORG.name);
+    if (name === undefined) return undefined;
+    assertOrganizationName(name, ORG.name);
+    return [name];
+  }
+  const names = list.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (names.length === 0) throw new ConfigError(`${ORGS.name}: lists no organization`);
+  for (const name of names) assertOrganizationName(name, ORGS.name);
+  return [...new Set(names)];
+}
+
 function loadOrganizationKeys(env: Environment, readFile: FileReader): Array<Omit<OrganizationConfig, keyof AssetTypeScope>> {
   const list = value(env, ORGS.name);
   if (list === undefined) {

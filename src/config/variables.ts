@@ -1,6 +1,7 @@
 // Every variable the program reads, its default and what it means: `--help` prints this table, so
 // it is the documentation too, and the defaults loadConfig applies are the ones written here.
 import { validate as isCronExpression } from 'node-cron';
+import { POLL_MS } from '../allowlist/allowlist-watcher.js';
 import { ConfigError } from '../lib/errors.js';
 import { EXPORT_FORMATS } from './export-formats.js';
 import { choice, decimal, onOff, optionalNumber, type Setting, text, value, type Variable, wholeNumber } from './read.js';
@@ -45,7 +46,7 @@ export const SCHEDULE: Setting<string> = {
   },
 };
 export const JITTER_SECONDS = wholeNumber('THREAT_MIRROR_JITTER_SECONDS', 0, [0, 86_400], 'Random delay before each scheduled run, so a fleet does not hit the service at once');
-export const HTTP_PORT = optionalNumber('THREAT_MIRROR_HTTP_PORT', '(off)', [0, 65_535], 'Serve /healthz, /readyz, /metrics and /v1/lookup on this port', true);
+export const HTTP_PORT = optionalNumber('THREAT_MIRROR_HTTP_PORT', '(off)', [0, 65_535], 'Serve the HTTP endpoints (below) on this port', true);
 export const HTTP_HOST = text('THREAT_MIRROR_HTTP_HOST', '127.0.0.1', 'Address the HTTP endpoints bind to');
 export const HTTP_TOKEN: Variable = {
   name: 'THREAT_MIRROR_HTTP_TOKEN',
@@ -84,11 +85,23 @@ export const ALLOWLIST: Variable = {
   name: 'THREAT_MIRROR_ALLOWLIST',
   default: '(none)',
   meaning:
-    'A file of local exceptions, one a line (URL, host, address, e-mail or exact content; "# reason" after it): lookup, exports and the zone treat what it allows as not blocked; the daemon re-reads it within 5 s of a change (docs/lookup.md)',
+    `A file of local exceptions, one a line (URL, host, address, e-mail or exact content; "# reason" after it): lookup, exports and the zone treat what it allows as not blocked; the daemon looks at it every ${POLL_MS / 1000} s and uses a change within a second or two (docs/lookup.md)`,
 };
 export const PROGRESS_SECONDS = decimal('THREAT_MIRROR_PROGRESS_SECONDS', 30, [0.1, 86_400], 'Seconds between "progress" log records of a run when stderr is no terminal (or NO_COLOR / TERM=dumb)');
 export const NOW: Variable = { name: 'THREAT_MIRROR_NOW', default: '(system clock)', meaning: 'Fix the clock (ISO timestamp), for tests and replays' };
 export const LOG_LEVEL = choice('LOG_LEVEL', LOG_LEVELS, 'info', 'fatal, error, warn, info, debug, trace or silent');
+
+/**
+ * Names read besides the table's, each a form of one of its variables: a secret read from a file
+ * (config/read.ts readSecret), one organization's key (config/service.ts) and its scope
+ * (config/asset-types.ts); NAME is the organization's name upper-cased, `_` for anything else.
+ * `--help` lists them; test/exposed-names.test.ts checks every name a doc gives against both lists.
+ */
+export const VARIABLE_FORMS: ReadonlyArray<{ readonly form: string; readonly pattern: RegExp }> = [
+  { form: 'THREAT_MIRROR_API_KEY_FILE, THREAT_MIRROR_HTTP_TOKEN_FILE, THREAT_MIRROR_DNS_TSIG_KEY_FILE', pattern: /^THREAT_MIRROR_(API_KEY|HTTP_TOKEN|DNS_TSIG_KEY)_FILE$/ },
+  { form: 'THREAT_MIRROR_API_KEY_<NAME> (or _<NAME>_FILE)', pattern: /^THREAT_MIRROR_API_KEY_[A-Z0-9_]+$/ },
+  { form: 'THREAT_MIRROR_ASSET_TYPES_<NAME>', pattern: /^THREAT_MIRROR_ASSET_TYPES_[A-Z0-9_]+$/ },
+];
 
 /** In the order `--help` lists them. */
 export const ENVIRONMENT_VARIABLES: readonly Variable[] = [

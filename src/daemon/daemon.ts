@@ -7,17 +7,19 @@ import { createFreshAsker } from './fresh-http.js';
 import { answerProbe } from './http-endpoints.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { WriterSession } from '../session/writer-session.js';
+import type { OrganizationAtStart } from './metrics.js';
 import { checkReadiness, type Readiness, withReason, withWalHealth } from './readiness.js';
 import { ServingSupervisor } from './serving-supervisor.js';
 import { DaemonAllowlist } from './daemon-allowlist.js';
 import { ServingFailureLog } from './serving-failures.js';
 import { startScheduler } from './scheduler.js';
-import { publishSnapshot } from './snapshot-publisher.js';
+import { observeExistingSnapshot, publishSnapshot } from './snapshot-publisher.js';
 import { createStartupLatch, type Startup } from './startup.js';
 import { syncOrganizations } from '../sync/sync-all.js';
 import { withProgress } from '../progress/progress-reporter.js';
 import { runningProgress } from '../progress/plan-progress.js';
 import { ProgressReads } from '../db/read/status-reads.js';
+import { SyncHealthReads } from '../db/read/sync-health.js';
 import { STALE_AFTER_SECONDS_KEY } from '../db/setting-keys.js';
 import { WalHealth } from './wal-health.js';
 import { longestScheduleGapSeconds } from '../lib/schedule.js';
@@ -81,9 +83,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
 
 /** The serving thread (probes, lookups, feeds, the DNS primary), when a port asks for one. */
 async function startServing(
-  { config, mirror, metrics, logger }: DaemonOptions,
+  options: DaemonOptions,
   parts: { enforcement: Enforcement; allowlist: DaemonAllowlist | undefined; readiness: () => Readiness; startup: () => Startup },
 ): Promise<ServingSupervisor | undefined> {
+  const { config, mirror, metrics, logger } = options;
   if (config.httpPort === undefined && config.dns === undefined) return undefined;
   const { enforcement, allowlist, readiness, startup } = parts;
   const failures = new ServingFailureLog(logger, metrics);
@@ -91,6 +94,8 @@ async function startServing(
     host: config.httpHost,
     port: config.httpPort,
     dbPath: config.dbPath,
+    organizations: options.organizations.map((organization) => organization.name),
+    clock: options.clock,
     enforcement: enforcement.threadData(),
     allowlist: allowlist?.state.list,
     onEnforcementEvent: (event) => enforcement.event(event),
@@ -114,8 +119,8 @@ async function health({ config, mirror, metrics, organizations, logger, clock }:
   const staleAfterSeconds = 2 * longestScheduleGapSeconds(config.schedule);
   await mirror.deps.writer.call('recordSetting', { key: STALE_AFTER_SECONDS_KEY, value: String(staleAfterSeconds), now: clock().toISOString() });
   const names = organizations.map((organization) => organization.name);
-  const lastRuns = checkReadiness(mirror.reader, names, clock(), staleAfterSeconds).organizations;
-  metrics.startedWith(staleAfterSeconds, lastRuns.map((state) => ({ organization: state.organization, at: state.lastSuccessAt })));
+  metrics.startedWith(staleAfterSeconds, organizationsAtStart(new SyncHealthReads(mirror.reader), names, config.reports), clock());
+  if (config.snapshotPath !== undefined) observeExistingSnapshot(config.snapshotPath, metrics);
   const progress = new ProgressReads(mirror.reader);
   metrics.observeProgress(() => runningProgress(progress, names, clock()));
   const startup = createStartupLatch(mirror.reader, names, () => logger.info('every organization has synced once: /startupz (the container health) answers 200 from now on'));
@@ -125,9 +130,19 @@ async function health({ config, mirror, metrics, organizations, logger, clock }:
   return { names, staleAfterSeconds, startup, wal };
 }
 
+/** What the file says of each configured organization at start: /metrics shows it from the first scrape, whatever restarts came before. */
+function organizationsAtStart(reads: SyncHealthReads, names: readonly string[], reports: boolean): OrganizationAtStart[] {
+  return names.map((organization) => ({
+    organization,
+    lastSuccessAt: reads.record(organization).lastSuccessAt,
+    firstRunAt: reads.firstRunAt(organization),
+    failedInARow: { threats: reads.failedInARow(organization, 'threats'), ...(reports ? { reports: reads.failedInARow(organization, 'reports') } : {}) },
+  }));
+}
+
 /** One scheduled run: sync, then what follows it (health, WAL checkpoint, snapshot, exports). */
 async function scheduledRun(
-  { config, mirror, organizations, logger, clock }: DaemonOptions,
+  { config, mirror, metrics, organizations, logger, clock }: DaemonOptions,
   { startup, wal, lastWrites, refresh }: { startup: () => void; wal: WalHealth; lastWrites: () => Promise<void>; refresh: () => Promise<void> },
   runSignal: AbortSignal,
 ): Promise<void> {
@@ -160,7 +175,7 @@ async function scheduledRun(
   await mirror.deps.writer.suspend();
   const changed = summaries.some((summary) => summary.inserted + summary.updated + summary.removed > 0);
   if (config.snapshotPath !== undefined && !runSignal.aborted) {
-    await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger });
+    await publishSnapshot({ dbPath: config.dbPath, snapshotPath: config.snapshotPath, changed, clock, logger, observer: metrics });
   }
   // After every run, also a failed one (its committed pages count); not on the way out.
   if (!runSignal.aborted) await refresh();

@@ -17,8 +17,10 @@ export interface FreshObserver {
 export function createFreshAsker(config: Config, session: WriterSession, observer?: FreshObserver): FreshAsker {
   const cap = new FreshCap(config.freshMaxRps);
   const { api, reads, clock } = session.deps;
-  return async (value) => {
-    const organizations = config.organizations.map((organization) => ({ ...organization, completeThrough: reads.plans.completeThrough(organization.name) }));
+  return async (value, only) => {
+    const organizations = config.organizations
+      .filter((organization) => only === undefined || organization.name === only)
+      .map((organization) => ({ ...organization, completeThrough: reads.plans.completeThrough(organization.name) }));
     const answer = await askService(value, organizations, {
       api,
       today: dayOf(clock()),

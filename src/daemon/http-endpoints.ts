@@ -2,6 +2,7 @@
 // The server itself runs on a thread of its own (src/serve/serving-thread.ts) and asks the
 // main thread for these answers, so they go on meaning "the main thread is responsive".
 import type { Registry } from 'prom-client';
+import { endpointsOf } from '../serve/endpoints.js';
 import type { ProbeAnswer } from '../serve/protocol.js';
 import type { Readiness } from './readiness.js';
 import type { Startup } from './startup.js';
@@ -33,5 +34,5 @@ export async function answerProbe(options: HttpEndpointsOptions, method: string,
       (error: unknown) => send(500, 'text/plain', `cannot collect metrics: ${String(error)}\n`),
     );
   }
-  return send(404, 'application/json', '{"error":"not found; try /healthz, /readyz or /metrics"}\n');
+  return send(404, 'application/json', `${JSON.stringify({ error: `not found; try ${endpointsOf('main')}, or the API: ${endpointsOf('serving')}` })}\n`);
 }

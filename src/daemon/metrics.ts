@@ -15,9 +15,10 @@ import type { EnforcementObserver } from './enforcement.js';
 import type { FreshObserver } from './fresh-http.js';
 import type { ServingObserver } from './serving-failures.js';
 import type { ServingThreadObserver } from './serving-supervisor.js';
+import type { SnapshotObserver } from './snapshot-publisher.js';
 import { freshOutcome } from '../lookup/fresh-lookup.js';
 
-export interface MirrorMetrics extends ApiObserver, SyncObserver, EnforcementObserver, AllowlistObserver, FreshObserver, ServingObserver, ServingThreadObserver {
+export interface MirrorMetrics extends ApiObserver, SyncObserver, EnforcementObserver, AllowlistObserver, FreshObserver, ServingObserver, ServingThreadObserver, SnapshotObserver {
   readonly registry: Registry;
   /** Exposes the WAL's size and checkpoint starvation, read at each scrape. */
   observeWal(wal: WalHealth, clock: () => Date): void;
@@ -25,8 +26,21 @@ export interface MirrorMetrics extends ApiObserver, SyncObserver, EnforcementObs
   observeProgress(read: () => readonly PlanProgress[]): void;
   /** The /v1/* requests the HTTP thread answered since its last batch. */
   lookupsAnswered(batch: LookupBatch): void;
-  /** At start: what the file says of the schedule and of each organization's last success (a restart forgets nothing). */
-  startedWith(staleAfterSeconds: number, lastSuccess: ReadonlyArray<{ readonly organization: string; readonly at: string | null }>): void;
+  /**
+   * At start, before the first scrape: the schedule's threshold and what the file says of each
+   * configured organization, so a restart forgets nothing and a mirror that never worked shows at once.
+   */
+  startedWith(staleAfterSeconds: number, organizations: readonly OrganizationAtStart[], startedAt: Date): void;
+}
+
+/** One configured organization as the file has it when the daemon starts. */
+export interface OrganizationAtStart {
+  readonly organization: string;
+  readonly lastSuccessAt: string | null;
+  /** Its first incremental run's start; null before any (the daemon's start stands in). */
+  readonly firstRunAt: string | null;
+  /** Runs that failed since the last success, per stream the daemon runs (sync_runs). */
+  readonly failedInARow: Readonly<Partial<Record<'threats' | 'reports', number>>>;
 }
 
 type Factory = <L extends string>(name: string, help: string, labelNames: readonly L[]) => Counter<L>;
@@ -50,6 +64,7 @@ export function createMetrics(): MirrorMetrics {
     ...allowlistMetrics(counter, gauge),
     dnsEvent: dnsMetrics(counter),
     ...servingMetrics(counter),
+    ...snapshotMetrics(counter, gauge),
     observeWal: (wal, clock) => observeWal(registry, wal, clock),
     observeProgress: (read) => observeProgress(registry, read),
   };
@@ -60,16 +75,32 @@ function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): 
   const runs = counter('threat_mirror_runs_total', 'Runs by organization, stream (threats, reports) and outcome', ['organization', 'stream', 'outcome']);
   const pages = counter('threat_mirror_pages_total', 'Pages committed', ['organization']);
   const threats = counter('threat_mirror_threats_total', 'Threat records by what the write did: inserted, updated or rejected', ['organization', 'result']);
-  const lastSuccess = gauge('threat_mirror_last_success_timestamp_seconds', 'Unix time of the last successful run', ['organization']);
+  const lastSuccess = gauge('threat_mirror_last_success_timestamp_seconds', 'Unix time of the last successful incremental run of each configured organization; 0 until it has one', ['organization']);
+  const everSynced = gauge('threat_mirror_ever_synced', '1 once the organization has had a successful incremental run in this file, 0 until then (from the first scrape: a mirror that never worked shows)', ['organization']);
+  const firstRun = gauge(
+    'threat_mirror_first_run_timestamp_seconds',
+    "Unix time of the organization's first incremental run in this file (this process's start before any): how long the mirror has tried, across restarts",
+    ['organization'],
+  );
   const staleAfter = gauge('threat_mirror_stale_after_seconds', 'Seconds without a successful run after which the mirror is stale: twice the longest gap of THREAT_MIRROR_SCHEDULE (as /readyz judges)', []);
-  const failedInARow = gauge('threat_mirror_consecutive_failed_runs', 'Runs of the organization and stream that failed since its last success (interrupted runs do not count; reconciliation is left out)', ['organization', 'stream']);
+  const failedInARow = gauge(
+    'threat_mirror_consecutive_failed_runs',
+    'Runs of the organization and stream that failed since its last success, counted from the file at start (interrupted runs do not count; reconciliation is left out)',
+    ['organization', 'stream'],
+  );
   const overdueDays = gauge('threat_mirror_reconcile_overdue', 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run', ['organization']);
   const buckets = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600];
   const duration = new Histogram({ name: 'threat_mirror_run_duration_seconds', help: 'Duration of a run of one organization', labelNames: ['organization'], buckets, registers: [registry] });
   return {
-    startedWith: (staleAfterSeconds, successes) => {
+    startedWith: (staleAfterSeconds, organizations, startedAt) => {
       staleAfter.set(staleAfterSeconds);
-      for (const { organization, at } of successes) if (at !== null) lastSuccess.set({ organization }, Date.parse(at) / 1000);
+      const now = startedAt.getTime() / 1000;
+      for (const { organization, lastSuccessAt, firstRunAt, failedInARow: failed } of organizations) {
+        lastSuccess.set({ organization }, lastSuccessAt === null ? 0 : Date.parse(lastSuccessAt) / 1000);
+        everSynced.set({ organization }, lastSuccessAt === null ? 0 : 1);
+        firstRun.set({ organization }, firstRunAt === null ? now : Date.parse(firstRunAt) / 1000);
+        for (const [stream, count] of Object.entries(failed)) failedInARow.set({ organization, stream }, count);
+      }
     },
     pageCommitted: (organization: string, counts: PageCounts) => {
       pages.inc({ organization });
@@ -87,7 +118,9 @@ function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): 
       // The incremental sync's health: reconciliation runs report through reconcileChecked.
       if (summary.stream !== 'threats') return;
       duration.observe({ organization: summary.organization }, summary.durationMs / 1000);
-      if (summary.status === 'succeeded') lastSuccess.set({ organization: summary.organization }, Date.parse(summary.finishedAt) / 1000);
+      if (summary.status !== 'succeeded') return;
+      lastSuccess.set({ organization: summary.organization }, Date.parse(summary.finishedAt) / 1000);
+      everSynced.set({ organization: summary.organization }, 1);
     },
   };
 }
@@ -214,6 +247,16 @@ function servingMetrics(counter: Factory): ServingObserver & ServingThreadObserv
   return {
     servingFailed: (failure) => failures.inc({ listener: failure.listener, route: failure.route, answer: failure.answer }),
     servingThreadRestarted: () => restarts.inc(),
+  };
+}
+
+/** THREAT_MIRROR_SNAPSHOT: publishes that failed, and when the snapshot was last published. */
+function snapshotMetrics(counter: Factory, gauge: GaugeFactory): SnapshotObserver {
+  const failures = counter('threat_mirror_snapshot_failures_total', 'Snapshot publishes (THREAT_MIRROR_SNAPSHOT) that failed; the previous snapshot stays', []);
+  const published = gauge('threat_mirror_snapshot_last_publish_timestamp_seconds', 'Unix time the snapshot at THREAT_MIRROR_SNAPSHOT was last published (its mtime); 0 while there is none', []);
+  return {
+    snapshotPublished: (atMs) => published.set(atMs / 1000),
+    snapshotFailed: () => failures.inc(),
   };
 }
 

@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { AnswerProbe } from '../serve/serving-client.js';
+import { API_PREFIX } from '../serve/endpoints.js';
 import type { ProbeAnswer } from '../serve/protocol.js';
 import { capConnectionsPerAddress, HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from '../serve/http-limits.js';
 
@@ -25,7 +26,7 @@ export interface WhileDownOptions {
 export async function answerWhileDown(options: WhileDownOptions): Promise<WhileDown> {
   const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (request, response) => {
     void answer(options, request).then(
-      (answered) => send(response, answered, request.url?.startsWith('/v1/') === true ? { 'retry-after': String(options.retryAfterSeconds()) } : {}),
+      (answered) => send(response, answered, request.url?.startsWith(API_PREFIX) === true ? { 'retry-after': String(options.retryAfterSeconds()) } : {}),
       () => send(response, { status: 500, contentType: 'text/plain', body: 'cannot answer\n' }, {}),
     );
   });
@@ -45,7 +46,7 @@ export async function answerWhileDown(options: WhileDownOptions): Promise<WhileD
 
 async function answer(options: WhileDownOptions, request: IncomingMessage): Promise<ProbeAnswer> {
   const path = (request.url ?? '/').split('?')[0] ?? '/';
-  if (path.startsWith('/v1/')) {
+  if (path.startsWith(API_PREFIX)) {
     return { status: 503, contentType: 'application/json', body: `${JSON.stringify({ error: `the serving thread is starting again; retry in ${options.retryAfterSeconds()} s (see /readyz)` })}\n` };
   }
   return options.answerProbe(request.method ?? 'GET', path);

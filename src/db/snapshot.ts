@@ -5,9 +5,10 @@
 // It is written to FILE.partial, fsynced, and renamed over FILE: a reader of FILE, or a process
 // killed mid-way, never sees a partial copy at that path.
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { makeFolderFor } from '../lib/make-folder.js';
 import { manifestPathFor } from './snapshot-files.js';
 import { Database } from './sqlite.js';
 
@@ -28,7 +29,7 @@ export interface SnapshotManifest {
 /** Writes the snapshot and its manifest; returns the manifest. Synchronous: run it off the main thread in the daemon. */
 export function writeSnapshot(dbPath: string, snapshotPath: string, createdAt: string): SnapshotManifest {
   const target = resolve(snapshotPath);
-  mkdirSync(dirname(target), { recursive: true });
+  makeFolderFor(target, dirname(target));
   const partial = `${target}.partial`;
   const manifestPartial = `${manifestPathFor(target)}.partial`;
   // A process killed mid-way leaves these (a link planted there is removed, never followed).

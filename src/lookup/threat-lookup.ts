@@ -4,7 +4,6 @@
 // threats in force for some organization count (the view in_force: db/read/in-force.ts).
 import type Database from 'better-sqlite3';
 import { inForce, inForceOrganizations } from '../db/read/in-force.js';
-import { MIRROR_FRESHNESS_SQL } from '../db/read/status-reads.js';
 import { coveringExpressions } from '../url/expressions.js';
 import { parseAddress, parseEmail } from '../url/value-kinds.js';
 import { readWebUrl } from '../url/web-url.js';
@@ -50,16 +49,9 @@ export interface LookupResult {
   readonly same_host_truncated?: true;
 }
 
-export interface MirrorFreshness {
-  /** The earliest organization's complete_through: every answer is complete through this day; null before a first complete run. */
-  readonly complete_through: string | null;
-  /** True when any organization's last success is older than its stale threshold (or there is none). */
-  readonly stale: boolean;
-}
-
+/** The matching's answer; the verdicts and the mirror's state are added above it (verdict.ts). */
 export interface LookupDocument {
   readonly results: readonly LookupResult[];
-  readonly mirror: MirrorFreshness;
 }
 
 export interface LookupOptions {
@@ -98,7 +90,6 @@ export class ThreatLookup {
   readonly #byAddress: Database.Statement;
   readonly #byEmail: Database.Statement;
   readonly #byHost: Database.Statement;
-  readonly #freshness: Database.Statement;
 
   constructor(sqlite: Database.Database) {
     // A URL lookup probes the expression index ~10-40 times at random: read through a memory map
@@ -138,7 +129,6 @@ export class ThreatLookup {
     this.#byAddress = select('t.address = @address AND (@chain IS NULL OR (t.address_namespace = @namespace AND t.address_chain = @chain))');
     this.#byEmail = select('t.email = @email');
     this.#byHost = select("t.host = @host AND t.type IN ('URL', 'PAGE')");
-    this.#freshness = sqlite.prepare(MIRROR_FRESHNESS_SQL);
   }
 
   lookup(value: string, options: LookupOptions = {}): LookupResult {
@@ -204,12 +194,6 @@ export class ThreatLookup {
       ...(hostRows.length > listAtMost ? { same_host_truncated: true as const } : {}),
     };
   }
-
-  freshness(): MirrorFreshness {
-    const row = this.#freshness.get() as { completeThrough: string | null; organizations: number; complete: number; stale: number | null };
-    const allComplete = row.organizations > 0 && row.complete === row.organizations;
-    return { complete_through: allComplete ? row.completeThrough : null, stale: row.organizations === 0 || row.stale === 1 };
-  }
 }
 
 /**
@@ -226,7 +210,7 @@ export async function lookupValues(lookup: ThreatLookup, values: readonly string
       results.push(budget.fit(lookup.lookup(value, { ...options, listAtMost: budget.spent ? 0 : MAX_MATCHES_PER_VALUE })));
     }
   }
-  return { results, mirror: lookup.freshness() };
+  return { results };
 }
 
 /** What an answer may still list; once an entry does not fit, nothing more is listed. */

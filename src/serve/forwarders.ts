@@ -45,11 +45,12 @@ export class FreshForwarder {
     this.#post = post;
   }
 
-  ask(value: string): Promise<FreshAnswer> {
+  /** `organization`: only that one is asked (`?org=`); undefined: every organization the daemon mirrors. */
+  ask(value: string, organization: string | undefined): Promise<FreshAnswer> {
     const id = this.#next++;
     return new Promise((resolve) => {
       this.#waiting.set(id, resolve);
-      this.#post({ kind: 'fresh', id, value });
+      this.#post({ kind: 'fresh', id, value, organization });
     });
   }
 

@@ -5,7 +5,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { refreshDocument } from '../lookup/fresh-document.js';
 import type { FreshAnswer } from '../lookup/fresh-lookup.js';
+import type { OrganizationSync } from '../lookup/sync-judgement.js';
 import { checkLookupValues, type LookupDocument, lookupValues, type ThreatLookup } from '../lookup/threat-lookup.js';
+import { vouch } from '../lookup/verdict.js';
 import { type Admission, InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 
 /** A request body above this is refused: 1,000 values of a long URL each fit with room to spare. */
@@ -19,18 +21,24 @@ export type LookupHandler = (request: IncomingMessage, response: ServerResponse)
 
 type Send = (status: number, body: unknown, headers?: Record<string, string>) => void;
 
-/**
- * `allowlist`: THREAT_MIRROR_ALLOWLIST as it is when a request is answered (undefined: none).
- * `askFresh`: with `fresh=1`, a value the mirror does not block is asked of the service through it
- * (the main thread holds the keys); without it, `fresh=1` is refused.
- */
-export function createLookupHandler(
-  lookup: ThreatLookup,
-  onError: (error: unknown) => void,
-  budget: InFlightBudget = new InFlightBudget(),
-  allowlist: () => AllowMatcher | undefined = () => undefined,
-  askFresh?: (value: string) => Promise<FreshAnswer>,
-): LookupHandler {
+export interface LookupEndpoint {
+  readonly lookup: ThreatLookup;
+  /** The organizations the daemon mirrors: an answer is for all of them, or for one (`org=NAME`). */
+  readonly organizations: readonly string[];
+  /** Those asked about, judged now: what each answer's verdicts vouch by (lookup/verdict.ts). */
+  readonly sync: (organizations: readonly string[]) => readonly OrganizationSync[];
+  readonly onError: (error: unknown) => void;
+  readonly budget?: InFlightBudget | undefined;
+  /** THREAT_MIRROR_ALLOWLIST as it is when a request is answered (undefined: none). */
+  readonly allowlist?: (() => AllowMatcher | undefined) | undefined;
+  /**
+   * With `fresh=1`, a value the mirror does not block is asked of the service through it (the main
+   * thread holds the keys); without it, `fresh=1` is refused.
+   */
+  readonly askFresh?: ((value: string, organization: string | undefined) => Promise<FreshAnswer>) | undefined;
+}
+
+export function createLookupHandler({ lookup, organizations, sync, onError, budget = new InFlightBudget(), allowlist = () => undefined, askFresh }: LookupEndpoint): LookupHandler {
   const busy = (): { error: string } => ({
     error: `the lookup endpoint is busy (${budget.requests} requests, ${budget.bytes} body bytes in flight); retry in ${RETRY_AFTER_SECONDS} s`,
   });
@@ -51,14 +59,22 @@ export function createLookupHandler(
     // Held until the answer is sent (or the client is gone): the answer is in the heap until then.
     response.once('close', () => admission.release());
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const refresh = refresherOf(url, askFresh);
+    const organization = url.searchParams.get('org') ?? undefined;
+    // As `lookup --org` exits 2: a misspelt organization is never answered "not blocked".
+    if (organization !== undefined && !organizations.includes(organization)) {
+      return send(400, { error: `org: "${organization}" is not an organization this daemon mirrors (${organizations.join(', ')})` });
+    }
+    const refresh = refresherOf(url, askFresh, organization);
     if (typeof refresh === 'string') return send(400, { error: refresh });
     const answer = (values: unknown): void => {
       const problem = checkLookupValues(values);
       if (problem !== null) return send(400, { error: problem });
       const matcher = allowlist();
-      lookupValues(lookup, values as string[], { allowlist: matcher }).then((document) => refresh(document, matcher)).then(
-        (document) => send(200, document),
+      // Judged before the lookup: a run that ends meanwhile only makes the answer fresher than its verdict says.
+      const judged = sync(organization === undefined ? organizations : [organization]);
+      lookupValues(lookup, values as string[], { allowlist: matcher, organization }).then((document) => refresh(document, matcher)).then(
+        // 200 for every answered lookup, whatever its verdicts: the verdicts are in the body.
+        (document) => send(200, vouch(document.results, judged, matcher)),
         (error: unknown) => {
           onError(error);
           send(500, { error: 'lookup failed; see the daemon log' });
@@ -66,8 +82,8 @@ export function createLookupHandler(
       );
     };
     if (request.method !== 'POST') {
-      const unknown = [...url.searchParams.keys()].find((key) => key !== 'value' && key !== 'fresh');
-      if (unknown !== undefined) return send(400, { error: `unknown query parameter "${unknown}"; use value=V, repeated for several values (and fresh=1)` });
+      const unknown = [...url.searchParams.keys()].find((key) => key !== 'value' && key !== 'fresh' && key !== 'org');
+      if (unknown !== undefined) return send(400, { error: `unknown query parameter "${unknown}"; use value=V, repeated for several values (and fresh=1, org=NAME)` });
       return answer(url.searchParams.getAll('value'));
     }
     readBody(request, response, admission, (outcome) => {
@@ -88,12 +104,12 @@ export function createLookupHandler(
 type Refresh = (document: LookupDocument, allowlist: AllowMatcher | undefined) => Promise<LookupDocument>;
 
 /** What `fresh=1` makes of the mirror's answer (fresh=0 or none: the answer itself), or why the parameter is refused. */
-function refresherOf(url: URL, askFresh: ((value: string) => Promise<FreshAnswer>) | undefined): Refresh | string {
+function refresherOf(url: URL, askFresh: LookupEndpoint['askFresh'], organization: string | undefined): Refresh | string {
   const fresh = url.searchParams.get('fresh');
   if (fresh !== null && fresh !== '0' && fresh !== '1') return `fresh must be 1 (ask the service about values the mirror does not block) or 0, not "${fresh}"`;
   if (fresh !== '1') return (document) => Promise.resolve(document);
   if (askFresh === undefined) return 'fresh lookups are not available here';
-  return (document, allowlist) => refreshDocument(document, askFresh, allowlist);
+  return (document, allowlist) => refreshDocument(document, (value) => askFresh(value, organization), allowlist);
 }
 
 /**

@@ -18,6 +18,8 @@ export interface ServingThreadData {
   /** undefined: no HTTP server, the thread serves DNS only (enforcement). */
   readonly port: number | undefined;
   readonly dbPath: string;
+  /** The organizations /v1/lookup answers for, and the daemon's clock as an offset from this machine's. */
+  readonly mirrored: { readonly organizations: readonly string[]; readonly clockOffsetMs: number };
   /** Enforcement: feeds, and the DNS primary when configured (enforcement-side.ts). */
   readonly enforcement: EnforcementData;
   /** sha256 (hex) of THREAT_MIRROR_HTTP_TOKEN, which /v1/* then requires; the token itself never reaches this thread. */
@@ -66,7 +68,7 @@ export type FromServingThread =
   /** A probe's path, for the main thread to answer (probe-answer). */
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
   /** A fresh lookup's question, for the main thread to ask the service (fresh-answer). */
-  | { readonly kind: 'fresh'; readonly id: number; readonly value: string }
+  | { readonly kind: 'fresh'; readonly id: number; readonly value: string; readonly organization: string | undefined }
   /** A handler failed: answered 400/500 (DNS: FORMERR/SERVFAIL) by the guard, for the main thread to log and count. */
   | { readonly kind: 'failure'; readonly failure: ServingFailure }
   | ({ readonly kind: 'lookups' } & LookupBatch)

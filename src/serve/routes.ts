@@ -3,6 +3,7 @@
 // inside the guard (guard.ts), and so does the routing itself.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerMatches } from '../lib/http-token.js';
+import { API_PREFIX, endpointsOf } from './endpoints.js';
 import { sendAnswer, type ProbeForwarder } from './forwarders.js';
 import { guardHttp, type HttpHandler, type ReportFailure } from './guard.js';
 import type { LookupStats } from './lookup-stats.js';
@@ -24,7 +25,7 @@ export function routeRequests(routes: Routes): HttpHandler {
     'routing',
     (request, response) => {
       const path = (request.url ?? '/').split('?')[0] ?? '/';
-      if (!path.startsWith('/v1/')) return routes.probes.forward(request, response, path);
+      if (!path.startsWith(API_PREFIX)) return routes.probes.forward(request, response, path);
       const started = performance.now();
       if (!path.startsWith('/v1/exports/')) response.once('finish', () => routes.lookupStats.answered(response.statusCode, (performance.now() - started) / 1000));
       serveApi(api, routes.tokenDigest, path, request, response);
@@ -43,5 +44,5 @@ function serveApi(api: Record<string, HttpHandler>, tokenDigest: Buffer | undefi
   }
   const handler = api[path] ?? Object.entries(api).find(([prefix]) => prefix.endsWith('/') && path.startsWith(prefix))?.[1];
   if (handler !== undefined) return handler(request, response);
-  sendAnswer(response, { status: 404, contentType: 'application/json', body: '{"error":"not found; the API is /v1/lookup and /v1/exports/FORMAT"}\n' });
+  sendAnswer(response, { status: 404, contentType: 'application/json', body: `${JSON.stringify({ error: `not found; the API is ${endpointsOf('serving')}` })}\n` });
 }

@@ -5,15 +5,17 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
+import type { Clock } from '../lib/days.js';
 import type { Secret } from '../lib/secret.js';
+import { SERVING_LOG_MESSAGE } from './endpoints.js';
 import { tokenDigest } from '../lib/http-token.js';
 import { dispatch, type EnforcementCommand, type EnforcementData, type EnforcementEvent, type FromServingThread, type Handlers, type ProbeAnswer, type ServingThreadData, type ToServingThread } from './protocol.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { FreshAnswer } from '../lookup/fresh-lookup.js';
 import type { ServingFailure } from './guard.js';
 
-/** A fresh lookup's question, answered by the main thread (it holds the keys: daemon/fresh-http.ts). */
-export type FreshAsker = (value: string) => Promise<FreshAnswer>;
+/** A fresh lookup's question, answered by the main thread (it holds the keys: daemon/fresh-http.ts); `organization`: only that one. */
+export type FreshAsker = (value: string, organization: string | undefined) => Promise<FreshAnswer>;
 
 /** A probe's answer (/healthz, /readyz, /startupz, /metrics), by the main thread: daemon/http-endpoints.ts. */
 export type AnswerProbe = (method: string, path: string) => Promise<ProbeAnswer>;
@@ -25,6 +27,9 @@ export interface ServingThreadOptions {
   /** undefined: no HTTP server; the thread serves DNS only. */
   readonly port: number | undefined;
   readonly dbPath: string;
+  /** The organizations the daemon mirrors, and its clock: what /v1/lookup's verdicts are judged by. */
+  readonly organizations: readonly string[];
+  readonly clock: Clock;
   readonly enforcement: EnforcementData;
   /** THREAT_MIRROR_ALLOWLIST as read at start. */
   readonly allowlist: Allowlist | undefined;
@@ -87,6 +92,8 @@ class ServingClient implements ServingThread {
         host: options.host,
         port: options.port,
         dbPath: options.dbPath,
+        // The thread's clock is this machine's plus the daemon's offset (THREAT_MIRROR_NOW): a Clock does not cross threads.
+        mirrored: { organizations: options.organizations, clockOffsetMs: options.clock().getTime() - Date.now() },
         enforcement: options.enforcement,
         tokenDigest: options.token === undefined ? undefined : tokenDigest(options.token).toString('hex'),
         allowlist: options.allowlist,
@@ -131,7 +138,7 @@ class ServingClient implements ServingThread {
     return {
       listening: (message) => this.#serving(message.port),
       probe: (message) => this.#answer(message.id, options.answerProbe(message.method, message.path).catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${message.path}: ${String(error)}\n` })), 'probe-answer'),
-      fresh: (message) => this.#answer(message.id, (options.askFresh?.(message.value) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, requests: 0, error: String(error) }] })), 'fresh-answer'),
+      fresh: (message) => this.#answer(message.id, (options.askFresh?.(message.value, message.organization) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, requests: 0, error: String(error) }] })), 'fresh-answer'),
       lookups: (message) => options.onLookups?.(message),
       failure: (message) => options.onFailedRequest(message.failure),
       failed: (message) => this.#fail(new Error(`the serving thread on ${options.host}:${options.port} failed: ${message.message}`)),
@@ -151,7 +158,7 @@ class ServingClient implements ServingThread {
     const options = this.#options;
     this.#state = 'serving';
     this.#port = port;
-    if (options.port !== undefined) options.logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, 'serving /healthz, /readyz and /metrics');
+    if (options.port !== undefined) options.logger.info({ host: options.host, port, lookupToken: options.token !== undefined }, SERVING_LOG_MESSAGE);
     this.#started.resolve();
   }
 

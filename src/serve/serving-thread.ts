@@ -10,6 +10,8 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly, type ReadOnlyConnection } from '../db/open-database.js';
+import { SyncHealthReads } from '../db/read/sync-health.js';
+import { readSync } from '../lookup/sync-judgement.js';
 import { ThreatLookup } from '../lookup/threat-lookup.js';
 import { type EnforcementSide, startEnforcementSide } from './enforcement-side.js';
 import { FreshForwarder, ProbeForwarder } from './forwarders.js';
@@ -63,13 +65,17 @@ async function serve(port: MessagePort): Promise<void> {
     mirror = openDatabaseReadOnly(data.dbPath);
     // One budget of requests and bytes in flight for lookups, feeds and DNS alike (http-limits.ts).
     const budget = new InFlightBudget();
-    const lookup = createLookupHandler(
-      new ThreatLookup(mirror.sqlite),
-      (error) => report({ listener: 'http', route: '/v1/lookup', answer: '500', ...describeError(error) }),
+    const reads = new SyncHealthReads(mirror.sqlite);
+    const { organizations, clockOffsetMs } = data.mirrored;
+    const lookup = createLookupHandler({
+      lookup: new ThreatLookup(mirror.sqlite),
+      organizations,
+      sync: (asked) => readSync(reads, asked, new Date(Date.now() + clockOffsetMs)),
+      onError: (error) => report({ listener: 'http', route: '/v1/lookup', answer: '500', ...describeError(error) }),
       budget,
-      () => allowlist.matcher,
-      (value) => fresh.ask(value),
-    );
+      allowlist: () => allowlist.matcher,
+      askFresh: (value, organization) => fresh.ask(value, organization),
+    });
     enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), { budget, allowlist: () => allowlist.list, report });
     const feeds = enforcement.feeds;
     const tokenDigest = data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex');

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     say('The service blocks one more URL for acme; an incremental run picks it up:');
     await step('threat-mirror --once', ['--once'], env);
     query();
-    say('\nA script asks the same from a shell (exit 0: blocked, 1: not):');
+    say('\nA script asks the same from a shell (exit 0: blocked, 1: not blocked, 3: the mirror cannot vouch for that):');
     // A variant of the blocked URL matches; another page on its host does not (issue 17).
     const values = ['HTTPS://Wallet-Verify.Example-Phish.com:443/connect#top', 'https://wallet-verify.example-phish.com/other-page', 'innocent.example'];
     await step(`threat-mirror lookup ${values.join(' ')}`, ['lookup', ...values], env, true);

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addDays } from '../../src/lib/days.js';
 import { generateThreats, startStandin } from '../../src/standin/index.js';
+import { SERVING_LOG_MESSAGE } from '../../src/serve/endpoints.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -72,7 +73,7 @@ async function scenario(beside: Beside): Promise<Row> {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
-  const port = (await waitFor((line) => line.msg === 'serving /healthz, /readyz and /metrics')).port as number;
+  const port = (await waitFor((line) => line.msg === SERVING_LOG_MESSAGE)).port as number;
   await waitFor((line) => line.status === 'succeeded');
 
   let companion: ChildProcess | undefined;

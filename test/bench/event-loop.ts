@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { addDays } from '../../src/lib/days.js';
 import { generateThreats, type Standin, startStandin } from '../../src/standin/index.js';
+import { SERVING_LOG_MESSAGE } from '../../src/serve/endpoints.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PROBE = join(HERE, 'event-loop-probe.js');
@@ -83,7 +84,7 @@ async function probeUntilSynced(stdout: () => string, daemon: ChildProcess): Pro
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   let port: number | undefined;
   while (port === undefined) {
-    port = logs().find((line) => line.msg === 'serving /healthz, /readyz and /metrics')?.port as number | undefined;
+    port = logs().find((line) => line.msg === SERVING_LOG_MESSAGE)?.port as number | undefined;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const prober = spawn(process.execPath, [PROBER, String(port)], { stdio: ['pipe', 'pipe', 'inherit'] });

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Result } from 'autocannon';
 import { addDays } from '../../src/lib/days.js';
 import { generateThreats, startStandin } from '../../src/standin/index.js';
+import { SERVING_LOG_MESSAGE } from '../../src/serve/endpoints.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const KEY = 'bench-flood-key';
@@ -88,7 +89,7 @@ try {
       buffer = lines.pop() ?? '';
       for (const line of lines.filter((text) => text.startsWith('{'))) {
         const log = JSON.parse(line) as { msg?: string; port?: number; status?: string };
-        if (log.msg === 'serving /healthz, /readyz and /metrics') port = log.port ?? 0;
+        if (log.msg === SERVING_LOG_MESSAGE) port = log.port ?? 0;
         if (log.msg?.startsWith('sync of organization') && log.status === 'succeeded') resolve();
       }
     });

@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { addDays } from '../../src/lib/days.js';
 import { generateThreats, startStandin } from '../../src/standin/index.js';
+import { SERVING_LOG_MESSAGE } from '../../src/serve/endpoints.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const KEY = 'bench-footprint-key';
@@ -54,7 +55,7 @@ function firstSync(daemon: ReturnType<typeof spawn>): Promise<number> {
       buffer = lines.pop() ?? '';
       for (const line of lines.filter((text) => text.startsWith('{'))) {
         const log = JSON.parse(line) as { msg?: string; port?: number; status?: string };
-        if (log.msg === 'serving /healthz, /readyz and /metrics') port = log.port ?? 0;
+        if (log.msg === SERVING_LOG_MESSAGE) port = log.port ?? 0;
         if (log.msg?.startsWith('sync of organization') && log.status === 'succeeded') resolve(port);
         if (log.msg?.startsWith('sync of organization') && log.status === 'failed') reject(new Error(line));
       }

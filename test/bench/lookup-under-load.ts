@@ -7,6 +7,7 @@ import { Database } from '../../src/db/sqlite.js';
 import type { Result } from 'autocannon';
 import { addDays } from '../../src/lib/days.js';
 import { generateThreats, startStandin } from '../../src/standin/index.js';
+import { SERVING_LOG_MESSAGE } from '../../src/serve/endpoints.js';
 
 export interface LoadResult {
   readonly result: Result;
@@ -100,7 +101,7 @@ export async function loadWhileBackfilling(options: LoadOptions & { dbPath: stri
       for (const line of lines) {
         if (!line.startsWith('{')) continue;
         const log = JSON.parse(line) as { msg?: string; port?: number; status?: string };
-        if (log.msg === 'serving /healthz, /readyz and /metrics' && log.port !== undefined) resolve(log.port);
+        if (log.msg === SERVING_LOG_MESSAGE && log.port !== undefined) resolve(log.port);
         if (log.msg?.startsWith('sync of organization')) syncDone = true;
       }
     });

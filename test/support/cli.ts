@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterThisTest } from './cleanup.js';
+import { SERVING_LOG_MESSAGE } from '../../src/serve/endpoints.js';
 
 export const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'bin', 'cli.js');
 
@@ -102,7 +103,7 @@ export function startCli(args: readonly string[], env: Record<string, string>): 
 
 /** The port the daemon serves /healthz, /readyz and /metrics on, once it says so. */
 export async function servingPort(daemon: CliProcess): Promise<number> {
-  const line = await daemon.waitForLog((log) => log.msg === 'serving /healthz, /readyz and /metrics');
+  const line = await daemon.waitForLog((log) => log.msg === SERVING_LOG_MESSAGE);
   return line.port as number;
 }
 

@@ -1,4 +1,4 @@
-// The reads behind `status`, /readyz and lookup's freshness line: the SQL of what the mirror says
+// The reads behind `status`: the SQL of what the mirror says
 // about itself, on any connection (read-only included). Each statement is prepared once per call
 // site; none writes.
 import { keyRangeOf } from '../setting-keys.js';
@@ -48,17 +48,6 @@ export interface ReconciliationRow {
   lastFullCycleAt: string | null;
 }
 
-/** Per organization, its last finished threats run (incremental sync only) and last success: what /readyz judges. */
-export const LAST_THREAT_RUNS_SQL = `SELECT r.organization,
-                (SELECT status FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_run_status,
-                (SELECT MAX(finished_at) FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status = 'succeeded') AS last_success_at,
-                (SELECT error FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_error
-           FROM (SELECT DISTINCT organization FROM sync_runs) r`;
-
-/** The whole mirror's freshness from sync_status, as a lookup answer reports it. */
-export const MIRROR_FRESHNESS_SQL =
-  'SELECT min(complete_through) AS completeThrough, count(*) AS organizations, count(complete_through) AS complete, max(stale) AS stale FROM sync_status';
-
 /** A report run's counts are in reports_* (threats_* before migration 0011_report_run_counts). */
 function recentRunsSql(limit: number, count: (column: string) => string): string {
   return `SELECT id, stream, mode, status, range_start AS rangeStart, range_end AS rangeEnd, started_at AS startedAt, finished_at AS finishedAt, pages,
@@ -68,7 +57,6 @@ function recentRunsSql(limit: number, count: (column: string) => string): string
 
 /** What `status` shows of each organization. */
 export class StatusReads {
-  readonly #organizations: Statement;
   readonly #completeThrough: Statement;
   readonly #threats: Statement;
   readonly #rejected: Statement;
@@ -79,9 +67,6 @@ export class StatusReads {
   readonly #recentRuns: Statement;
 
   constructor(sqlite: Database, recentRuns: number) {
-    this.#organizations = sqlite
-      .prepare('SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints UNION SELECT organization FROM organization_threats ORDER BY 1')
-      .pluck();
     this.#completeThrough = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
     this.#threats = sqlite.prepare('SELECT count(*) FROM organization_threats WHERE organization = ?').pluck();
     this.#rejected = sqlite.prepare('SELECT count(*) FROM rejected_records WHERE organization = ?').pluck();
@@ -100,10 +85,6 @@ export class StatusReads {
     this.#recentRuns =
       prepareIfMigrated(sqlite, recentRunsSql(recentRuns, (column) => `CASE stream WHEN 'reports' THEN reports_${column} ELSE threats_${column} END`)) ??
       sqlite.prepare(recentRunsSql(recentRuns, (column) => `threats_${column}`));
-  }
-
-  organizations(): string[] {
-    return this.#organizations.all() as string[];
   }
 
   completeThrough(organization: string): string | null {

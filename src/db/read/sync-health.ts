@@ -1,0 +1,90 @@
+// What the file says of each organization's sync, for whoever must say whether the mirror can
+// vouch for an answer (lookup, /v1/lookup, status, /readyz) and for the daemon's metrics at start:
+// its last finished incremental threats run, its last success, its complete_through, its failed
+// runs in a row, and the staleness threshold the daemon recorded. Indexed reads by organization
+// (sync_runs_organization), cheap enough for every lookup request; none writes.
+import { STALE_AFTER_SECONDS_KEY } from '../setting-keys.js';
+import type { Database, Statement } from '../sqlite.js';
+
+/**
+ * No successful incremental run for this long is stale when no daemon has recorded its own
+ * threshold (twice the longest gap of its schedule): the default schedule's, as sync_status's
+ * COALESCE says too.
+ */
+export const DEFAULT_STALE_AFTER_SECONDS = 1200;
+
+/** One organization's incremental threats sync as the file records it; nulls: nothing of the kind yet. */
+export interface SyncRecord {
+  readonly organization: string;
+  /** The last finished (not running) incremental threats run's status. */
+  readonly lastRunStatus: string | null;
+  readonly lastSuccessAt: string | null;
+  /** The last finished incremental threats run's error (null when it did not fail). */
+  readonly lastError: string | null;
+  readonly completeThrough: string | null;
+}
+
+const INCREMENTAL = "organization = @organization AND stream = 'threats' AND mode = 'incremental'";
+
+export class SyncHealthReads {
+  readonly #lastRun: Statement;
+  readonly #lastSuccess: Statement;
+  readonly #completeThrough: Statement;
+  readonly #staleAfter: Statement;
+  readonly #held: Statement;
+  readonly #failedInARow: Statement;
+  readonly #firstRun: Statement;
+
+  constructor(sqlite: Database) {
+    this.#lastRun = sqlite.prepare(`SELECT status, error FROM sync_runs WHERE ${INCREMENTAL} AND status <> 'running' ORDER BY id DESC LIMIT 1`);
+    // Runs of one organization never overlap: the latest success by id is the one that finished last.
+    this.#lastSuccess = sqlite.prepare(`SELECT finished_at FROM sync_runs WHERE ${INCREMENTAL} AND status = 'succeeded' ORDER BY id DESC LIMIT 1`).pluck();
+    this.#completeThrough = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
+    this.#staleAfter = sqlite.prepare('SELECT CAST(value AS INTEGER) FROM mirror_settings WHERE key = ?').pluck();
+    // Every row of organization_threats was written by a run: the runs name them all, from an index
+    // of a few thousand rows, where organization_threats would be read whole (a million, for a lookup).
+    this.#held = sqlite.prepare('SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints ORDER BY 1').pluck();
+    // As the daemon counts in memory: a failure adds one, a success starts again at 0, an
+    // interrupted (or skipped) run changes nothing; reconciliation runs are left out.
+    this.#failedInARow = sqlite
+      .prepare(
+        `SELECT count(*) FROM sync_runs
+          WHERE organization = @organization AND stream = @stream AND mode <> 'reconcile' AND status = 'failed'
+            AND id > coalesce((SELECT max(id) FROM sync_runs
+                                WHERE organization = @organization AND stream = @stream AND mode <> 'reconcile' AND status = 'succeeded'), 0)`,
+      )
+      .pluck();
+    this.#firstRun = sqlite.prepare(`SELECT started_at FROM sync_runs WHERE ${INCREMENTAL} ORDER BY id LIMIT 1`).pluck();
+  }
+
+  record(organization: string): SyncRecord {
+    const last = this.#lastRun.get({ organization }) as { status: string; error: string | null } | undefined;
+    return {
+      organization,
+      lastRunStatus: last?.status ?? null,
+      lastSuccessAt: (this.#lastSuccess.get({ organization }) as string | undefined) ?? null,
+      lastError: last?.status === 'failed' ? last.error : null,
+      completeThrough: (this.#completeThrough.get(organization) as string | null | undefined) ?? null,
+    };
+  }
+
+  /** Seconds without a successful incremental run after which an organization is stale. */
+  staleAfterSeconds(): number {
+    return (this.#staleAfter.get(STALE_AFTER_SECONDS_KEY) as number | null | undefined) ?? DEFAULT_STALE_AFTER_SECONDS;
+  }
+
+  /** Every organization the file holds anything of (runs, a checkpoint), by name. */
+  heldOrganizations(): string[] {
+    return this.#held.all() as string[];
+  }
+
+  /** Runs of the organization and stream that failed since its last success (the daemon's gauge at start). */
+  failedInARow(organization: string, stream: 'threats' | 'reports'): number {
+    return this.#failedInARow.get({ organization, stream }) as number;
+  }
+
+  /** When the organization's first incremental run started; null before any. */
+  firstRunAt(organization: string): string | null {
+    return (this.#firstRun.get({ organization }) as string | undefined) ?? null;
+  }
+}

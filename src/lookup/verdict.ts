@@ -1,0 +1,125 @@
+// Every answer says whether the mirror can vouch for it (issue 42). Above the matching: a result
+// the matching (threat-lookup.ts), and with --fresh the service (fresh-document.ts), has answered
+// gets a verdict and its reason, from the judgement of each organization asked about
+// (sync-judgement.ts):
+//   blocked      a threat in force matches (a block is a block, however old the mirror);
+//   not_blocked  nothing in force matches, and every organization asked about is synced and fresh,
+//                or the service was asked about every day after its complete_through; or the
+//                allowlist allows the value itself (a local decision the service cannot change);
+//   unknown      nothing in force matches, but the mirror cannot vouch for some organization.
+// `threat-mirror lookup` exits 0, 1 or 3 by these, and /v1/lookup carries them.
+import type { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { addDays } from '../lib/days.js';
+import type { FreshQuery } from './fresh-lookup.js';
+import type { OrganizationSync, SyncState } from './sync-judgement.js';
+import type { LookupMatch, LookupResult } from './threat-lookup.js';
+
+export type Verdict = 'blocked' | 'not_blocked' | 'unknown';
+
+/** An organization asked about, as an answer reports it. */
+export interface OrganizationState {
+  readonly organization: string;
+  readonly state: SyncState;
+  readonly complete_through: string | null;
+  readonly last_success_at: string | null;
+  /** Why the mirror cannot vouch for it now; empty when it is synced and fresh. */
+  readonly problems: readonly string[];
+}
+
+export interface MirrorState {
+  /** The earliest complete_through of the organizations asked about; null while any has none. */
+  readonly complete_through: string | null;
+  /** True when any organization asked about has no successful incremental run within its threshold (or none). */
+  readonly stale: boolean;
+  readonly organizations: readonly OrganizationState[];
+}
+
+/** What a result may carry besides the mirror's answer: the service's, when it was asked (--fresh). */
+type Answered = LookupResult & { readonly fresh?: { readonly queries: readonly FreshQuery[] } | undefined };
+
+export type Vouched<R extends Answered> = R & { readonly verdict: Verdict; readonly reason: string };
+
+export interface VouchedDocument<R extends Answered = LookupResult> {
+  readonly results: ReadonlyArray<Vouched<R>>;
+  readonly mirror: MirrorState;
+}
+
+/**
+ * Each result with its verdict, and the state of the organizations asked about. `allowlist`:
+ * THREAT_MIRROR_ALLOWLIST as the answer applied it.
+ */
+export function vouch<R extends Answered>(results: readonly R[], organizations: readonly OrganizationSync[], allowlist?: AllowMatcher): VouchedDocument<R> {
+  return {
+    results: results.map((result) => ({ ...result, ...verdictOf(result, organizations, allowlist) })),
+    mirror: mirrorState(organizations),
+  };
+}
+
+/** The exit code a script branches on: 0 when any value is blocked, else 3 when any is unknown, else 1. */
+export function lookupExitCode(results: ReadonlyArray<{ readonly verdict: Verdict }>): 0 | 1 | 3 {
+  if (results.some((result) => result.verdict === 'blocked')) return 0;
+  return results.some((result) => result.verdict === 'unknown') ? 3 : 1;
+}
+
+function verdictOf(result: Answered, organizations: readonly OrganizationSync[], allowlist: AllowMatcher | undefined): { verdict: Verdict; reason: string } {
+  if (result.blocked) return { verdict: 'blocked', reason: blockedBy(result) };
+  const allowed = allowlist?.value(result.value);
+  if (allowed !== undefined) return { verdict: 'not_blocked', reason: `allowed locally by THREAT_MIRROR_ALLOWLIST line ${allowed.line} ${JSON.stringify(allowed.value)}` };
+  const nothing = result.allowed ? 'every threat that matches it is allowed locally' : 'no threat in force matches it';
+  if (organizations.length === 0) return { verdict: 'unknown', reason: `${nothing}, but no organization has synced into this file yet` };
+  const queries = result.fresh?.queries ?? [];
+  const unvouched = organizations.filter((organization) => organization.problems.length > 0 && !askedOfService(organization, queries));
+  if (unvouched.length > 0) {
+    const why = unvouched.map((organization) => [...organization.problems, ...serviceShortfall(organization, queries)].join('; ')).join('; ');
+    return { verdict: 'unknown', reason: `${nothing} in the mirror, but it cannot vouch for that: ${why}` };
+  }
+  const fromService = organizations.filter((organization) => organization.problems.length > 0);
+  const fresh = organizations.filter((organization) => organization.problems.length === 0).map((organization) => organization.organization);
+  const parts = [
+    ...(fresh.length > 0 ? [`${fresh.join(', ')} ${fresh.length === 1 ? 'is' : 'are'} synced and fresh`] : []),
+    ...fromService.map((organization) => `the service, asked about ${organization.organization}'s days after ${organization.completeThrough}, lists none`),
+  ];
+  return { verdict: 'not_blocked', reason: `${nothing}: ${parts.join('; ')}` };
+}
+
+/** The service answered whole for this organization about every day the mirror does not hold complete. */
+function askedOfService(organization: OrganizationSync, queries: readonly FreshQuery[]): boolean {
+  const query = queries.find((candidate) => candidate.organization === organization.organization);
+  return query !== undefined && query.refreshed && organization.completeThrough !== null && query.from <= addDays(organization.completeThrough, 1);
+}
+
+/** Why a fresh query did not make up for the mirror (nothing when none was sent). */
+function serviceShortfall(organization: OrganizationSync, queries: readonly FreshQuery[]): string[] {
+  const query = queries.find((candidate) => candidate.organization === organization.organization);
+  if (query === undefined) return [];
+  if (!query.refreshed) return [`the service, asked about ${daysOf(query)}, did not answer whole (${query.error ?? 'more pages than a fresh lookup reads'})`];
+  return [`the service was asked about ${daysOf(query)} only, and the mirror holds no complete day before`];
+}
+
+export function daysOf(query: Pick<FreshQuery, 'from' | 'to'>): string {
+  return query.from === query.to ? query.from : `${query.from}..${query.to}`;
+}
+
+function blockedBy(result: Answered): string {
+  // A match the service listed (fresh-document.ts) says so.
+  const match = result.matches.find((candidate) => candidate.allowed === undefined) as (LookupMatch & { readonly source?: string }) | undefined;
+  if (match === undefined) return 'a threat in force matches it';
+  const source = match.source === 'service' ? ', listed by the service (not yet mirrored)' : '';
+  return `threat #${match.id} (${match.type}) matches it for ${match.organizations.join(', ')}${source}`;
+}
+
+function mirrorState(organizations: readonly OrganizationSync[]): MirrorState {
+  const through = organizations.map((organization) => organization.completeThrough);
+  const complete = organizations.length > 0 && through.every((day) => day !== null);
+  return {
+    complete_through: complete ? (through as string[]).reduce((earliest, day) => (day < earliest ? day : earliest)) : null,
+    stale: organizations.length === 0 || organizations.some((organization) => organization.stale),
+    organizations: organizations.map((organization) => ({
+      organization: organization.organization,
+      state: organization.state,
+      complete_through: organization.completeThrough,
+      last_success_at: organization.lastSuccessAt,
+      problems: organization.problems,
+    })),
+  };
+}
