@@ -50,6 +50,25 @@ describe('src/', () => {
     }
   });
 
+  it("starts no thread the bundle lacks: scripts/bundle.mjs's entries are cli.js and every thread's file", () => {
+    const bundle = readFileSync(join(SRC, '..', 'scripts', 'bundle.mjs'), 'utf8');
+    const entries = [...bundle.matchAll(/'dist\/src\/([^']+)\.js'/g)].map((match) => `${match[1]}.ts`);
+    const threads = files
+      .filter((file) => !file.startsWith('standin/'))
+      .flatMap((file) => [...readFileSync(join(SRC, file), 'utf8').matchAll(/new Worker\(new URL\('\.\/([^']+)\.js'/g)].map((match) => join(dirname(file), `${match[1]}.ts`)));
+    expect(entries.sort()).toEqual(['cli.ts', ...threads].sort());
+  });
+
+  it("lists every call of the writer's protocol (WriterCalls in db/writer/protocol.ts), and no other", () => {
+    const protocol = readFileSync(join(SRC, 'db', 'writer', 'protocol.ts'), 'utf8');
+    const body = protocol.slice(protocol.indexOf('export interface WriterCalls {'));
+    const calls = [...body.slice(0, body.indexOf('\n}')).matchAll(/^\s+readonly (\w+): \{ readonly input/gm)].map((match) => match[1]);
+    const section = ARCHITECTURE.slice(ARCHITECTURE.indexOf('### The writer'), ARCHITECTURE.indexOf('and `close`.'));
+    const listed = [...section.slice(section.indexOf('(`WriterCalls`):') + '(`WriterCalls`):'.length).matchAll(/`(\w+)`/g)].map((match) => match[1]);
+    expect(calls.length).toBeGreaterThanOrEqual(20);
+    expect(listed.sort()).toEqual(calls.sort());
+  });
+
   it('changes the mirror with SQL from src/db/sql/ only', () => {
     // A statement that writes: INSERT/REPLACE INTO, UPDATE … SET, DELETE FROM, CREATE/DROP of a schema object.
     const writes = /\b(INSERT\s+(OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(UNIQUE\s+)?(TABLE|INDEX|VIEW|TRIGGER)|DROP\s+(TABLE|INDEX|VIEW|TRIGGER))\b/;
