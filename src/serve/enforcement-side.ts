@@ -1,7 +1,8 @@
 // The serving thread's part of enforcement: the DNS primary of the response policy zone, the
-// NOTIFYs after a change, and the HTTP feeds. It only reads: the export index (written by the export
-// job thread's refreshes alone, docs/architecture.md) and the mirror, on read-only connections of its own, so a zone transfer or
-// a feed never waits behind the sync, and the sync never waits behind them.
+// NOTIFYs after a change, and the HTTP feeds. It only reads: the export index (written by the
+// export job thread's refreshes alone, docs/architecture.md) and the mirror, on read-only
+// connections of its own, so a zone transfer or a feed never waits behind the sync, and the sync
+// never waits behind them.
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { AddressAcl } from '../dns/acl.js';
 import { type DnsServer, startDnsServer } from '../dns/dns-server.js';
