@@ -16,6 +16,7 @@ import { promtoolCheckMetrics, skipWithout } from './support/judges.js';
 import { withDb } from './support/mirror-db.js';
 import { type Authority, type PolicyResolver, startAuthority, startPolicyResolver } from './support/policy-zones.js';
 import { dig, freePort, ZONE } from './support/secondaries.js';
+import { mirrorEnvFor } from './support/service.js';
 import { applyIxfr, ixfrRecords, recordsOf, serialOf } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -103,12 +104,7 @@ describe.skipIf(skipWithout(['unbound', 'dig', 'promtool']))('THREAT_MIRROR_ALLO
     standin = await startStandin({ threats: [PORTAL, FORM, TREASURY, VENDOR, EVIL], keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
     dnsPort = await freePort();
     const resolverPort = await freePort();
-    daemon = new CliProcess([], {
-      THREAT_MIRROR_API_URL: standin.url,
-      THREAT_MIRROR_DB: join(dir, 'mirror.db'),
-      THREAT_MIRROR_ORG: 'acme',
-      THREAT_MIRROR_API_KEY: KEY,
-      THREAT_MIRROR_NOW: NOW,
+    daemon = new CliProcess([], mirrorEnvFor(KEY, NOW)(standin, join(dir, 'mirror.db'), {
       THREAT_MIRROR_INITIAL_DAYS: '3',
       // One run at start, none after it: whatever changes later is the allowlist's doing.
       THREAT_MIRROR_SCHEDULE: '0 0 1 1 *',
@@ -118,7 +114,7 @@ describe.skipIf(skipWithout(['unbound', 'dig', 'promtool']))('THREAT_MIRROR_ALLO
       THREAT_MIRROR_EXPORTS: `rpz=${files().rpz},hosts=${files().hosts},csv=${files().csv}`,
       THREAT_MIRROR_ALLOWLIST: allowlist,
       LOG_LEVEL: 'info',
-    });
+    }));
     httpPort = await servingPort(daemon);
     await daemon.waitForLog((line) => line.msg === 'export written' && line.path === files().csv);
     // Another feed blocks the customer's portal (the false positive to override) and a host of its own.

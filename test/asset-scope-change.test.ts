@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { mirroredThreats, scalar, withDb } from './support/mirror-db.js';
-import { startTestStandin } from './support/service.js';
+import { type Env, mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDbPath, tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -22,20 +22,10 @@ async function start(): Promise<Standin> {
   return startTestStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
 }
 
-function env(service: Standin, dbPath: string, assetTypes: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_ASSET_TYPES: assetTypes,
-    // The incremental range and the widening alone: no reconciliation's re-walks in the counts.
-    THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '0',
-    LOG_LEVEL: 'info',
-    ...extra,
-  };
-}
+// The incremental range and the widening alone: no reconciliation's re-walks in the counts.
+const mirrorEnv = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '0', LOG_LEVEL: 'info' });
+/** The mirror scoped to `assetTypes`. */
+const env = (service: Standin, dbPath: string, assetTypes: string, extra: Env = {}): Env => mirrorEnv(service, dbPath, { THREAT_MIRROR_ASSET_TYPES: assetTypes, ...extra });
 
 const ofTypes = (service: Standin, types: readonly string[]): Array<Pick<StandinThreat, 'id' | 'content' | 'type' | 'blockedAt'>> =>
   service

@@ -6,7 +6,7 @@ import { generateThreats, type Standin, type StandinThreat } from '../src/standi
 import type { RequestRecord } from '../src/standin/types.js';
 import { runCli } from './support/cli.js';
 import { mirroredThreats, scalar } from './support/mirror-db.js';
-import { startTestStandin } from './support/service.js';
+import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -19,20 +19,7 @@ function start(threats: StandinThreat[]): Promise<Standin> {
   return startTestStandin({ threats, keys: { organizationKeys: { [ACME_KEY]: 'acme', [GLOBEX_KEY]: 'globex' }, userKeys: {} }, now: () => new Date(NOW) });
 }
 
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORGS: 'acme,globex',
-    THREAT_MIRROR_API_KEY_ACME: ACME_KEY,
-    THREAT_MIRROR_API_KEY_GLOBEX: GLOBEX_KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '50',
-    LOG_LEVEL: 'info',
-    ...extra,
-  };
-}
+const env = mirrorEnvFor({ acme: ACME_KEY, globex: GLOBEX_KEY }, NOW, { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', LOG_LEVEL: 'info' });
 
 const dataset = (): StandinThreat[] =>
   generateThreats({ seed: 30, organizations: ['acme', 'globex'], count: 12_000, fromDay: FROM, toDay: TODAY, hostile: true });

@@ -4,7 +4,7 @@ import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirroredThreats, withDb } from './support/mirror-db.js';
-import { startTestStandin } from './support/service.js';
+import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -22,9 +22,8 @@ function start(threats: StandinThreat[], keys: Record<string, string[]> = { [SHA
   });
 }
 
-function env(service: Standin, dbPath: string, extra: Record<string, string>): Record<string, string> {
-  return { THREAT_MIRROR_API_URL: service.url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW, THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', ...extra };
-}
+// A refused request is retried within milliseconds.
+const RETRIES = { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50' };
 
 /** Threats on every day boundary: the first and last millisecond of each day. */
 function edgeThreats(days: number): StandinThreat[] {
@@ -45,7 +44,7 @@ describe('windows', () => {
     const dbPath = tempDbPath();
     const from = addDays(TODAY, -80);
     const to = addDays(TODAY, -10);
-    const result = await runCli(['--backfill', '--from', from, '--to', to], env(service, dbPath, { THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: 'acme-key' }));
+    const result = await runCli(['--backfill', '--from', from, '--to', to], mirrorEnvFor('acme-key', NOW, RETRIES)(service, dbPath));
     expect(result.code).toBe(0);
     const want = service.threatsVisibleTo('acme-key').filter((threat) => threat.blockedAt.slice(0, 10) >= from && threat.blockedAt.slice(0, 10) <= to);
     expect(mirroredThreats(dbPath, 'acme')).toEqual(want.map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt })));
@@ -72,7 +71,7 @@ describe('request budget', () => {
     const dbPath = tempDbPath();
     const result = await runCli(
       ['--backfill', '--from', addDays(TODAY, -59)],
-      env(service, dbPath, { THREAT_MIRROR_ORGS: 'acme,globex', THREAT_MIRROR_API_KEY_ACME: SHARED_KEY, THREAT_MIRROR_API_KEY_GLOBEX: SHARED_KEY, THREAT_MIRROR_CONCURRENCY: '3' }),
+      mirrorEnvFor({ acme: SHARED_KEY, globex: SHARED_KEY }, NOW, RETRIES)(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '3' }),
     );
     expect(result.code).toBe(0);
     expect(service.stats.maxInFlight(SHARED_KEY)).toBeLessThanOrEqual(3);
@@ -87,7 +86,7 @@ describe('request budget', () => {
     // The fifth request is refused with a 1 s Retry-After, while others of the key are in flight.
     const dbPath = tempDbPath();
     const waiting = service.waitForRequests(4).then(() => service.faults.enqueue({ kind: 'rateLimit', retryAfter: '1' }, { times: 1 }));
-    const result = await runCli(['--backfill', '--from', addDays(TODAY, -59)], env(service, dbPath, { THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: SHARED_KEY, THREAT_MIRROR_CONCURRENCY: '4' }));
+    const result = await runCli(['--backfill', '--from', addDays(TODAY, -59)], mirrorEnvFor(SHARED_KEY, NOW, RETRIES)(service, dbPath, { THREAT_MIRROR_CONCURRENCY: '4' }));
     await waiting;
     expect(result.code).toBe(0);
     const limited = service.stats.requests.find((request) => request.status === 429);

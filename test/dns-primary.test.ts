@@ -11,6 +11,7 @@ import { startStandin } from '../src/standin/index.js';
 import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { skipWithout } from './support/judges.js';
 import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, startUnboundSecondary, until, ZONE } from './support/secondaries.js';
+import { mirrorEnvFor } from './support/service.js';
 import { applyIxfr, ixfrRecords, recordsOf, serialOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -49,12 +50,7 @@ describe.skipIf(skipWithout(['named', 'unbound', 'pdns_recursor', 'dig']))('the 
     standin = await startStandin({ threats: [FIRST, LEAVING, PATH_LEVEL, RPZ_TRIGGER, UNDELEGATED], keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
     const [bindPort, unboundPort, pdnsPort] = [await freePort(), await freePort(), await freePort()];
     dnsPort = await freePort();
-    env = {
-      THREAT_MIRROR_API_URL: standin.url,
-      THREAT_MIRROR_DB: join(dir, 'mirror.db'),
-      THREAT_MIRROR_ORG: 'acme',
-      THREAT_MIRROR_API_KEY: KEY,
-      THREAT_MIRROR_NOW: NOW,
+    env = mirrorEnvFor(KEY, NOW)(standin, join(dir, 'mirror.db'), {
       THREAT_MIRROR_INITIAL_DAYS: '3',
       THREAT_MIRROR_SCHEDULE: '*/2 * * * * *',
       THREAT_MIRROR_HTTP_PORT: '0',
@@ -62,7 +58,7 @@ describe.skipIf(skipWithout(['named', 'unbound', 'pdns_recursor', 'dig']))('the 
       THREAT_MIRROR_DNS_ALLOW: '127.0.0.1/32',
       THREAT_MIRROR_DNS_NOTIFY: `127.0.0.1:${bindPort},127.0.0.1:${unboundPort}`,
       LOG_LEVEL: 'info',
-    };
+    });
     // One daemon for the file (startCli's would be killed after the first test): stopped in afterAll.
     daemon = new CliProcess([], env);
     httpPort = await servingPort(daemon);

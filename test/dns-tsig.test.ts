@@ -16,6 +16,7 @@ import { CliProcess, runCli, startCli } from './support/cli.js';
 import { skipWithout } from './support/judges.js';
 import { checkAnswerByHand, queryMacOf, signQueryByHand } from './support/tsig-hand.js';
 import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, type TsigKeyConfig, until, ZONE } from './support/secondaries.js';
+import { mirrorEnvFor } from './support/service.js';
 import { recordsOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -47,12 +48,7 @@ describe.skipIf(skipWithout(['named', 'pdns_recursor', 'dig']))('the DNS primary
     standin = await startStandin({ threats, keys: { organizationKeys: { [API_KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
     const [bindPort, pdnsPort] = [await freePort(), await freePort()];
     dnsPort = await freePort();
-    env = {
-      THREAT_MIRROR_API_URL: standin.url,
-      THREAT_MIRROR_DB: join(dir, 'mirror.db'),
-      THREAT_MIRROR_ORG: 'acme',
-      THREAT_MIRROR_API_KEY: API_KEY,
-      THREAT_MIRROR_NOW: NOW,
+    env = mirrorEnvFor(API_KEY, NOW)(standin, join(dir, 'mirror.db'), {
       THREAT_MIRROR_INITIAL_DAYS: '3',
       THREAT_MIRROR_SCHEDULE: '*/2 * * * * *',
       THREAT_MIRROR_DNS_PORT: String(dnsPort),
@@ -60,7 +56,7 @@ describe.skipIf(skipWithout(['named', 'pdns_recursor', 'dig']))('the DNS primary
       THREAT_MIRROR_DNS_NOTIFY: `127.0.0.1:${bindPort}`,
       THREAT_MIRROR_DNS_TSIG_KEY: `${TSIG.name}:${TSIG.secret}`,
       LOG_LEVEL: 'info',
-    };
+    });
     daemon = new CliProcess([], env);
     await daemon.waitForLog((line) => line.msg === 'zone changed' && Number(line.serial) > 1);
     secondaries.push(await startBind(join(dir, 'bind'), dnsPort, bindPort, TSIG), await startPdnsSecondary(join(dir, 'pdns'), dnsPort, pdnsPort, 3, TSIG));
@@ -156,12 +152,7 @@ describe("TSIG's time window: 300 s from the sidecar's clock, whatever fudge a q
     const folder = mkdtempSync(join(tmpdir(), 'threat-mirror-tsig-time-'));
     const service = await startStandin({ threats: [{ id: 1, content: `https://${BLOCKED}/`, type: 'URL', blockedAt: `${TODAY}T08:00:00.000Z`, organization: 'acme' }], keys: { organizationKeys: { [API_KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
     const port = await freePort();
-    const skewed = startCli([], {
-      THREAT_MIRROR_API_URL: service.url,
-      THREAT_MIRROR_DB: join(folder, 'mirror.db'),
-      THREAT_MIRROR_ORG: 'acme',
-      THREAT_MIRROR_API_KEY: API_KEY,
-      THREAT_MIRROR_NOW: NOW,
+    const skewed = startCli([], mirrorEnvFor(API_KEY, NOW)(service, join(folder, 'mirror.db'), {
       THREAT_MIRROR_INITIAL_DAYS: '1',
       THREAT_MIRROR_SCHEDULE: '0 0 1 1 *',
       THREAT_MIRROR_DNS_PORT: String(port),
@@ -169,7 +160,7 @@ describe("TSIG's time window: 300 s from the sidecar's clock, whatever fudge a q
       THREAT_MIRROR_DNS_TSIG_KEY: `${TSIG.name}:${TSIG.secret}`,
       NODE_OPTIONS: `--require=${SERVING_FAULTS}`,
       SERVING_CLOCK_OFFSET_S: String(SKEW_S),
-    });
+    }));
     try {
       await skewed.waitForLog((line) => line.msg === 'zone changed');
       const query = (): Buffer => encode({ id: 4711, type: 'query', flags: 0, questions: [{ type: 'SOA', name: ZONE, class: 'IN' }] });

@@ -9,6 +9,7 @@ import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats, type Standin, type StandinProposal, startStandin } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { skipWithout } from './support/judges.js';
+import { mirrorEnvFor } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
 
@@ -56,15 +57,10 @@ beforeAll(async () => {
   // Not tempDir(): that removes its folders after each test, and this file is shared by the tests.
   folder = mkdtempSync(join(tmpdir(), 'threat-mirror-sql-'));
   dbPath = join(folder, 'mirror.db');
-  const result = await runCli(['--once'], {
-    THREAT_MIRROR_API_URL: standin.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: 'acme-key',
-    THREAT_MIRROR_NOW: NOW,
+  const result = await runCli(['--once'], mirrorEnvFor('acme-key', NOW)(standin, dbPath, {
     THREAT_MIRROR_INITIAL_DAYS: '10',
     THREAT_MIRROR_REPORTS: '1',
-  });
+  }));
   expect(result.code).toBe(0);
 });
 
@@ -112,16 +108,7 @@ describe('the documented query of rejected proposals', () => {
     });
     try {
       const mirrorPath = tempDbPath();
-      const env = {
-        THREAT_MIRROR_API_URL: service.url,
-        THREAT_MIRROR_DB: mirrorPath,
-        THREAT_MIRROR_ORGS: 'acme,globex',
-        THREAT_MIRROR_API_KEY_ACME: 'acme-key',
-        THREAT_MIRROR_API_KEY_GLOBEX: 'globex-key',
-        THREAT_MIRROR_NOW: NOW,
-        THREAT_MIRROR_INITIAL_DAYS: '3',
-        THREAT_MIRROR_REPORTS: '1',
-      };
+      const env = mirrorEnvFor({ acme: 'acme-key', globex: 'globex-key' }, NOW)(service, mirrorPath, { THREAT_MIRROR_INITIAL_DAYS: '3', THREAT_MIRROR_REPORTS: '1' });
       expect((await runCli(['--once'], env)).code).toBe(0);
       service.removeThreats([2]); // unblocked: today is re-scanned, so the next run marks it removed
       expect((await runCli(['--once'], env)).code).toBe(0);

@@ -97,7 +97,7 @@ describe('an export killed while it writes', () => {
     const service = await startService(big);
     const dir = tempDir();
     const dbPath = join(dir, 'mirror.db');
-    const both = env(service, dbPath, { THREAT_MIRROR_ORG: '', THREAT_MIRROR_API_KEY: '', THREAT_MIRROR_ORGS: 'acme,globex', THREAT_MIRROR_API_KEY_ACME: KEY, THREAT_MIRROR_API_KEY_GLOBEX: 'globex-key', LOG_LEVEL: 'warn' });
+    const both = mirrorEnvFor({ acme: KEY, globex: 'globex-key' }, NOW, { THREAT_MIRROR_INITIAL_DAYS: '3' })(service, dbPath, { LOG_LEVEL: 'warn' });
     expect((await runCli(['--once'], both)).code).toBe(0);
     const out = join(dir, 'threats.csv');
     expect((await runCli(['export', '--format', 'csv', '--org', 'globex', '--out', out], both)).code).toBe(0);

@@ -12,6 +12,7 @@ import { namedCheckzone } from './support/dns-tools.js';
 import { skipWithout } from './support/judges.js';
 import { type Authority, type PolicyResolver, startAuthority, startPolicyResolver } from './support/policy-zones.js';
 import { scalar, withDb } from './support/mirror-db.js';
+import { mirrorEnvFor } from './support/service.js';
 import { tempDir } from './support/temp.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -95,16 +96,7 @@ async function mirror(dir: string): Promise<{ service: Standin; dbPath: string; 
     now: () => new Date(NOW),
   });
   const dbPath = join(dir, 'mirror.db');
-  const env = {
-    THREAT_MIRROR_API_URL: standin.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORGS: 'acme,globex',
-    THREAT_MIRROR_API_KEY_ACME: ACME_KEY,
-    THREAT_MIRROR_API_KEY_GLOBEX: GLOBEX_KEY,
-    THREAT_MIRROR_INITIAL_DAYS: '5',
-    THREAT_MIRROR_NOW: NOW,
-    LOG_LEVEL: 'warn',
-  };
+  const env = mirrorEnvFor({ acme: ACME_KEY, globex: GLOBEX_KEY }, NOW, { THREAT_MIRROR_INITIAL_DAYS: '5', LOG_LEVEL: 'warn' })(standin, dbPath);
   const synced = await runCli(['--once'], env);
   expect(synced.code, synced.stderr).toBe(0);
   return { service: standin, dbPath, env };

@@ -6,7 +6,7 @@ import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
 import { runCli, servingPort, startCli } from './support/cli.js';
 import { scalar } from './support/mirror-db.js';
-import { startTestStandin } from './support/service.js';
+import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDbPath, tempDir } from './support/temp.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,16 +21,7 @@ async function mirrored(): Promise<{ service: Standin; dbPath: string; env: Reco
   const threats = generateThreats({ seed: 32, organizations: ['acme', 'globex'], count: 3000, fromDay: addDays(TODAY, -29), toDay: TODAY, hostile: false });
   const service = await startTestStandin({ threats, keys: { organizationKeys: { [ACME_KEY]: 'acme', [GLOBEX_KEY]: 'globex' }, userKeys: {} }, now: () => new Date(NOW) });
   const dbPath = tempDbPath();
-  const env = {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORGS: 'acme,globex',
-    THREAT_MIRROR_API_KEY_ACME: ACME_KEY,
-    THREAT_MIRROR_API_KEY_GLOBEX: GLOBEX_KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '20',
-  };
+  const env = mirrorEnvFor({ acme: ACME_KEY, globex: GLOBEX_KEY }, NOW, { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '20' })(service, dbPath);
   expect((await runCli(['--once'], env)).code).toBe(0);
   service.stats.reset();
   return { service, dbPath, env };

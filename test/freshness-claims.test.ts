@@ -8,26 +8,15 @@ import { addDays } from '../src/lib/days.js';
 import type { Standin } from '../src/standin/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { scalar, withDb } from './support/mirror-db.js';
-import { type Env, serveThreats } from './support/service.js';
+import { type Env, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 import { currentThreats, threatsOfDay } from './support/walk-data.js';
 
 const KEY = 'acme-key-5f2b9c';
 
-function env(service: Standin, dbPath: string, now: string, extra: Env = {}): Env {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_NOW: now,
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '50',
-    THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '0',
-    LOG_LEVEL: 'debug',
-    ...extra,
-  };
-}
+const SETTINGS: Env = { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '0', LOG_LEVEL: 'debug' };
+/** The mirror with its clock at `now`: each test moves it. */
+const env = (service: Standin, dbPath: string, now: string, extra: Env = {}): Env => mirrorEnvFor(KEY, now, SETTINGS)(service, dbPath, extra);
 
 function completeThrough(dbPath: string): string | null {
   return scalar<string | null>(dbPath, "SELECT complete_through FROM sync_checkpoints WHERE organization = 'acme'") ?? null;

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { runs } from './support/mirror-db.js';
+import { mirrorEnvFor } from './support/service.js';
 import { tempDir } from './support/temp.js';
 import { dig, freePort, ZONE } from './support/secondaries.js';
 import { SERVING_LOG_MESSAGE } from '../src/serve/endpoints.js';
@@ -48,12 +49,7 @@ const threats: StandinThreat[] = [{ id: 1, content: 'https://evil.example/', typ
 async function startDaemon(fault: 'block' | 'end-writer' | 'none', env: Record<string, string> = {}): Promise<{ port: number; dbPath: string }> {
   standin = await startStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
   const dbPath = join(tempDir(), 'mirror.db');
-  daemon = startCli([], {
-    THREAT_MIRROR_API_URL: standin.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_NOW: NOW,
+  daemon = startCli([], mirrorEnvFor(KEY, NOW)(standin, dbPath, {
     THREAT_MIRROR_INITIAL_DAYS: '10',
     THREAT_MIRROR_HTTP_PORT: '0',
     // Never comes round during the test.
@@ -62,7 +58,7 @@ async function startDaemon(fault: 'block' | 'end-writer' | 'none', env: Record<s
     MAIN_THREAD_FAULT: fault,
     MAIN_THREAD_BLOCK_MS: String(BLOCK_MS),
     ...env,
-  });
+  }));
   const line = await daemon.waitForLog((log) => log.msg === SERVING_LOG_MESSAGE);
   await daemon.waitForLog((log) => typeof log.msg === 'string' && log.msg.startsWith('sync of organization') && log.status === 'succeeded');
   return { port: line.port as number, dbPath };
@@ -175,7 +171,7 @@ describe('the writer thread', () => {
     expect(result.logs.at(-1)?.msg).toBe('stopped');
     // What was committed stays, and the next process (the supervisor's restart) syncs on from it.
     expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded']);
-    const env = { THREAT_MIRROR_API_URL: (standin as Standin).url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: KEY, THREAT_MIRROR_NOW: NOW };
+    const env = mirrorEnvFor(KEY, NOW)(standin as Standin, dbPath);
     expect((await runCli(['--once'], env)).code).toBe(0);
     expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded', 'succeeded']);
   });

@@ -7,7 +7,7 @@ import { generateThreats, type Standin } from '../src/standin/index.js';
 import { CLI_PATH, runCli, servingPort, startCli } from './support/cli.js';
 import { afterThisTest } from './support/cleanup.js';
 import { promtoolCheckMetrics, skipWithout } from './support/judges.js';
-import { type Env, organizationKey, startTestStandin } from './support/service.js';
+import { type Env, mirrorEnvFor, organizationKey, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
 const KEY = 'acme-progress-key';
@@ -21,10 +21,9 @@ async function slowService(latencyMs: number, count = 3000): Promise<Standin> {
   return startTestStandin({ threats, keys: organizationKey(KEY), latencyMs });
 }
 
-function mirrorEnv(service: Standin, dbPath: string, extra: Env = {}): Env {
-  // One request at a time: the windows complete one after another, so the ETA appears early.
-  return { THREAT_MIRROR_API_URL: service.url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: KEY, THREAT_MIRROR_CONCURRENCY: '1', ...extra };
-}
+// One request at a time: the windows complete one after another, so the ETA appears early. The real
+// clock (null), as above.
+const mirrorEnv = mirrorEnvFor(KEY, null, { THREAT_MIRROR_CONCURRENCY: '1' });
 
 /** Runs the CLI with stdin, stdout and stderr on a pseudo-terminal (util-linux `script`); resolves to all it printed. */
 function runOnTerminal(args: readonly string[], env: Env): Promise<{ code: number | null; output: string }> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateReports, generateThreats, type Standin } from '../src/standin/index.js';
-import { startTestStandin } from './support/service.js';
+import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { runCli } from './support/cli.js';
 import { createFileBeforeMigration } from './support/older-schema.js';
 import { withDb } from './support/mirror-db.js';
@@ -28,16 +28,7 @@ async function start(): Promise<Standin> {
   return standin;
 }
 
-function env(service: Standin, dbPath: string, reports: boolean): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_REPORTS: reports ? '1' : '0',
-  };
-}
+const env = mirrorEnvFor(KEY, NOW);
 
 interface RunCounts {
   stream: string;
@@ -56,7 +47,7 @@ const RUN_COUNTS = `SELECT stream, threats_inserted, threats_updated, threats_re
 it('a reports run counts in reports_*, a threats run in threats_*, and status shows each run its own counts', async () => {
   const service = await start();
   const dbPath = join(tempDir(), 'mirror.db');
-  const result = await runCli(['--once'], env(service, dbPath, true));
+  const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_REPORTS: '1' }));
   expect(result.code).toBe(0);
   const held = withDb(dbPath, (db) => ({
     threats: db.prepare("SELECT count(*) FROM organization_threats WHERE organization = 'acme'").pluck().get() as number,
@@ -98,7 +89,7 @@ it('moves the counts of report runs written before the migration out of threats_
     { stream: 'threats', threatsInserted: 5, threatsUpdated: 1, threatsRejected: 0 },
   ]);
 
-  expect((await runCli(['--once'], env(service, dbPath, false))).code).toBe(0);
+  expect((await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_REPORTS: '0' }))).code).toBe(0);
   const runs = withDb(dbPath, (db) => db.prepare(RUN_COUNTS).all() as RunCounts[]);
   expect(runs.slice(0, 2)).toEqual([
     { stream: 'threats', threats_inserted: 5, threats_updated: 1, threats_rejected: 0, threats_removed: 0, reports_inserted: 0, reports_updated: 0, reports_rejected: 0 },

@@ -10,7 +10,7 @@ import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
 import { afterThisTest } from './support/cleanup.js';
 import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
-import { EVERY_SECOND_DAEMON, startTestStandin } from './support/service.js';
+import { type Env, EVERY_SECOND_DAEMON, mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 
 const HEALTHCHECK_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'daemon', 'healthcheck.js');
@@ -26,16 +26,10 @@ function startService(): Promise<Standin> {
   });
 }
 
-function env(service: Standin, dbPath: string, organizations: ReadonlyArray<keyof typeof KEYS>): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORGS: organizations.join(','),
-    ...Object.fromEntries(organizations.map((name) => [`THREAT_MIRROR_API_KEY_${name.toUpperCase()}`, KEYS[name]])),
-    THREAT_MIRROR_INITIAL_DAYS: '5',
-    ...EVERY_SECOND_DAEMON,
-    THREAT_MIRROR_NOW: NOW,
-  };
+/** A daemon mirroring `organizations`, each with its own key. */
+function env(service: Standin, dbPath: string, organizations: ReadonlyArray<keyof typeof KEYS>): Env {
+  const keys = Object.fromEntries(organizations.map((name) => [name, KEYS[name]]));
+  return mirrorEnvFor(keys, NOW, { THREAT_MIRROR_INITIAL_DAYS: '5', ...EVERY_SECOND_DAEMON })(service, dbPath);
 }
 
 async function startDaemon(environment: Record<string, string>): Promise<{ daemon: CliProcess; port: number }> {

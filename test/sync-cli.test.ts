@@ -6,7 +6,7 @@ import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
 import { mirroredThreats, runs, scalar, withDb, withWritableDb } from './support/mirror-db.js';
-import { startTestStandin } from './support/service.js';
+import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { tempDbPath, tempDir } from './support/temp.js';
 
 // Noon, so "today" cannot flip between the test and the CLI, whatever the hour the suite runs.
@@ -27,20 +27,8 @@ function start(threats: StandinThreat[]): Promise<Standin> {
   });
 }
 
-function env(service: Standin, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORGS: 'acme,globex',
-    THREAT_MIRROR_API_KEY_ACME: ACME_KEY,
-    THREAT_MIRROR_API_KEY_GLOBEX: GLOBEX_KEY,
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '50',
-    LOG_LEVEL: 'info',
-    ...extra,
-  };
-}
+const SETTINGS = { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', LOG_LEVEL: 'info' };
+const env = mirrorEnvFor({ acme: ACME_KEY, globex: GLOBEX_KEY }, NOW, SETTINGS);
 
 /** What the service holds for a key between two days, as the mirror should hold it. */
 function expected(service: Standin, key: string, from: string, to: string): Array<Pick<StandinThreat, 'id' | 'content' | 'type' | 'blockedAt'>> {
@@ -334,7 +322,7 @@ describe('keys and arguments', () => {
   it('mirrors through a user key the threats of the organizations the user is active in', async () => {
     const service = await start(dataset(600, 5, 29));
     const dbPath = tempDbPath();
-    const result = await runCli(['--once'], { ...env(service, dbPath), THREAT_MIRROR_ORGS: '', THREAT_MIRROR_API_KEY_ACME: '', THREAT_MIRROR_API_KEY_GLOBEX: '', THREAT_MIRROR_ORG: 'me', THREAT_MIRROR_API_KEY: USER_KEY });
+    const result = await runCli(['--once'], mirrorEnvFor(USER_KEY, NOW, SETTINGS)(service, dbPath, { THREAT_MIRROR_ORG: 'me' }));
     expect(result.code).toBe(0);
     const rows = mirroredThreats(dbPath, 'me');
     expect(rows).toEqual(expected(service, USER_KEY, addDays(TODAY, -29), TODAY));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateThreats } from '../src/standin/index.js';
 import { CLI_PATH } from './support/cli.js';
-import { startTestStandin } from './support/service.js';
+import { mirrorEnvFor, startTestStandin } from './support/service.js';
 import { skipFor } from './support/judges.js';
 import { tempDir } from './support/temp.js';
 
@@ -44,12 +44,7 @@ describe.skipIf(skipFor(setprivMissing()))('a database folder the process cannot
       threats: generateThreats({ seed: 3, organizations: ['acme'], count: 50, fromDay: '2026-03-10', toDay: '2026-03-15' }),
       keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} },
     });
-    const result = await runAsNobody(['--once'], {
-      THREAT_MIRROR_API_URL: standin.url,
-      THREAT_MIRROR_DB: dbPath,
-      THREAT_MIRROR_API_KEY: KEY,
-      THREAT_MIRROR_NOW: '2026-03-15T12:00:00.000Z',
-    });
+    const result = await runAsNobody(['--once'], mirrorEnvFor(KEY, '2026-03-15T12:00:00.000Z')(standin, dbPath));
     expect(standin.stats.requests).toHaveLength(0);
     return result;
   }

@@ -69,21 +69,11 @@ describe('case 2: a threat moved to a day outside the mirrored range', { timeout
 const ACME_KEY = 'acme-key-40-scoped';
 const USER_KEY = 'user-key-40-all';
 
+const QUICK_RETRIES = { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50' };
 /** acme (its own key, scoped to URL) and all (a user key of acme and beta, every type), every day re-walked at every run. */
-function twoOrganizations(service: Standin, dbPath: string, organizations = 'acme,all'): Record<string, string> {
-  return {
-    THREAT_MIRROR_API_URL: service.url,
-    THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORGS: organizations,
-    THREAT_MIRROR_API_KEY_ACME: ACME_KEY,
-    THREAT_MIRROR_API_KEY_ALL: USER_KEY,
-    ...(organizations.includes('acme') ? { THREAT_MIRROR_ASSET_TYPES_ACME: 'URL' } : {}),
-    THREAT_MIRROR_NOW: NOW,
-    THREAT_MIRROR_RETRY_MIN_MS: '5',
-    THREAT_MIRROR_RETRY_MAX_MS: '50',
-    ...FULL_RECONCILIATION,
-  };
-}
+const twoOrganizations = mirrorEnvFor({ acme: ACME_KEY, all: USER_KEY }, NOW, { THREAT_MIRROR_ASSET_TYPES_ACME: 'URL', ...QUICK_RETRIES, ...FULL_RECONCILIATION });
+/** all alone, as above. */
+const allAlone = mirrorEnvFor({ all: USER_KEY }, NOW, { ...QUICK_RETRIES, ...FULL_RECONCILIATION });
 
 function currentOf(dbPath: string, organization: string): Array<{ id: number; type: string }> {
   return withDb(dbPath, (db) => db.prepare('SELECT id, type FROM current_threats WHERE organization = ? ORDER BY id').all(organization)) as Array<{ id: number; type: string }>;
@@ -106,7 +96,7 @@ describe('case 3: a scoped organization beside another that shares its threats',
 
     // acme's URL threat becomes a PAGE of beta; all (which sees both) writes the new type first.
     service.updateThreat(changed.id, { type: 'PAGE', organization: 'beta' });
-    expect((await runCli(['--once'], twoOrganizations(service, dbPath, 'all'))).code).toBe(0);
+    expect((await runCli(['--once'], allAlone(service, dbPath))).code).toBe(0);
     expect(withDb(dbPath, (db) => db.prepare('SELECT type FROM threats WHERE id = ?').pluck().get(changed.id))).toBe('PAGE');
 
     const result = await runCli(['--once'], twoOrganizations(service, dbPath));

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addDays, dayOf } from '../../src/lib/days.js';
 import { seededRandom, type Standin, type StandinThreat } from '../../src/standin/index.js';
-import { startTestStandin } from './service.js';
+import { mirrorEnvFor, startTestStandin } from './service.js';
 import { tempDir } from './temp.js';
 
 /** acme reads its own threats with its key; all reads acme's and beta's with a user key. */
@@ -90,13 +90,7 @@ export class ModelWorld {
       const types = this.config.scopes[organization];
       if (types !== null && organization !== without) scopes[`THREAT_MIRROR_ASSET_TYPES_${organization.toUpperCase()}`] = types.join(',');
     }
-    return {
-      THREAT_MIRROR_API_URL: this.service.url,
-      THREAT_MIRROR_DB: this.dbPath,
-      THREAT_MIRROR_ORGS: ORGANIZATIONS.join(','),
-      THREAT_MIRROR_API_KEY_ACME: KEYS.acme,
-      THREAT_MIRROR_API_KEY_ALL: KEYS.all,
-      THREAT_MIRROR_NOW: this.now.toISOString(),
+    return mirrorEnvFor(KEYS, this.now.toISOString())(this.service, this.dbPath, {
       THREAT_MIRROR_INITIAL_DAYS: String(INITIAL_DAYS),
       THREAT_MIRROR_LOOKBACK_DAYS: String(LOOKBACK_DAYS),
       THREAT_MIRROR_RECONCILE_DAYS: '0',
@@ -107,7 +101,7 @@ export class ModelWorld {
       LOG_LEVEL: 'info',
       ...scopes,
       ...extra,
-    };
+    });
   }
 
   /** One random change of the service; returns what it did, for the step log. */

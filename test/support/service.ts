@@ -23,21 +23,33 @@ export function serveThreats(key: string, now: string, threats: readonly Standin
 
 export type Env = Record<string, string>;
 export type MirrorEnv = (service: Standin, dbPath: string, extra?: Env) => Env;
+/** One organization's key (organization 'acme'), or several organizations by name with a key each. */
+export type MirrorKeys = string | Readonly<Record<string, string>>;
 
 /**
- * The environment of a mirror of organization 'acme' with `key`, its clock at `now`, into `dbPath`:
- * a test file's own `settings` apply to every run, a run's `extra` on top.
+ * The environment of a mirror of `keys` with its clock at `now` (null: the machine's clock), into
+ * `dbPath`: a test file's own `settings` apply to every run, a run's `extra` on top.
+ * A key alone mirrors organization 'acme' (THREAT_MIRROR_ORG, THREAT_MIRROR_API_KEY); an object
+ * mirrors each organization it names (THREAT_MIRROR_ORGS, THREAT_MIRROR_API_KEY_<NAME>).
  */
-export function mirrorEnvFor(key: string, now: string, settings: Env = {}): MirrorEnv {
+export function mirrorEnvFor(keys: MirrorKeys, now: string | null, settings: Env = {}): MirrorEnv {
   return (service, dbPath, extra = {}) => ({
     THREAT_MIRROR_API_URL: service.url,
     THREAT_MIRROR_DB: dbPath,
-    THREAT_MIRROR_ORG: 'acme',
-    THREAT_MIRROR_API_KEY: key,
-    THREAT_MIRROR_NOW: now,
+    ...organizationsEnv(keys),
+    ...(now === null ? {} : { THREAT_MIRROR_NOW: now }),
     ...settings,
     ...extra,
   });
+}
+
+function organizationsEnv(keys: MirrorKeys): Env {
+  if (typeof keys === 'string') return { THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: keys };
+  const entries = Object.entries(keys);
+  return {
+    THREAT_MIRROR_ORGS: entries.map(([name]) => name).join(','),
+    ...Object.fromEntries(entries.map(([name, key]) => [`THREAT_MIRROR_API_KEY_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`, key])),
+  };
 }
 
 /** A daemon that runs every second, serves its probes on a port of its choosing, and gives up on a failing request quickly. */
