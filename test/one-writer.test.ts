@@ -204,9 +204,9 @@ describe('the connections the program opens', () => {
       // The one writable connection to the mirror.
       'db/writer/writer-connection.ts',
       // The export index: a file of its own beside the mirror, its only writer the refresh job thread.
-      'export/export-index.ts',
+      'export/index/export-index.ts',
       // A scratch database of its own, in memory or a temporary file: the host list being built.
-      'export/host-set.ts',
+      'export/index/host-set.ts',
     ]);
   });
 });

@@ -9,15 +9,15 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Config } from '../config.js';
-import type { ExportObserver, RefresherState } from '../export/daemon-exports.js';
+import type { ExportObserver, RefresherState } from '../export/jobs/export-refresher.js';
 import { isHostFormat } from '../config/export-formats.js';
 import { type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
 import { errorMessage } from '../lib/errors.js';
 import { schedulePeriodSeconds } from '../lib/schedule.js';
 import type { EnforcementData, EnforcementEvent } from '../serve/protocol.js';
 import type { ServingThread } from '../serve/serving-client.js';
-import { runExportJob } from '../export-jobs/export-job-client.js';
-import type { JobEvent } from '../export-jobs/protocol.js';
+import { runExportJob } from '../export/jobs/export-job-client.js';
+import type { JobEvent } from '../export/jobs/protocol.js';
 
 /**
  * What enforcement reports for /metrics; implemented by MirrorMetrics. An observer, as sync/ has:

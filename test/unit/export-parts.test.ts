@@ -7,13 +7,13 @@ import { parseCommandLine } from '../../src/cli/args.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/lib/errors.js';
 import { blockableHost } from '../../src/url/blockable-host.js';
-import { HostSet } from '../../src/export/host-set.js';
-import { nextRpzSerial, rpzSerialOf } from '../../src/export/rpz.js';
+import { HostSet } from '../../src/export/index/host-set.js';
+import { nextRpzSerial, rpzSerialOf } from '../../src/export/formats/rpz.js';
 import type { CurrentThreat, IndicatorSource } from '../../src/export/current-threats.js';
 import { type HostEntry, hostEntryOf } from '../../src/export/host-selection.js';
 import { deriveLookupFields } from '../../src/url/lookup-fields.js';
-import { jsonlLine, valuesOf } from '../../src/export/records.js';
-import { indicatorJson, indicatorOf, noStixCounts, patternOf, renderStix, STIX_NAMESPACE, type StixCounts, stixString, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/stix.js';
+import { jsonlLine, valuesOf } from '../../src/export/formats/csv.js';
+import { indicatorJson, indicatorOf, noStixCounts, patternOf, renderStix, STIX_NAMESPACE, type StixCounts, stixString, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/formats/stix.js';
 import { tempDir } from '../support/temp.js';
 import { thrownMessage } from '../support/thrown.js';
 

@@ -1,6 +1,6 @@
 // `csv` and `jsonl`: every current threat with its organizations and lookup columns, by id.
 // Values are exact: a cell is never rewritten (no spreadsheet formula guard), see docs/exports.md.
-import type { CurrentThreat } from './current-threats.js';
+import type { CurrentThreat } from '../current-threats.js';
 
 const COLUMNS = [
   'id', 'type', 'content', 'blocked_at', 'organizations', 'first_seen_at', 'updated_at', 'change_seq',

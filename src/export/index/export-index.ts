@@ -15,15 +15,15 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Allowlist } from '../allowlist/allowlist-entries.js';
-import { openDatabaseReadOnly } from '../db/open-database.js';
-import { Database, type Statement } from '../db/sqlite.js';
-import { allowedThreatIds } from './allowed-threats.js';
+import type { Allowlist } from '../../allowlist/allowlist-entries.js';
+import { openDatabaseReadOnly } from '../../db/open-database.js';
+import { Database, type Statement } from '../../db/sqlite.js';
+import { allowedThreatIds } from '../allowed-threats.js';
 import { allowsRow, CURRENT, HOST_COLUMNS, type IndexAllowlist, indexAllowlistOf, indexEntryOf, passthruChange, THREAT_COLUMNS, type ThreatRow, threatsAllowednessChanged } from './index-allowlist.js';
 import { INDEX_SCHEMA, IndexView, type ZoneName } from './index-view.js';
-import type { OwnerRecord } from './zone-names.js';
-import { MAX_HOST, nextRpzSerial } from './rpz.js';
-import { withSmallPageCache } from './page-cache.js';
+import type { OwnerRecord } from '../formats/zone-names.js';
+import { MAX_HOST, nextRpzSerial } from '../formats/rpz.js';
+import { withSmallPageCache } from '../../db/page-cache.js';
 
 /** Rows between two turns of the event loop: the refresh job's thread has little else to do, but any thread running this stays responsive. */
 const ROWS_PER_PAUSE = 5_000;

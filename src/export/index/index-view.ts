@@ -3,11 +3,11 @@
 // writes the index (the refresh job, between runs) and on read-only connections of the serving
 // thread (zone transfers, feeds), each inside a read transaction of its own: a transfer reads one
 // version of the zone whatever the refresh job commits meanwhile.
-import type { Database, Statement } from '../db/sqlite.js';
-import { type AllowedHosts, type HostSelection, type HostsLeftOut, noneLeftOut } from './host-selection.js';
+import type { Database, Statement } from '../../db/sqlite.js';
+import { type AllowedHosts, type HostSelection, type HostsLeftOut, noneLeftOut } from '../host-selection.js';
 import { type HostList, treeKey, withoutListedParentOf } from './host-set.js';
-import { MAX_HOST } from './rpz.js';
-import { type OwnerRecord, type ZoneNames, zoneNamesOf } from './zone-names.js';
+import { MAX_HOST } from '../formats/rpz.js';
+import { type OwnerRecord, type ZoneNames, zoneNamesOf } from '../formats/zone-names.js';
 
 // allowlist: the THREAT_MIRROR_ALLOWLIST version the index follows (NULL: none configured);
 // passthru: the hosts it allows as a whole (the zone's rpz-passthru names), passthru_not_listed

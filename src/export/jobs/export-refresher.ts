@@ -8,19 +8,19 @@
 // with the file: a run that changed only threats no export carries (an address, a path-level URL
 // for a host list) still leaves the file untouched.
 import { stat } from 'node:fs/promises';
-import type { Allowlist } from '../allowlist/allowlist-entries.js';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { openDatabaseReadOnly } from '../db/open-database.js';
-import { errorMessage } from '../lib/errors.js';
-import { buildExport, buildHostExportFromIndex, selectSnapshotHosts } from './build-export.js';
-import { ThreatSnapshot } from './current-threats.js';
-import { type ExportFormat, type HostFormat, isHostFormat } from '../config/export-formats.js';
-import type { HostSelection } from './host-selection.js';
-import type { ExportIndex } from './export-index.js';
-import { nextRpzSerial, type ZoneTimers } from './rpz.js';
-import { discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
-import { type FileWriteResult, serialOfFile, writeExportFile } from './write-export.js';
-import { withSmallPageCache } from './page-cache.js';
+import type { Allowlist } from '../../allowlist/allowlist-entries.js';
+import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { openDatabaseReadOnly } from '../../db/open-database.js';
+import { errorMessage } from '../../lib/errors.js';
+import { buildExport, buildHostExportFromIndex, selectSnapshotHosts } from '../build-export.js';
+import { ThreatSnapshot } from '../current-threats.js';
+import { type ExportFormat, type HostFormat, isHostFormat } from '../../config/export-formats.js';
+import type { HostSelection } from '../host-selection.js';
+import type { ExportIndex } from '../index/export-index.js';
+import { nextRpzSerial, type ZoneTimers } from '../formats/rpz.js';
+import { discardTempFile, fileDigest, writeTempFile } from '../atomic-file.js';
+import { type FileWriteResult, serialOfFile, writeExportFile } from '../write-export.js';
+import { withSmallPageCache } from '../../db/page-cache.js';
 
 export interface ExportTarget {
   readonly format: ExportFormat;

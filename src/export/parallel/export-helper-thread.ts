@@ -2,12 +2,12 @@
 // snapshot of its own, in order, and hands each over as bytes (transferred, not copied), never more
 // than `ahead` blocks before their buffers come back to be filled again.
 import { parentPort, workerData } from 'node:worker_threads';
-import { Database } from '../db/sqlite.js';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { ThreatSnapshot } from './current-threats.js';
-import type { FromHelper, HelperJob, ToHelper } from './two-threads.js';
+import { Database } from '../../db/sqlite.js';
+import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { ThreatSnapshot } from '../current-threats.js';
+import type { FromHelper, HelperJob, ToHelper } from './helper-client.js';
 import { blockBatch, noBlockCounts, renderBlock } from './row-blocks.js';
-import { withSmallPageCache } from './page-cache.js';
+import { withSmallPageCache } from '../../db/page-cache.js';
 
 const port = parentPort;
 if (port) void help(workerData as HelperJob, port);

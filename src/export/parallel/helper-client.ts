@@ -11,8 +11,8 @@
 // (every change to a current threat moves it), else it stops, and this thread does every block
 // the helper did not deliver itself.
 import { Worker } from 'node:worker_threads';
-import type { AllowEntry } from '../allowlist/allowlist-entries.js';
-import type { IdRange, ThreatSnapshot } from './current-threats.js';
+import type { AllowEntry } from '../../allowlist/allowlist-entries.js';
+import type { IdRange, ThreatSnapshot } from '../current-threats.js';
 import type { BlockCounts, BlockKind } from './row-blocks.js';
 
 /** Rows a block: ~800 KB of JSONL. */
