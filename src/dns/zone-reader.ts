@@ -5,7 +5,8 @@
 // allowlist lets through `host CNAME rpz-passthru.` and its wildcard.
 import type { Answer } from 'dns-packet';
 import { Database } from '../db/sqlite.js';
-import { IndexView, type ZoneName, type ZoneStep } from '../export/index/index-view.js';
+import { IndexView } from '../export/index/index-view.js';
+import type { ZoneName, ZoneStep } from '../export/index/schema.js';
 import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../lib/rpz-zone.js';
 import { withSmallPageCache } from '../db/page-cache.js';
 import { stepsKeepOneRecordPerOwner } from '../export/formats/zone-names.js';

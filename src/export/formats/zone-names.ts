@@ -6,7 +6,7 @@
 // and feed (rpz.ts) and the zone's AXFR (dns/zone-reader.ts) list their names through
 // zoneNamesOf; an IXFR's steps are checked with stepsKeepOneRecordPerOwner.
 import type { HostList } from '../index/host-set.js';
-import type { ZoneStep } from '../index/index-view.js';
+import type { ZoneStep } from '../index/schema.js';
 import { MAX_HOST } from '../../lib/rpz-zone.js';
 
 export interface ZoneNames {

@@ -8,7 +8,7 @@ import { inForce } from '../../db/read/in-force.js';
 import type { Database } from '../../db/sqlite.js';
 import { allowedThreatIds } from '../allowed-threats.js';
 import { allowedHostsOf, type HostEntry, hostEntryOf } from '../host-selection.js';
-import { ALLOWED_KIND, HOST_KIND, OTHER_TYPE_KIND } from './index-view.js';
+import { ALLOWED_KIND, HOST_KIND, OTHER_TYPE_KIND } from './schema.js';
 
 /** "In force for some organization", on the threat aliased t. */
 export const CURRENT = inForce('t');

@@ -6,7 +6,7 @@ import type { TempFile } from '../atomic-file.js';
 import type { ExportTarget, RefresherState } from './export-refresher.js';
 import type { IndexChange } from '../index/export-index.js';
 import type { ExportFormat } from '../../config/export-formats.js';
-import type { IndexState } from '../index/index-view.js';
+import type { IndexState } from '../index/schema.js';
 import type { ZoneTimers } from '../../lib/rpz-zone.js';
 
 export interface RefreshJob {
