@@ -1,8 +1,8 @@
 // The read side of the daemon's export index (written by export-index.ts; its tables: schema.ts):
 // the host list and counts the host formats render, the zone's serial and its history of changes.
-// Used on the connection that writes the index (the refresh job, between runs) and on read-only connections of the serving
-// thread (zone transfers, feeds), each inside a read transaction of its own: a transfer reads one
-// version of the zone whatever the refresh job commits meanwhile.
+// Used on the connection that writes the index (the refresh job, between runs) and on read-only
+// connections of the serving thread (zone transfers, feeds), each inside a read transaction of its
+// own: a transfer reads one version of the zone whatever the refresh job commits meanwhile.
 import type { Database, Statement } from '../../db/sqlite.js';
 import { type AllowedHosts, type HostSelection, type HostsLeftOut, noneLeftOut } from '../host-selection.js';
 import { type HostList, treeKey, withoutListedParentOf } from './host-set.js';

@@ -1,4 +1,4 @@
-// What the `export` command does on two threads (two-threads.ts): render CSV, JSONL and STIX in
+// What the `export` command does on two threads (helper-client.ts): render CSV, JSONL and STIX in
 // blocks, and select the host formats' hosts in blocks. The bytes and the host lists are those the
 // one-thread code gives (test/export-parallel.test.ts compares them).
 import type { ThreatSnapshot } from '../current-threats.js';
