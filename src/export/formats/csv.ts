@@ -1,32 +1,12 @@
-// `csv` and `jsonl`: every current threat with its organizations and lookup columns, by id.
-// Values are exact: a cell is never rewritten (no spreadsheet formula guard), see docs/exports.md.
+// `csv`: every current threat with its organizations and lookup columns, by id, one row each
+// (RFC 4180). Values are exact: a cell is never rewritten (no spreadsheet formula guard), see
+// docs/exports.md. The columns are `jsonl`'s keys too (jsonl.ts).
 import type { CurrentThreat } from '../current-threats.js';
 
-const COLUMNS = [
+export const COLUMNS = [
   'id', 'type', 'content', 'blocked_at', 'organizations', 'first_seen_at', 'updated_at', 'change_seq',
   'host', 'registrable_domain', 'address_namespace', 'address_chain', 'address', 'email', 'email_domain',
 ] as const;
-
-/** The row as an object keyed by column: what a JSONL line is the JSON.stringify of (see jsonlLine). */
-export function valuesOf(threat: CurrentThreat): Record<(typeof COLUMNS)[number], string | number | null | readonly string[]> {
-  return {
-    id: threat.id,
-    type: threat.type,
-    content: threat.content,
-    blocked_at: threat.blockedAt,
-    organizations: threat.organizations,
-    first_seen_at: threat.firstSeenAt,
-    updated_at: threat.updatedAt,
-    change_seq: threat.changeSeq,
-    host: threat.host,
-    registrable_domain: threat.registrableDomain,
-    address_namespace: threat.addressNamespace,
-    address_chain: threat.addressChain,
-    address: threat.address,
-    email: threat.email,
-    email_domain: threat.emailDomain,
-  };
-}
 
 export interface RecordCounts {
   records: number;
@@ -46,27 +26,6 @@ export function* csvRows(threats: Iterable<CurrentThreat>, counts: RecordCounts)
     yield `${t.id},${csv(t.type)},${csv(t.content)},${csv(t.blockedAt)},${csv(t.organizations.join(';'))},${csv(t.firstSeenAt)},${csv(t.updatedAt)},${t.changeSeq},${csv(t.host)},${csv(t.registrableDomain)},${csv(t.addressNamespace)},${csv(t.addressChain)},${csv(t.address)},${csv(t.email)},${csv(t.emailDomain)}\r\n`;
     counts.records += 1;
   }
-}
-
-/** One JSON object a line; organizations as an array. */
-export function* renderJsonl(threats: Iterable<CurrentThreat>, counts: RecordCounts): Generator<string> {
-  for (const threat of threats) {
-    yield jsonlLine(threat);
-    counts.records += 1;
-  }
-}
-
-/**
- * `JSON.stringify(valuesOf(threat))` and a newline, written out: stringifying only the strings cut
- * a 1M-threat export's rendering from ~1.5 to ~0.6 s (docs/performance.md). The unit tests hold
- * the two to the same bytes.
- */
-export function jsonlLine(t: CurrentThreat): string {
-  return `{"id":${t.id},"type":${json(t.type)},"content":${json(t.content)},"blocked_at":${json(t.blockedAt)},"organizations":${JSON.stringify(t.organizations)},"first_seen_at":${json(t.firstSeenAt)},"updated_at":${json(t.updatedAt)},"change_seq":${t.changeSeq},"host":${json(t.host)},"registrable_domain":${json(t.registrableDomain)},"address_namespace":${json(t.addressNamespace)},"address_chain":${json(t.addressChain)},"address":${json(t.address)},"email":${json(t.email)},"email_domain":${json(t.emailDomain)}}\n`;
-}
-
-function json(value: string | null): string {
-  return value === null ? 'null' : JSON.stringify(value);
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;

@@ -3,7 +3,8 @@
 // with what the block counted. Both threads work on blocks with this, each from its own snapshot.
 import type { IdRange, ThreatSnapshot } from '../current-threats.js';
 import { hostEntryOf } from '../host-selection.js';
-import { csvRows, renderJsonl } from '../formats/csv.js';
+import { csvRows } from '../formats/csv.js';
+import { renderJsonl } from '../formats/jsonl.js';
 import { stixIndicators } from '../formats/stix.js';
 import { Utf8Batch } from './utf8-batch.js';
 
