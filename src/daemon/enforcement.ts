@@ -1,6 +1,6 @@
 // The main thread's part of enforcement: after each run it has the export index (kept when the DNS
 // primary or a host-format export needs it) and the export files brought up to date by a job on a
-// thread of its own (export-jobs.ts), then tells the serving thread. A new version of
+// thread of its own (export/jobs/), then tells the serving thread. A new version of
 // THREAT_MIRROR_ALLOWLIST is applied the same way at once, without waiting for a run (a run may be
 // going on: the job reads the mirror as committed, page by page). One job at a time; the main
 // thread itself only starts the job and reads its result.
@@ -90,7 +90,7 @@ export class Enforcement {
 
   /**
    * After each run (and once at start, and after the allowlist changed): the export index and the
-   * files, on a thread of their own (export-jobs.ts), then the serving thread is told (NOTIFY,
+   * files, on a thread of their own (export/jobs/), then the serving thread is told (NOTIFY,
    * feeds). One at a time: a refresh asked for while one runs waits for it, and requests made
    * meanwhile are one. Never throws.
    */

@@ -4,7 +4,7 @@
 // first request after the change, and served from that file with ETag, Last-Modified and
 // Cache-Control; If-None-Match and If-Modified-Since get 304. Host formats of every organization
 // come from the export index (the zone's version), others from the mirror, both read-only, and
-// each build runs as a job on a thread of its own (export-jobs.ts).
+// each build runs as a job on a thread of its own (export/jobs/).
 import { createReadStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';

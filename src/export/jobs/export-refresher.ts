@@ -1,6 +1,6 @@
-// THREAT_MIRROR_EXPORTS: after every daemon run, each configured export file is brought up to
-// date. A file is rewritten (atomically) only when its content changed, so its mtime, the signal
-// resolvers and IDSs reload on, moves only then.
+// THREAT_MIRROR_EXPORTS, the refresh job's second half (export-job-thread.ts): after every daemon
+// run, each configured export file is brought up to date. A file is rewritten (atomically) only
+// when its content changed, so its mtime, the signal resolvers and IDSs reload on, moves only then.
 //
 // Deciding "changed": the mirror's max(change_seq) moves on every insert, change, removal and
 // restoration. While it stands still and the file is as this process left it (same mtime and
@@ -41,7 +41,7 @@ interface FileState {
   readonly size: number;
 }
 
-/** What a refresher knows between runs; the daemon refreshes on a new thread each time (daemon/export-jobs.ts) and hands it over. */
+/** What a refresher knows between runs; the daemon refreshes on a new thread each time (export-job-client.ts) and hands it over. */
 export interface RefresherState {
   /** Per file: the version it was last checked against and the file as that check left it. */
   readonly checked: ReadonlyArray<readonly [path: string, state: FileState]>;
