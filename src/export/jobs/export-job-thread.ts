@@ -1,6 +1,6 @@
 // One export job (export-job-client.ts) on a thread of its own: it posts its log lines and
-// metrics, then its result, and ends. Its SQLite connections are its own: the mirror's read-only, the export
-// index's read-write in a refresh job only.
+// metrics, then its result, and ends. Its SQLite connections are its own: the mirror's read-only,
+// the export index's read-write in a refresh job only.
 import { parentPort, workerData } from 'node:worker_threads';
 import { AllowMatcher } from '../../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly } from '../../db/open-database.js';
