@@ -5,7 +5,7 @@
 // never from its content again.
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { blockableHost, type HostRefusal } from '../url/blockable-host.js';
-import { type HostList, HostSet } from './index/host-set.js';
+import { type HostList, HostSet } from './host-set.js';
 import { MAX_HOST } from '../lib/rpz-zone.js';
 
 /** Why a URL/PAGE threat gave no host entry: a path-level block, or the host's refusal (blockable-host.ts). */

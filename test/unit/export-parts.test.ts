@@ -7,7 +7,7 @@ import { parseCommandLine } from '../../src/cli/args.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/lib/errors.js';
 import { blockableHost } from '../../src/url/blockable-host.js';
-import { HostSet } from '../../src/export/index/host-set.js';
+import { HostSet } from '../../src/export/host-set.js';
 import { nextRpzSerial, rpzSerialOf } from '../../src/export/formats/rpz.js';
 import type { CurrentThreat, IndicatorSource } from '../../src/export/current-threats.js';
 import { type HostEntry, hostEntryOf } from '../../src/export/host-selection.js';

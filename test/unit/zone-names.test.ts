@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { noneLeftOut } from '../../src/export/host-selection.js';
-import { HostSet } from '../../src/export/index/host-set.js';
+import { HostSet } from '../../src/export/host-set.js';
 import type { ZoneStep } from '../../src/export/index/schema.js';
 import { renderRpz } from '../../src/export/formats/rpz.js';
 import { type OwnerRecord, stepsKeepOneRecordPerOwner, zoneNamesOf } from '../../src/export/formats/zone-names.js';

@@ -5,7 +5,7 @@
 // nothing at all. The passthru wins at its owner: the block is left out and counted. The RPZ file
 // and feed (rpz.ts) and the zone's AXFR (dns/zone-reader.ts) list their names through
 // zoneNamesOf; an IXFR's steps are checked with stepsKeepOneRecordPerOwner.
-import type { HostList } from '../index/host-set.js';
+import type { HostList } from '../host-set.js';
 import type { ZoneStep } from '../index/schema.js';
 import { MAX_HOST } from '../../lib/rpz-zone.js';
 

@@ -5,7 +5,7 @@
 // own: a transfer reads one version of the zone whatever the refresh job commits meanwhile.
 import type { Database, Statement } from '../../db/sqlite.js';
 import { type AllowedHosts, type HostSelection, type HostsLeftOut, noneLeftOut } from '../host-selection.js';
-import { type HostList, treeKey, withoutListedParentOf } from './host-set.js';
+import { type HostList, treeKey, withoutListedParentOf } from '../host-set.js';
 import { MAX_HOST } from '../../lib/rpz-zone.js';
 import { type OwnerRecord, type ZoneNames, zoneNamesOf } from '../formats/zone-names.js';
 import { ALLOWED_KIND, HOST_KIND, type IndexState, OTHER_TYPE_KIND, type ZoneName, type ZoneStep } from './schema.js';

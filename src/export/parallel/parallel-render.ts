@@ -3,7 +3,7 @@
 // one-thread code gives (test/export-parallel.test.ts compares them).
 import type { ThreatSnapshot } from '../current-threats.js';
 import { allowedHostsOf, type HostSelection, noneLeftOut } from '../host-selection.js';
-import { HostSet } from '../index/host-set.js';
+import { HostSet } from '../host-set.js';
 import { CSV_HEADER } from '../formats/csv.js';
 import { addBlockCounts, blockBatch, type BlockCounts, type RecordFormat, noBlockCounts, renderBlock, selectBlock } from './row-blocks.js';
 import { STIX_HEAD, stixTail } from '../formats/stix.js';
