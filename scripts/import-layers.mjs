@@ -15,7 +15,7 @@ export const LAYERS = [
   'cli/',
   'daemon/',
   'serve/',
-  'export-jobs/',
+  'export/jobs/',
   'session/',
   'progress/',
   'sync/',

@@ -16,7 +16,7 @@ import { AddressAcl } from '../src/dns/acl.js';
 import { type DnsServer, startDnsServer } from '../src/dns/dns-server.js';
 import { ZoneReader } from '../src/dns/zone-reader.js';
 import { InFlightBudget } from '../src/serve/http-limits.js';
-import { ExportIndex } from '../src/export/export-index.js';
+import { ExportIndex } from '../src/export/index/export-index.js';
 import { zoneTimersFor } from '../src/lib/rpz-zone.js';
 import { threatRowWriter } from './support/threat-rows.js';
 

@@ -203,10 +203,10 @@ describe('the connections the program opens', () => {
       'db/writer-lock.ts',
       // The one writable connection to the mirror.
       'db/writer/writer-connection.ts',
-      // The export index: a file of its own beside the mirror, its only writer the refresh job thread.
-      'export/export-index.ts',
       // A scratch database of its own, in memory or a temporary file: the host list being built.
       'export/host-set.ts',
+      // The export index: a file of its own beside the mirror, its only writer the refresh job thread.
+      'export/index/export-index.ts',
     ]);
   });
 });

@@ -1,6 +1,6 @@
 // The main thread's part of enforcement: after each run it has the export index (kept when the DNS
 // primary or a host-format export needs it) and the export files brought up to date by a job on a
-// thread of its own (export-jobs.ts), then tells the serving thread. A new version of
+// thread of its own (export/jobs/), then tells the serving thread. A new version of
 // THREAT_MIRROR_ALLOWLIST is applied the same way at once, without waiting for a run (a run may be
 // going on: the job reads the mirror as committed, page by page). One job at a time; the main
 // thread itself only starts the job and reads its result.
@@ -9,15 +9,15 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Config } from '../config.js';
-import type { ExportObserver, RefresherState } from '../export/daemon-exports.js';
+import type { ExportObserver, RefresherState } from '../export/jobs/export-refresher.js';
 import { isHostFormat } from '../config/export-formats.js';
 import { type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
 import { errorMessage } from '../lib/errors.js';
 import { schedulePeriodSeconds } from '../lib/schedule.js';
 import type { EnforcementData, EnforcementEvent } from '../serve/protocol.js';
 import type { ServingThread } from '../serve/serving-client.js';
-import { runExportJob } from '../export-jobs/export-job-client.js';
-import type { JobEvent } from '../export-jobs/protocol.js';
+import { runExportJob } from '../export/jobs/export-job-client.js';
+import type { JobEvent } from '../export/jobs/protocol.js';
 
 /**
  * What enforcement reports for /metrics; implemented by MirrorMetrics. An observer, as sync/ has:
@@ -90,7 +90,7 @@ export class Enforcement {
 
   /**
    * After each run (and once at start, and after the allowlist changed): the export index and the
-   * files, on a thread of their own (export-jobs.ts), then the serving thread is told (NOTIFY,
+   * files, on a thread of their own (export/jobs/), then the serving thread is told (NOTIFY,
    * feeds). One at a time: a refresh asked for while one runs waits for it, and requests made
    * meanwhile are one. Never throws.
    */

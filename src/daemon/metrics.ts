@@ -4,7 +4,7 @@ import type { RetryReason } from '../api/errors.js';
 import type { ApiObserver } from '../api/retry.js';
 import type { PageCounts } from '../db/writer/page-writer.js';
 import { redact } from '../lib/redact.js';
-import type { ExportObserver } from '../export/daemon-exports.js';
+import type { ExportObserver } from '../export/jobs/export-refresher.js';
 import type { PlanProgress } from '../progress/plan-progress.js';
 import type { RunSummary, SyncObserver } from '../sync/run-contract.js';
 import type { LookupBatch } from '../serve/lookup-stats.js';

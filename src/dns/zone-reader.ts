@@ -5,10 +5,11 @@
 // allowlist lets through `host CNAME rpz-passthru.` and its wildcard.
 import type { Answer } from 'dns-packet';
 import { Database } from '../db/sqlite.js';
-import { IndexView, type ZoneName, type ZoneStep } from '../export/index-view.js';
+import { IndexView } from '../export/index/index-view.js';
+import type { ZoneName, ZoneStep } from '../export/index/schema.js';
 import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../lib/rpz-zone.js';
-import { withSmallPageCache } from '../export/page-cache.js';
-import { stepsKeepOneRecordPerOwner } from '../export/zone-names.js';
+import { withSmallPageCache } from '../db/page-cache.js';
+import { stepsKeepOneRecordPerOwner } from '../export/formats/zone-names.js';
 
 export interface ZoneSettings {
   /** The zone's name, lower case, no trailing dot (THREAT_MIRROR_RPZ_ZONE). */

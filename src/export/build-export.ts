@@ -1,22 +1,23 @@
 // One export of one format from one snapshot: what it renders, how many entries it holds, and the
 // summary the command prints. Host formats read the snapshot once (selection); record formats
 // stream it while rendering.
-import { renderAdguard } from './adguard.js';
+import { renderAdguard } from './formats/adguard.js';
 import type { ThreatSnapshot } from './current-threats.js';
-import { renderDomains } from './domains.js';
+import { renderDomains } from './formats/domains.js';
 import { type ExportFormat, type HostFormat, isHostFormat } from '../config/export-formats.js';
-import type { HostListContext } from './host-header.js';
-import type { IndexView } from './index-view.js';
+import type { HostListContext } from './formats/host-header.js';
+import type { IndexView } from './index/index-view.js';
 import { allowedHostsOf, describeLeftOut, HOST_TYPES, type HostSelection, selectHosts } from './host-selection.js';
-import { renderHostsFile } from './hosts-file.js';
-import { renderMetamask } from './metamask.js';
-import { renderCsv, renderJsonl } from './records.js';
-import { renderRpz, rpzShadowed, rpzTooLong, type ZoneTimers } from './rpz.js';
-import { renderStix } from './stix.js';
-import { isRecordFormat, noBlockCounts } from './row-blocks.js';
-import { renderOnTwoThreads, selectHostsOnTwoThreads } from './parallel-render.js';
+import { renderHostsFile } from './formats/hosts.js';
+import { renderMetamask } from './formats/metamask.js';
+import { renderCsv } from './formats/csv.js';
+import { renderJsonl } from './formats/jsonl.js';
+import { renderRpz, rpzShadowed, rpzTooLong, type ZoneTimers } from './formats/rpz.js';
+import { renderStix } from './formats/stix.js';
+import { isRecordFormat, noBlockCounts } from './parallel/row-blocks.js';
+import { renderOnTwoThreads, selectHostsOnTwoThreads } from './parallel/parallel-render.js';
 import type { Chunks } from './atomic-file.js';
-import { renderSuricataDataset, renderSuricataRules } from './suricata.js';
+import { renderSuricataDataset, renderSuricataRules } from './formats/suricata.js';
 
 export interface ExportOptions {
   readonly format: ExportFormat;

@@ -8,7 +8,7 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { buildExport, type ExportOptions } from './build-export.js';
 import { ThreatSnapshot } from './current-threats.js';
 import { writeExportFile, writeExportStream } from './write-export.js';
-import { withSmallPageCache } from './page-cache.js';
+import { withSmallPageCache } from '../db/page-cache.js';
 
 export interface ExportCommand extends ExportOptions {
   readonly out: string | undefined;

@@ -6,7 +6,7 @@
 // 400,000 hosts that is ~0.6 s, where inserting each into a unique index (and a second index for
 // the tree order) took ~1.7 s (measured on the 1M-threat benchmark mirror, docs/performance.md).
 import { Database, type Statement } from '../db/sqlite.js';
-import { withSmallPageCache } from './page-cache.js';
+import { withSmallPageCache } from '../db/page-cache.js';
 
 /** Inserts gathered per transaction. */
 const BATCH = 2_000;

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { open, stat } from 'node:fs/promises';
 import { commitTempFile, discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
 import type { BuiltExport } from './build-export.js';
-import { nextRpzSerial, rpzSerialOf } from './rpz.js';
+import { nextRpzSerial, rpzSerialOf } from './formats/rpz.js';
 
 export interface FileWriteResult {
   /** false: the file already held exactly this content and was left untouched (same mtime). */

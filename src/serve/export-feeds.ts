@@ -4,7 +4,7 @@
 // first request after the change, and served from that file with ETag, Last-Modified and
 // Cache-Control; If-None-Match and If-Modified-Since get 304. Host formats of every organization
 // come from the export index (the zone's version), others from the mirror, both read-only, and
-// each build runs as a job on a thread of its own (export-jobs.ts).
+// each build runs as a job on a thread of its own (export/jobs/).
 import { createReadStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,11 +13,11 @@ import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import { Database } from '../db/sqlite.js';
 import { commitTempFile, discardTempFile } from '../export/atomic-file.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat, isHostFormat } from '../config/export-formats.js';
-import { IndexView } from '../export/index-view.js';
+import { IndexView } from '../export/index/index-view.js';
 import type { ZoneTimers } from '../lib/rpz-zone.js';
-import { runExportJob } from '../export-jobs/export-job-client.js';
+import { runExportJob } from '../export/jobs/export-job-client.js';
 import { InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
-import { withSmallPageCache } from '../export/page-cache.js';
+import { withSmallPageCache } from '../db/page-cache.js';
 
 /**
  * Feeds in flight at once. A feed takes its place in the HTTP thread's budget of requests (shared

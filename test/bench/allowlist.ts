@@ -14,7 +14,7 @@ import { readAllowlist } from '../../src/allowlist/allowlist-file.js';
 import { AllowMatcher } from '../../src/allowlist/allow-matcher.js';
 import { ThreatLookup } from '../../src/lookup/threat-lookup.js';
 import { Database } from '../../src/db/sqlite.js';
-import { ExportIndex } from '../../src/export/export-index.js';
+import { ExportIndex } from '../../src/export/index/export-index.js';
 import { benchThreat, writeBenchMirror } from './export-mirror.js';
 import { measure } from './measure.js';
 

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCidr } from '../../src/config/dns.js';
 import { InFlightBudget } from '../../src/serve/http-limits.js';
-import { runExportJob } from '../../src/export-jobs/export-job-client.js';
+import { runExportJob } from '../../src/export/jobs/export-job-client.js';
 import { AddressAcl } from '../../src/dns/acl.js';
 import { startDnsServer } from '../../src/dns/dns-server.js';
 import { ZoneReader } from '../../src/dns/zone-reader.js';

@@ -13,7 +13,7 @@ import { AddressAcl } from '../../src/dns/acl.js';
 import { startDnsServer } from '../../src/dns/dns-server.js';
 import { Notifier } from '../../src/dns/notify.js';
 import { ZoneReader } from '../../src/dns/zone-reader.js';
-import { runExportJob } from '../../src/export-jobs/export-job-client.js';
+import { runExportJob } from '../../src/export/jobs/export-job-client.js';
 import { InFlightBudget } from '../../src/serve/http-limits.js';
 import { zoneTimersFor } from '../../src/lib/rpz-zone.js';
 import { changeBenchMirror } from './export-mirror.js';

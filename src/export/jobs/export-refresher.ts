@@ -1,6 +1,6 @@
-// THREAT_MIRROR_EXPORTS: after every daemon run, each configured export file is brought up to
-// date. A file is rewritten (atomically) only when its content changed, so its mtime, the signal
-// resolvers and IDSs reload on, moves only then.
+// THREAT_MIRROR_EXPORTS, the refresh job's second half (export-job-thread.ts): after every daemon
+// run, each configured export file is brought up to date. A file is rewritten (atomically) only
+// when its content changed, so its mtime, the signal resolvers and IDSs reload on, moves only then.
 //
 // Deciding "changed": the mirror's max(change_seq) moves on every insert, change, removal and
 // restoration. While it stands still and the file is as this process left it (same mtime and
@@ -8,19 +8,19 @@
 // with the file: a run that changed only threats no export carries (an address, a path-level URL
 // for a host list) still leaves the file untouched.
 import { stat } from 'node:fs/promises';
-import type { Allowlist } from '../allowlist/allowlist-entries.js';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { openDatabaseReadOnly } from '../db/open-database.js';
-import { errorMessage } from '../lib/errors.js';
-import { buildExport, buildHostExportFromIndex, selectSnapshotHosts } from './build-export.js';
-import { ThreatSnapshot } from './current-threats.js';
-import { type ExportFormat, type HostFormat, isHostFormat } from '../config/export-formats.js';
-import type { HostSelection } from './host-selection.js';
-import type { ExportIndex } from './export-index.js';
-import { nextRpzSerial, type ZoneTimers } from './rpz.js';
-import { discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
-import { type FileWriteResult, serialOfFile, writeExportFile } from './write-export.js';
-import { withSmallPageCache } from './page-cache.js';
+import type { Allowlist } from '../../allowlist/allowlist-entries.js';
+import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { openDatabaseReadOnly } from '../../db/open-database.js';
+import { errorMessage } from '../../lib/errors.js';
+import { buildExport, buildHostExportFromIndex, selectSnapshotHosts } from '../build-export.js';
+import { ThreatSnapshot } from '../current-threats.js';
+import { type ExportFormat, type HostFormat, isHostFormat } from '../../config/export-formats.js';
+import type { HostSelection } from '../host-selection.js';
+import type { ExportIndex } from '../index/export-index.js';
+import { nextRpzSerial, type ZoneTimers } from '../formats/rpz.js';
+import { discardTempFile, fileDigest, writeTempFile } from '../atomic-file.js';
+import { type FileWriteResult, serialOfFile, writeExportFile } from '../write-export.js';
+import { withSmallPageCache } from '../../db/page-cache.js';
 
 export interface ExportTarget {
   readonly format: ExportFormat;
@@ -41,7 +41,7 @@ interface FileState {
   readonly size: number;
 }
 
-/** What a refresher knows between runs; the daemon refreshes on a new thread each time (daemon/export-jobs.ts) and hands it over. */
+/** What a refresher knows between runs; the daemon refreshes on a new thread each time (export-job-client.ts) and hands it over. */
 export interface RefresherState {
   /** Per file: the version it was last checked against and the file as that check left it. */
   readonly checked: ReadonlyArray<readonly [path: string, state: FileState]>;

@@ -1,13 +1,13 @@
-// What the `export` command does on two threads (two-threads.ts): render CSV, JSONL and STIX in
+// What the `export` command does on two threads (helper-client.ts): render CSV, JSONL and STIX in
 // blocks, and select the host formats' hosts in blocks. The bytes and the host lists are those the
 // one-thread code gives (test/export-parallel.test.ts compares them).
-import type { ThreatSnapshot } from './current-threats.js';
-import { allowedHostsOf, type HostSelection, noneLeftOut } from './host-selection.js';
-import { HostSet } from './host-set.js';
-import { CSV_HEADER } from './records.js';
+import type { ThreatSnapshot } from '../current-threats.js';
+import { allowedHostsOf, type HostSelection, noneLeftOut } from '../host-selection.js';
+import { HostSet } from '../host-set.js';
+import { CSV_HEADER } from '../formats/csv.js';
 import { addBlockCounts, blockBatch, type BlockCounts, type RecordFormat, noBlockCounts, renderBlock, selectBlock } from './row-blocks.js';
-import { STIX_HEAD, stixTail } from './stix.js';
-import { blocksOnTwoThreads } from './two-threads.js';
+import { STIX_HEAD, stixTail } from '../formats/stix.js';
+import { blocksOnTwoThreads } from './helper-client.js';
 
 /**
  * Every row of the snapshot in `format`, rendered on two threads; `counts` is filled as it goes.

@@ -1,11 +1,7 @@
-// `csv` and `jsonl`: every current threat with its organizations and lookup columns, by id.
-// Values are exact: a cell is never rewritten (no spreadsheet formula guard), see docs/exports.md.
-import type { CurrentThreat } from './current-threats.js';
-
-const COLUMNS = [
-  'id', 'type', 'content', 'blocked_at', 'organizations', 'first_seen_at', 'updated_at', 'change_seq',
-  'host', 'registrable_domain', 'address_namespace', 'address_chain', 'address', 'email', 'email_domain',
-] as const;
+// `jsonl`: every current threat with its organizations and lookup columns, by id, one JSON object
+// a line, keyed by the CSV's columns (csv.ts). Values are exact, as in the CSV.
+import type { CurrentThreat } from '../current-threats.js';
+import type { COLUMNS, RecordCounts } from './csv.js';
 
 /** The row as an object keyed by column: what a JSONL line is the JSON.stringify of (see jsonlLine). */
 export function valuesOf(threat: CurrentThreat): Record<(typeof COLUMNS)[number], string | number | null | readonly string[]> {
@@ -28,26 +24,6 @@ export function valuesOf(threat: CurrentThreat): Record<(typeof COLUMNS)[number]
   };
 }
 
-export interface RecordCounts {
-  records: number;
-}
-
-export const CSV_HEADER = `${COLUMNS.join(',')}\r\n`;
-
-/** RFC 4180: CRLF line ends, a header row, fields quoted when they hold a comma, quote, CR or LF. */
-export function* renderCsv(threats: Iterable<CurrentThreat>, counts: RecordCounts): Generator<string> {
-  yield CSV_HEADER;
-  yield* csvRows(threats, counts);
-}
-
-/** The rows of a CSV without its header. */
-export function* csvRows(threats: Iterable<CurrentThreat>, counts: RecordCounts): Generator<string> {
-  for (const t of threats) {
-    yield `${t.id},${csv(t.type)},${csv(t.content)},${csv(t.blockedAt)},${csv(t.organizations.join(';'))},${csv(t.firstSeenAt)},${csv(t.updatedAt)},${t.changeSeq},${csv(t.host)},${csv(t.registrableDomain)},${csv(t.addressNamespace)},${csv(t.addressChain)},${csv(t.address)},${csv(t.email)},${csv(t.emailDomain)}\r\n`;
-    counts.records += 1;
-  }
-}
-
 /** One JSON object a line; organizations as an array. */
 export function* renderJsonl(threats: Iterable<CurrentThreat>, counts: RecordCounts): Generator<string> {
   for (const threat of threats) {
@@ -67,11 +43,4 @@ export function jsonlLine(t: CurrentThreat): string {
 
 function json(value: string | null): string {
   return value === null ? 'null' : JSON.stringify(value);
-}
-
-const NEEDS_QUOTES = /[",\r\n]/;
-
-function csv(value: string | null): string {
-  if (value === null) return '';
-  return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }

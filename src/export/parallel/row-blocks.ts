@@ -1,10 +1,11 @@
 // A block of rows at a time, for the `export` command's two threads (parallel-render.ts): the
 // record formats (CSV, JSONL, STIX) rendered as UTF-8 bytes, or the host formats' hosts selected,
 // with what the block counted. Both threads work on blocks with this, each from its own snapshot.
-import type { IdRange, ThreatSnapshot } from './current-threats.js';
-import { hostEntryOf } from './host-selection.js';
-import { csvRows, renderJsonl } from './records.js';
-import { stixIndicators } from './stix.js';
+import type { IdRange, ThreatSnapshot } from '../current-threats.js';
+import { hostEntryOf } from '../host-selection.js';
+import { csvRows } from '../formats/csv.js';
+import { renderJsonl } from '../formats/jsonl.js';
+import { stixIndicators } from '../formats/stix.js';
 import { Utf8Batch } from './utf8-batch.js';
 
 export type RecordFormat = 'csv' | 'jsonl' | 'stix';

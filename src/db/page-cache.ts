@@ -3,7 +3,7 @@
 // sorts scratch rows, fills it to no purpose: sorting 400,000 hosts held ~16 MB more, and the
 // `export` command's read connections filled theirs (peak RSS 148 -> 101 MB with 2 MB, measured;
 // docs/performance.md). The operating system's cache keeps the file's pages anyway.
-import type { Database } from '../db/sqlite.js';
+import type { Database } from './sqlite.js';
 
 /** SQLite's default: 2,000 KiB (negative: a size, not pages). */
 const SMALL_CACHE_KIB = -2000;

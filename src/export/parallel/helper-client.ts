@@ -1,19 +1,20 @@
-// A mirror's rows read and worked on by two threads, for the `export` command: at a million
-// threats one thread spends most of an export turning SQLite rows into JavaScript values and
-// working on each (cpu-prof: ~3.7 s of a JSONL export's ~7 s in better-sqlite3's per-value cost;
-// the sqlite3 shell takes ~3 s to print the same rows), and the 2-core machine has a second core.
-// The rows are cut into blocks of BLOCK_ROWS ids: this thread does the even ones, a helper thread
-// (export-helper-thread.ts) the odd ones from its own read-only connection, and their results are
-// taken in order. The helper runs at most HELPER_AHEAD blocks ahead, and each block's buffer goes
-// back to it to be filled again, so what waits in memory stays a few megabytes whatever the size.
+// A mirror's rows read and worked on by two threads, for the `export` command (the helper
+// thread's client; its messages: protocol.ts): at a million threats one thread spends most of an
+// export turning SQLite rows into JavaScript values and working on each (cpu-prof: ~3.7 s of a
+// JSONL export's ~7 s in better-sqlite3's per-value cost; the sqlite3 shell takes ~3 s to print
+// the same rows), and the 2-core machine has a second core. The rows are cut into blocks of
+// BLOCK_ROWS ids: this thread does the even ones, a helper thread (export-helper-thread.ts) the
+// odd ones from its own read-only connection, and their results are taken in order. The helper
+// runs at most HELPER_AHEAD blocks ahead, and each block's buffer goes back to it to be filled
+// again, so what waits in memory stays a few megabytes whatever the size.
 //
 // The helper reads its own snapshot: it checks that the mirror's change_seq there is this one's
 // (every change to a current threat moves it), else it stops, and this thread does every block
 // the helper did not deliver itself.
 import { Worker } from 'node:worker_threads';
-import type { AllowEntry } from '../allowlist/allowlist-entries.js';
-import type { IdRange, ThreatSnapshot } from './current-threats.js';
-import type { BlockCounts, BlockKind } from './row-blocks.js';
+import type { IdRange, ThreatSnapshot } from '../current-threats.js';
+import type { BlockCounts } from './row-blocks.js';
+import type { FromHelper, HelperJob, ToHelper } from './protocol.js';
 
 /** Rows a block: ~800 KB of JSONL. */
 const BLOCK_ROWS = 2_000;
@@ -21,30 +22,6 @@ const BLOCK_ROWS = 2_000;
 const HELPER_HEAP = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 };
 /** Blocks the helper renders before this thread has taken the first of them. */
 const HELPER_AHEAD = 2;
-
-export interface HelperJob {
-  readonly dbPath: string;
-  readonly organization: string | undefined;
-  readonly kind: BlockKind;
-  /** THREAT_MIRROR_ALLOWLIST's entries as this thread's snapshot has them, and the ids it allows there: the helper leaves out the same threats. */
-  readonly allowlist: readonly AllowEntry[] | undefined;
-  readonly allowedIds: readonly number[];
-  /** The snapshot's change_seq: the helper's must be the same. */
-  readonly changeSeq: number;
-  /** The helper's blocks, in order. */
-  readonly ranges: readonly IdRange[];
-  readonly ahead: number;
-}
-
-/** To the helper: a block's buffer, back for reuse once its bytes are used. */
-export interface ToHelper {
-  readonly recycled: ArrayBuffer;
-}
-
-/** From the helper thread. */
-export type FromHelper =
-  | { readonly kind: 'block'; readonly index: number; readonly bytes: Uint8Array; readonly counts: BlockCounts }
-  | { readonly kind: 'unusable'; readonly message: string };
 
 /** One block's result: done here (`local`), or the helper's bytes and counts. */
 export type BlockResult = { readonly local: true } | { readonly local: false; readonly bytes: Buffer; readonly counts: BlockCounts };

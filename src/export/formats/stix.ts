@@ -7,7 +7,7 @@
 // the threat id: the same threat keeps its id in every export, and a changed threat is a new
 // version of the same object (same id, later `modified`).
 import { createHash, hash } from 'node:crypto';
-import type { IndicatorSource } from './current-threats.js';
+import type { IndicatorSource } from '../current-threats.js';
 
 /** uuidv5(DNS namespace, "stix.threat-mirror.invalid"): fixed, documented, not STIX's SCO namespace. */
 export const STIX_NAMESPACE = uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'stix.threat-mirror.invalid');

@@ -8,10 +8,10 @@
 // so one file loads under any zone name. A name's full length includes that zone name, so hosts too
 // long to fit beside a zone name of up to MAX_ZONE_NAME characters are left out (and counted).
 import { headerLines, type HostListContext } from './host-header.js';
-import { MAX_HOST, MAX_ZONE_NAME, SOA_MNAME, SOA_RNAME, TTL, zoneTimersFor } from '../lib/rpz-zone.js';
+import { MAX_HOST, MAX_ZONE_NAME, SOA_MNAME, SOA_RNAME, TTL, zoneTimersFor } from '../../lib/rpz-zone.js';
 import { zoneNamesOf } from './zone-names.js';
 
-export { MAX_HOST, MAX_ZONE_NAME, nextRpzSerial, RPZ_TTL, serialAfter, SOA_MNAME, SOA_RNAME, type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
+export { MAX_HOST, MAX_ZONE_NAME, nextRpzSerial, RPZ_TTL, serialAfter, SOA_MNAME, SOA_RNAME, type ZoneTimers, zoneTimersFor } from '../../lib/rpz-zone.js';
 
 /** Hosts too long for a zone; the others are the entries. */
 export function rpzTooLong(context: HostListContext): number {

@@ -1,7 +1,7 @@
 // The comment lines at the top of host lists: what the file is and what was left out of it.
 // Nothing time-dependent, so two exports of the same mirror are byte-identical.
-import { describeLeftOut, type HostSelection } from './host-selection.js';
-import type { ZoneTimers } from './rpz.js';
+import { describeLeftOut, type HostSelection } from '../host-selection.js';
+import type { ZoneTimers } from '../../lib/rpz-zone.js';
 
 export interface HostListContext {
   readonly selection: HostSelection;

@@ -2,7 +2,8 @@
 // of threats per host, the zone's serial and its recent history. Built once from the mirror when
 // the daemon starts, then brought up to date after each run from the change feed (threats whose
 // change_seq moved), so that the work after a run is in proportion to what changed, not to the
-// mirror's size. Host-format files, the DNS zone and the feeds all read it (index-view.ts).
+// mirror's size. Host-format files, the DNS zone and the feeds all read it (index-view.ts); its
+// tables are in schema.ts.
 //
 // THREAT_MIRROR_ALLOWLIST: a threat it allows takes the kind `allowed` (no host), and the hosts it
 // allows as a whole are the zone's passthru names; a new version of the list is applied like a
@@ -10,20 +11,21 @@
 //
 // It is a SQLite file of its own, in WAL mode, beside the mirror (never the mirror itself). Its one
 // writer is the daemon's refresh job, on a short-lived thread of its own, one job at a time
-// (daemon/export-jobs.ts); the serving thread and feed jobs read it on read-only connections. The
+// (export/jobs/); the serving thread and feed jobs read it on read-only connections. The
 // mirror is only ever read, on a read-only connection.
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Allowlist } from '../allowlist/allowlist-entries.js';
-import { openDatabaseReadOnly } from '../db/open-database.js';
-import { Database, type Statement } from '../db/sqlite.js';
-import { allowedThreatIds } from './allowed-threats.js';
+import type { Allowlist } from '../../allowlist/allowlist-entries.js';
+import { openDatabaseReadOnly } from '../../db/open-database.js';
+import { Database, type Statement } from '../../db/sqlite.js';
+import { allowedThreatIds } from '../allowed-threats.js';
 import { allowsRow, CURRENT, HOST_COLUMNS, type IndexAllowlist, indexAllowlistOf, indexEntryOf, passthruChange, THREAT_COLUMNS, type ThreatRow, threatsAllowednessChanged } from './index-allowlist.js';
-import { INDEX_SCHEMA, IndexView, type ZoneName } from './index-view.js';
-import type { OwnerRecord } from './zone-names.js';
-import { MAX_HOST, nextRpzSerial } from './rpz.js';
-import { withSmallPageCache } from './page-cache.js';
+import { IndexView } from './index-view.js';
+import { INDEX_SCHEMA, type ZoneName } from './schema.js';
+import type { OwnerRecord } from '../formats/zone-names.js';
+import { MAX_HOST, nextRpzSerial } from '../../lib/rpz-zone.js';
+import { withSmallPageCache } from '../../db/page-cache.js';
 
 /** Rows between two turns of the event loop: the refresh job's thread has little else to do, but any thread running this stays responsive. */
 const ROWS_PER_PAUSE = 5_000;

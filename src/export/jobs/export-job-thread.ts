@@ -1,20 +1,20 @@
-// One export job (export-jobs.ts) on a thread of its own: it posts its log lines and metrics, then
-// its result, and ends. Its SQLite connections are its own: the mirror's read-only, the export
-// index's read-write in a refresh job only.
+// One export job (export-job-client.ts) on a thread of its own: it posts its log lines and
+// metrics, then its result, and ends. Its SQLite connections are its own: the mirror's read-only,
+// the export index's read-write in a refresh job only.
 import { parentPort, workerData } from 'node:worker_threads';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { openDatabaseReadOnly } from '../db/open-database.js';
-import { Database } from '../db/sqlite.js';
-import { type TempFile, writeTempFile } from '../export/atomic-file.js';
-import { buildExport, buildHostExportFromIndex, type BuiltExport } from '../export/build-export.js';
-import { ThreatSnapshot } from '../export/current-threats.js';
-import { type ExportLog, ExportRefresher } from '../export/daemon-exports.js';
-import { type IndexChange, ExportIndex } from '../export/export-index.js';
-import { isHostFormat } from '../config/export-formats.js';
-import { IndexView } from '../export/index-view.js';
-import { nextRpzSerial } from '../lib/rpz-zone.js';
+import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { openDatabaseReadOnly } from '../../db/open-database.js';
+import { Database } from '../../db/sqlite.js';
+import { type TempFile, writeTempFile } from '../atomic-file.js';
+import { buildExport, buildHostExportFromIndex, type BuiltExport } from '../build-export.js';
+import { ThreatSnapshot } from '../current-threats.js';
+import { type ExportLog, ExportRefresher } from './export-refresher.js';
+import { type IndexChange, ExportIndex } from '../index/export-index.js';
+import { isHostFormat } from '../../config/export-formats.js';
+import { IndexView } from '../index/index-view.js';
+import { nextRpzSerial } from '../../lib/rpz-zone.js';
 import type { ExportJob, FeedJob, FromJobThread, JobEvent, RefreshJob, RefreshResult } from './protocol.js';
-import { withSmallPageCache } from '../export/page-cache.js';
+import { withSmallPageCache } from '../../db/page-cache.js';
 
 const port = parentPort;
 if (port) void run(workerData as ExportJob, (message) => port.postMessage(message));

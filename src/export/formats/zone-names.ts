@@ -5,9 +5,9 @@
 // nothing at all. The passthru wins at its owner: the block is left out and counted. The RPZ file
 // and feed (rpz.ts) and the zone's AXFR (dns/zone-reader.ts) list their names through
 // zoneNamesOf; an IXFR's steps are checked with stepsKeepOneRecordPerOwner.
-import type { HostList } from './host-set.js';
-import type { ZoneStep } from './index-view.js';
-import { MAX_HOST } from '../lib/rpz-zone.js';
+import type { HostList } from '../host-set.js';
+import type { ZoneStep } from '../index/schema.js';
+import { MAX_HOST } from '../../lib/rpz-zone.js';
 
 export interface ZoneNames {
   /** The blocked hosts of the zone, sorted: short enough for a zone name, and no passthru name among them. */

@@ -1,13 +1,14 @@
-// The helper thread of a parallel export (two-threads.ts): renders its blocks of rows from a
-// snapshot of its own, in order, and hands each over as bytes (transferred, not copied), never more
-// than `ahead` blocks before their buffers come back to be filled again.
+// The helper thread of a parallel export (its client: helper-client.ts; its messages: protocol.ts):
+// renders its blocks of rows from a snapshot of its own, in order, and hands each over as bytes
+// (transferred, not copied), never more than `ahead` blocks before their buffers come back to be
+// filled again.
 import { parentPort, workerData } from 'node:worker_threads';
-import { Database } from '../db/sqlite.js';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { ThreatSnapshot } from './current-threats.js';
-import type { FromHelper, HelperJob, ToHelper } from './two-threads.js';
+import { Database } from '../../db/sqlite.js';
+import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { ThreatSnapshot } from '../current-threats.js';
+import type { FromHelper, HelperJob, ToHelper } from './protocol.js';
 import { blockBatch, noBlockCounts, renderBlock } from './row-blocks.js';
-import { withSmallPageCache } from './page-cache.js';
+import { withSmallPageCache } from '../../db/page-cache.js';
 
 const port = parentPort;
 if (port) void help(workerData as HelperJob, port);

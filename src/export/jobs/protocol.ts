@@ -1,13 +1,13 @@
 // The messages of an export job's thread (export-job-thread.ts; its client: export-job-client.ts),
 // on the model of the writer's (db/writer/protocol.ts): the job it starts with (its workerData),
 // and what it posts back: its log lines and metrics as it goes, then its result or why it failed.
-import type { Allowlist } from '../allowlist/allowlist-entries.js';
-import type { TempFile } from '../export/atomic-file.js';
-import type { ExportTarget, RefresherState } from '../export/daemon-exports.js';
-import type { IndexChange } from '../export/export-index.js';
-import type { ExportFormat } from '../config/export-formats.js';
-import type { IndexState } from '../export/index-view.js';
-import type { ZoneTimers } from '../lib/rpz-zone.js';
+import type { Allowlist } from '../../allowlist/allowlist-entries.js';
+import type { TempFile } from '../atomic-file.js';
+import type { ExportTarget, RefresherState } from './export-refresher.js';
+import type { IndexChange } from '../index/export-index.js';
+import type { ExportFormat } from '../../config/export-formats.js';
+import type { IndexState } from '../index/schema.js';
+import type { ZoneTimers } from '../../lib/rpz-zone.js';
 
 export interface RefreshJob {
   readonly kind: 'refresh';

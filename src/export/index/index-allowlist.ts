@@ -2,13 +2,13 @@
 // what the allowlist matches on, which kind of entry a threat gets, and what a new version of the
 // list changes: the threats whose allowedness flipped (read again like changed threats) and the
 // zone's passthru names.
-import type { Allowlist } from '../allowlist/allowlist-entries.js';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { inForce } from '../db/read/in-force.js';
-import type { Database } from '../db/sqlite.js';
-import { allowedThreatIds } from './allowed-threats.js';
-import { allowedHostsOf, type HostEntry, hostEntryOf } from './host-selection.js';
-import { ALLOWED_KIND, HOST_KIND, OTHER_TYPE_KIND } from './index-view.js';
+import type { Allowlist } from '../../allowlist/allowlist-entries.js';
+import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { inForce } from '../../db/read/in-force.js';
+import type { Database } from '../../db/sqlite.js';
+import { allowedThreatIds } from '../allowed-threats.js';
+import { allowedHostsOf, type HostEntry, hostEntryOf } from '../host-selection.js';
+import { ALLOWED_KIND, HOST_KIND, OTHER_TYPE_KIND } from './schema.js';
 
 /** "In force for some organization", on the threat aliased t. */
 export const CURRENT = inForce('t');
