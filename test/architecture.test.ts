@@ -79,6 +79,11 @@ describe('src/', () => {
     expect(outside).toEqual(['export/host-set.ts', 'export/index/export-index.ts', 'export/index/schema.ts']);
   });
 
+  it('opens every read-only connection in db/open-database.ts', () => {
+    const readOnly = /new Database\([^)]*readonly: true/;
+    expect(files.filter((file) => !file.startsWith('standin/') && readOnly.test(readFileSync(join(SRC, file), 'utf8')))).toEqual(['db/open-database.ts']);
+  });
+
   it('has no file over 350 lines', () => {
     const long = files.map((file) => ({ file, lines: readFileSync(join(SRC, file), 'utf8').split('\n').length - 1 })).filter(({ lines }) => lines > 350);
     expect(long).toEqual([]);

@@ -10,7 +10,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { makeFolderFor } from '../lib/make-folder.js';
 import { manifestPathFor } from './snapshot-files.js';
-import { Database } from './sqlite.js';
+import { openReadOnly } from './open-database.js';
 
 export { manifestPathFor } from './snapshot-files.js';
 
@@ -39,14 +39,13 @@ export function writeSnapshot(dbPath: string, snapshotPath: string, createdAt: s
     // Created here, exclusively (O_EXCL: never through a link someone put there since), and empty:
     // VACUUM INTO writes into an empty file, and would create one through a dangling link.
     closeSync(openSync(partial, 'wx', 0o644));
-    const source = new Database(dbPath, { readonly: true, fileMustExist: true });
+    const source = openReadOnly(dbPath, { busyTimeoutMs: 5000 });
     try {
-      source.pragma('busy_timeout = 5000');
       source.prepare('VACUUM INTO ?').run(partial);
     } finally {
       source.close();
     }
-    const copy = new Database(partial, { readonly: true, fileMustExist: true });
+    const copy = openReadOnly(partial, { busyTimeoutMs: 0 });
     let facts: Pick<SnapshotManifest, 'maxChangeSeq' | 'organizations'>;
     try {
       facts = {

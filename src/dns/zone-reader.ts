@@ -8,7 +8,7 @@ import { Database } from '../db/sqlite.js';
 import { IndexView } from '../export/index/index-view.js';
 import type { ZoneName, ZoneStep } from '../export/index/schema.js';
 import { RPZ_TTL, SOA_MNAME, SOA_RNAME, type ZoneTimers } from '../lib/rpz-zone.js';
-import { withSmallPageCache } from '../db/page-cache.js';
+import { openReadOnly } from '../db/open-database.js';
 import { stepsKeepOneRecordPerOwner } from '../export/formats/zone-names.js';
 
 export interface ZoneSettings {
@@ -131,7 +131,5 @@ export class ZoneReader {
 }
 
 function openIndexReadOnly(path: string): Database {
-  const db = withSmallPageCache(new Database(path, { readonly: true, fileMustExist: true }));
-  db.pragma('busy_timeout = 5000');
-  return db;
+  return openReadOnly(path, { busyTimeoutMs: 5000, smallPageCache: true });
 }

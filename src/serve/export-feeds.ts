@@ -17,7 +17,7 @@ import { IndexView } from '../export/index/index-view.js';
 import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { runExportJob } from '../export/jobs/export-job-client.js';
 import { InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
-import { withSmallPageCache } from '../db/page-cache.js';
+import { openReadOnly } from '../db/open-database.js';
 
 /**
  * Feeds in flight at once. A feed takes its place in the HTTP thread's budget of requests (shared
@@ -127,8 +127,7 @@ class FeedFiles {
 
   constructor(options: FeedOptions) {
     this.#options = options;
-    this.#mirror = withSmallPageCache(new Database(options.dbPath, { readonly: true, fileMustExist: true }));
-    this.#mirror.pragma('busy_timeout = 5000');
+    this.#mirror = openReadOnly(options.dbPath, { busyTimeoutMs: 5000, smallPageCache: true });
   }
 
   async current(format: ExportFormat, organization: string | undefined): Promise<Feed> {
@@ -186,7 +185,7 @@ class FeedFiles {
 }
 
 function withIndex<T>(indexPath: string, read: (view: IndexView) => T): T {
-  const db = withSmallPageCache(new Database(indexPath, { readonly: true, fileMustExist: true }));
+  const db = openReadOnly(indexPath, { busyTimeoutMs: 0, smallPageCache: true });
   try {
     db.exec('BEGIN');
     return read(new IndexView(db));

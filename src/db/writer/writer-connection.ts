@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { packageRoot } from '../../lib/package-root.js';
 import { buildDeferredIndexes } from '../sql/deferred-indexes.js';
+import { openReadOnly } from '../open-database.js';
 import { Database } from '../sqlite.js';
 import { placeTemporaryFilesBeside } from './temporary-files.js';
 import { checkpointWithoutWaiting } from './wal-checkpoint.js';
@@ -71,7 +72,7 @@ export function closeWriterConnection(sqlite: Database, { autoCheckpoint = true 
   if (autoCheckpoint) checkpointWithoutWaiting(sqlite);
   let keeper: Database | undefined;
   try {
-    keeper = new Database(sqlite.name, { readonly: true, fileMustExist: true });
+    keeper = openReadOnly(sqlite.name, { busyTimeoutMs: 0 });
     // A read maps the -shm: the keeper is then a connection of the WAL, as a reader is.
     keeper.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get();
   } catch {

@@ -3,8 +3,7 @@
 // the export index's read-write in a refresh job only.
 import { parentPort, workerData } from 'node:worker_threads';
 import { AllowMatcher } from '../../allowlist/allow-matcher.js';
-import { openDatabaseReadOnly } from '../../db/open-database.js';
-import { Database } from '../../db/sqlite.js';
+import { openReadOnly } from '../../db/open-database.js';
 import { type TempFile, writeTempFile } from '../atomic-file.js';
 import { buildExport, buildHostExportFromIndex, type BuiltExport } from '../build-export.js';
 import { ThreatSnapshot } from '../current-threats.js';
@@ -14,7 +13,6 @@ import { isHostFormat } from '../../config/export-formats.js';
 import { IndexView } from '../index/index-view.js';
 import { nextRpzSerial } from '../../lib/rpz-zone.js';
 import type { ExportJob, FeedJob, FromJobThread, JobEvent, RefreshJob, RefreshResult } from './protocol.js';
-import { withSmallPageCache } from '../../db/page-cache.js';
 
 const port = parentPort;
 if (port) void run(workerData as ExportJob, (message) => port.postMessage(message));
@@ -73,7 +71,7 @@ async function refresh(job: RefreshJob, post: (event: JobEvent) => void): Promis
 async function renderFeed(job: FeedJob): Promise<TempFile> {
   const { format, organization, path, timers } = job;
   if (job.indexPath !== undefined && organization === undefined && isHostFormat(format)) {
-    const db = withSmallPageCache(new Database(job.indexPath, { readonly: true, fileMustExist: true }));
+    const db = openReadOnly(job.indexPath, { busyTimeoutMs: 0, smallPageCache: true });
     try {
       db.exec('BEGIN');
       const view = new IndexView(db);
@@ -83,7 +81,7 @@ async function renderFeed(job: FeedJob): Promise<TempFile> {
       db.close();
     }
   }
-  const sqlite = withSmallPageCache(openDatabaseReadOnly(job.dbPath).sqlite);
+  const sqlite = openReadOnly(job.dbPath, { busyTimeoutMs: 5000, smallPageCache: true });
   const snapshot = new ThreatSnapshot(sqlite, organization, job.allowlist === undefined ? undefined : new AllowMatcher(job.allowlist.entries));
   let built: BuiltExport | undefined;
   try {

@@ -3,12 +3,11 @@
 // (transferred, not copied), never more than `ahead` blocks before their buffers come back to be
 // filled again.
 import { parentPort, workerData } from 'node:worker_threads';
-import { Database } from '../../db/sqlite.js';
+import { openReadOnly } from '../../db/open-database.js';
 import { AllowMatcher } from '../../allowlist/allow-matcher.js';
 import { ThreatSnapshot } from '../current-threats.js';
 import type { FromHelper, HelperJob, ToHelper } from './protocol.js';
 import { blockBatch, noBlockCounts, renderBlock } from './row-blocks.js';
-import { withSmallPageCache } from '../../db/page-cache.js';
 
 const port = parentPort;
 if (port) void help(workerData as HelperJob, port);
@@ -25,10 +24,8 @@ async function help(job: HelperJob, port: NonNullable<typeof parentPort>): Promi
     wake?.();
   };
   port.on('message', onRecycled);
-  const sqlite = new Database(job.dbPath, { readonly: true, fileMustExist: true });
+  const sqlite = openReadOnly(job.dbPath, { busyTimeoutMs: 5000, smallPageCache: true });
   try {
-    sqlite.pragma('busy_timeout = 5000');
-    withSmallPageCache(sqlite);
     const snapshot = new ThreatSnapshot(sqlite, job.organization, job.allowlist === undefined ? undefined : new AllowMatcher(job.allowlist), job.allowedIds);
     if (snapshot.changeSeq !== job.changeSeq) {
       post({ kind: 'unusable', message: `the mirror moved on (change_seq ${snapshot.changeSeq}, not ${job.changeSeq})` });
