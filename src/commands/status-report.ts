@@ -1,5 +1,6 @@
-// `threat-mirror status`: per organization, complete_through, unfinished plans, recent runs and row counts.
-// Opens the file read-only: it never writes, so it is safe beside a running daemon.
+// What `threat-mirror status` reports (commands/status.ts), read and put in words: per organization,
+// complete_through, unfinished plans, recent runs and row counts; service notices, the allowlist, file sizes.
+// Read from a read-only connection: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
 import type { AllowlistStatus } from '../db/read/allowlist-status.js';
 import type { ServiceNotice } from '../db/read/service-notices.js';

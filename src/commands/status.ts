@@ -1,8 +1,7 @@
 // `threat-mirror status`: each organization's sync (and whether the mirror can vouch for it),
 // complete_through, open work, recent runs, service notices and file sizes (read-only). Exits 0
 // when every organization asked about is synced and fresh, 3 otherwise, naming each and why.
-import type { Command } from '../cli/args.js';
-import { type Environment, loadDatabasePath, loadFixedNow, loadOrganizationNames } from '../config.js';
+import type { ReadConfig } from '../config.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { readAllowlistStatus } from '../db/read/allowlist-status.js';
 import { readServiceNotices } from '../db/read/service-notices.js';
@@ -10,14 +9,13 @@ import { SyncHealthReads } from '../db/read/sync-health.js';
 import { clockStartingAt } from '../lib/days.js';
 import { readSync } from '../lookup/sync-judgement.js';
 import { organizationsAskedAbout } from './asked-organizations.js';
+import type { StatusCommand } from './command.js';
 import { databaseExists, EXIT_CANNOT_VOUCH, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
-import { formatAllowlistStatus, formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readStatus } from './status.js';
+import { formatAllowlistStatus, formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readStatus } from './status-report.js';
 
-export function showStatus(command: Extract<Command, { kind: 'status' }>, env: Environment, io: Io): number {
-  const dbPath = loadDatabasePath(env);
-  const configured = loadOrganizationNames(env);
+export function showStatus(command: StatusCommand, { dbPath, organizationNames: configured, fixedNow }: ReadConfig, io: Io): number {
   // The writer's clock (THREAT_MIRROR_NOW) when one is fixed: staleness, rates and ETAs are measured against it.
-  const now = clockStartingAt(loadFixedNow(env))();
+  const now = clockStartingAt(fixedNow)();
   if (!databaseExists(dbPath, io)) return EXIT_USAGE;
   const opened = openDatabaseReadOnly(dbPath);
   try {

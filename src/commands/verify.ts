@@ -1,24 +1,21 @@
 // `threat-mirror verify`: re-fetch closed days, report the drift and repair it, as the one writer.
-import type { Command } from '../cli/args.js';
-import { withProgress } from '../progress/progress-reporter.js';
-import { terminalLineFor } from './io.js';
-import { withWriter } from './with-writer.js';
+// The days were resolved and checked by the entry (cli/command-checks.ts); the engine is sync/verify-threats.ts.
 import type { Config } from '../config.js';
-import { clockStartingAt, dayOf } from '../lib/days.js';
+import { withProgress } from '../progress/progress-reporter.js';
 import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
-import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
-import { formatDrift, verifyOrganization } from './verify.js';
-import { verifyRange } from './verify-range.js';
+import { type Side, type VerifyResult, verifyOrganization } from '../sync/verify-threats.js';
+import type { VerifyCommand } from './command.js';
+import { EXIT_FAILED, EXIT_OK, type Io, terminalLineFor } from './io.js';
+import { withWriter } from './with-writer.js';
 
-export async function runVerify(command: Extract<Command, { kind: 'verify' }>, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
-  const clock = clockStartingAt(config.fixedNow);
-  const { from, to } = verifyRange(command, config, dayOf(clock()));
+export async function runVerify(command: VerifyCommand, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
+  const { from, to } = command;
   const line = terminalLineFor(io);
   return withWriter(
     config,
     io,
     start,
-    async (mirror, organizations, signal, { logger, clock: writerClock }) => {
+    async (mirror, organizations, signal, { logger, clock }) => {
       const selected = organizations(command.organization);
       const results = await withProgress(
         {
@@ -26,7 +23,7 @@ export async function runVerify(command: Extract<Command, { kind: 'verify' }>, c
           modes: ['verify'],
           organizations: selected.map((organization) => organization.name),
           sqlite: mirror.reader,
-          clock: writerClock,
+          clock,
           logger,
           line,
           logIntervalMs: config.progressSeconds * 1000,
@@ -40,4 +37,26 @@ export async function runVerify(command: Extract<Command, { kind: 'verify' }>, c
     },
     { line },
   );
+}
+
+/** Per organization the days checked and drifted, and a table of the days that drifted: service, mirror, ledger, now. */
+function formatDrift(results: readonly VerifyResult[]): string {
+  const lines: string[] = [];
+  const cell = (value: Side): string => (value.records === null ? '(none)' : `${value.records} ${value.hash?.slice(0, 8) ?? ''}`);
+  for (const result of results) {
+    const { summary } = result;
+    if (summary.status !== 'succeeded') {
+      lines.push(`${summary.organization}: verify ${summary.status}: ${summary.error ?? ''}`);
+      continue;
+    }
+    lines.push(`${summary.organization}: ${result.days} days ${summary.rangeStart}..${summary.rangeEnd} checked, ${result.drift.length} drifted, ${summary.pages} pages fetched`);
+    if (result.drift.length === 0) continue;
+    const header = ['day', 'service', 'mirror', 'ledger', 'now'];
+    const rows = result.drift.map((drift) => [drift.day, cell(drift.service), cell(drift.mirror), cell(drift.ledger), drift.repaired ? 'repaired' : 'STILL DIFFERS']);
+    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+    const format = (row: string[]): string => `  ${row.map((value, column) => value.padEnd(widths[column] ?? 0)).join('  ')}`.trimEnd();
+    lines.push(format(header));
+    for (const row of rows) lines.push(format(row));
+  }
+  return `${lines.join('\n')}\n`;
 }

@@ -10,7 +10,7 @@ import { UnwritablePathError } from '../lib/writable-path.js';
 import type { MirrorMetrics } from '../daemon/metrics.js';
 import { openWriterSession, type WriterSession } from '../session/writer-session.js';
 import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
-import { installSignalHandlers } from '../cli/signals.js';
+import { installSignalHandlers } from '../lib/signals.js';
 import type { TerminalLine } from '../progress/terminal-line.js';
 
 /** Names configured with the same key, in groups of two or more. */

@@ -2,7 +2,7 @@
 // its result, and ends. Its SQLite connections are its own: the mirror's read-only, the export
 // index's read-write in a refresh job only.
 import { parentPort, workerData } from 'node:worker_threads';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { matcherFor } from '../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { Database } from '../db/sqlite.js';
 import { type TempFile, writeTempFile } from '../export/atomic-file.js';
@@ -84,7 +84,7 @@ async function renderFeed(job: FeedJob): Promise<TempFile> {
     }
   }
   const sqlite = withSmallPageCache(openDatabaseReadOnly(job.dbPath).sqlite);
-  const snapshot = new ThreatSnapshot(sqlite, organization, job.allowlist === undefined ? undefined : new AllowMatcher(job.allowlist.entries));
+  const snapshot = new ThreatSnapshot(sqlite, organization, matcherFor(job.allowlist?.entries));
   let built: BuiltExport | undefined;
   try {
     built = await buildExport(snapshot, { format, organization, timers });

@@ -3,7 +3,7 @@
 // than `ahead` blocks before their buffers come back to be filled again.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Database } from '../db/sqlite.js';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { matcherFor } from '../allowlist/allow-matcher.js';
 import { ThreatSnapshot } from './current-threats.js';
 import type { FromHelper, HelperJob, ToHelper } from './two-threads.js';
 import { blockBatch, noBlockCounts, renderBlock } from './row-blocks.js';
@@ -28,7 +28,7 @@ async function help(job: HelperJob, port: NonNullable<typeof parentPort>): Promi
   try {
     sqlite.pragma('busy_timeout = 5000');
     withSmallPageCache(sqlite);
-    const snapshot = new ThreatSnapshot(sqlite, job.organization, job.allowlist === undefined ? undefined : new AllowMatcher(job.allowlist), job.allowedIds);
+    const snapshot = new ThreatSnapshot(sqlite, job.organization, matcherFor(job.allowlist), job.allowedIds);
     if (snapshot.changeSeq !== job.changeSeq) {
       post({ kind: 'unusable', message: `the mirror moved on (change_seq ${snapshot.changeSeq}, not ${job.changeSeq})` });
       return;

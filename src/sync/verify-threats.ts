@@ -1,12 +1,13 @@
-// `threat-mirror verify`: re-fetch closed days (of the configured scope, recorded as any run records
-// it), compare them with the ledger and the rows, report the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
-// marks removed what the service, asked again, lists nowhere; see sync/removal-check.ts).
+// The engine of `threat-mirror verify` (commands/verify.ts): re-fetch closed days (of the configured
+// scope, recorded as any run records it), compare them with the ledger and the rows, find the days
+// that drifted, and repair them (the re-fetch is a full walk, sync-threats.ts: it upserts what
+// differs and marks removed what the service, asked again, lists nowhere; see removal-check.ts).
 import type { OrganizationConfig } from '../config.js';
 import { addToDayDigests, type DayDigest, digestHex, emptyDigest } from '../db/content-hash.js';
 import { addDays, daysBetween } from '../lib/days.js';
-import type { RunSummary, SyncDeps } from '../sync/run-contract.js';
-import { applyConfiguredScope } from '../sync/sync-all.js';
-import { syncThreats } from '../sync/sync-threats.js';
+import type { RunSummary, SyncDeps } from './run-contract.js';
+import { applyConfiguredScope } from './sync-all.js';
+import { syncThreats } from './sync-threats.js';
 
 export interface Side {
   readonly records: number | null;
@@ -81,25 +82,4 @@ export async function verifyOrganization(deps: SyncDeps, organization: Organizat
 function side(digest: DayDigest | undefined): { records: number; hash: string } {
   const value = digest ?? emptyDigest();
   return { records: value.records, hash: digestHex(value) };
-}
-
-export function formatDrift(results: readonly VerifyResult[]): string {
-  const lines: string[] = [];
-  const cell = (value: Side): string => (value.records === null ? '(none)' : `${value.records} ${value.hash?.slice(0, 8) ?? ''}`);
-  for (const result of results) {
-    const { summary } = result;
-    if (summary.status !== 'succeeded') {
-      lines.push(`${summary.organization}: verify ${summary.status}: ${summary.error ?? ''}`);
-      continue;
-    }
-    lines.push(`${summary.organization}: ${result.days} days ${summary.rangeStart}..${summary.rangeEnd} checked, ${result.drift.length} drifted, ${summary.pages} pages fetched`);
-    if (result.drift.length === 0) continue;
-    const header = ['day', 'service', 'mirror', 'ledger', 'now'];
-    const rows = result.drift.map((drift) => [drift.day, cell(drift.service), cell(drift.mirror), cell(drift.ledger), drift.repaired ? 'repaired' : 'STILL DIFFERS']);
-    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-    const format = (row: string[]): string => `  ${row.map((value, column) => value.padEnd(widths[column] ?? 0)).join('  ')}`.trimEnd();
-    lines.push(format(header));
-    for (const row of rows) lines.push(format(row));
-  }
-  return `${lines.join('\n')}\n`;
 }
