@@ -6,7 +6,7 @@ import { WriterLockError } from '../db/writer-lock.js';
 import { type Clock, clockStartingAt } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
-import { UnwritablePathError } from '../lib/writable-path.js';
+import { UnwritablePathError } from '../db/writable-path.js';
 import type { MirrorMetrics } from '../daemon/metrics.js';
 import { openWriterSession, type WriterSession } from '../session/writer-session.js';
 import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
