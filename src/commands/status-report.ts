@@ -2,6 +2,7 @@
 // complete_through, unfinished plans, recent runs and row counts; service notices, the allowlist, file sizes.
 // Read from a read-only connection: it never writes, so it is safe beside a running daemon.
 import { statSync } from 'node:fs';
+import { walPathOf } from '../db/database-files.js';
 import type { AllowlistStatus } from '../db/read/allowlist-status.js';
 import type { ServiceNotice } from '../db/read/service-notices.js';
 import type { Database } from '../db/sqlite.js';
@@ -109,7 +110,7 @@ export function readFileSizes(dbPath: string): FileSizes {
       return 0;
     }
   };
-  return { databaseBytes: size(dbPath), walBytes: size(`${dbPath}-wal`) };
+  return { databaseBytes: size(dbPath), walBytes: size(walPathOf(dbPath)) };
 }
 
 export function formatFileSizes(files: FileSizes): string {
