@@ -33,21 +33,12 @@ export async function runSync(command: SyncCommand, config: Config, io: Io, star
     config,
     io,
     start,
-    async (mirror, organizations, signal, { clock, logger }) => {
+    async (mirror, organizations, signal, { clock, progress }) => {
       const selected = organizations('organization' in command ? command.organization : undefined);
       const request: SyncRequest =
         command.kind === 'backfill' ? { mode: 'backfill', from: command.from, to: command.to ?? dayOf(clock()) } : { mode: 'incremental' };
       const summaries = await withProgress(
-        {
-          label: command.kind === 'backfill' ? 'backfill' : 'sync',
-          modes: [request.mode],
-          organizations: selected.map((organization) => organization.name),
-          sqlite: mirror.reader,
-          clock,
-          logger,
-          line,
-          logIntervalMs: config.progressSeconds * 1000,
-        },
+        progress(command.kind === 'backfill' ? 'backfill' : 'sync', [request.mode], selected),
         () => syncOrganizations(mirror.deps, selected, request, signal),
         (runs) => runs,
       );

@@ -15,19 +15,10 @@ export async function runVerify(command: VerifyCommand, config: Config, io: Io, 
     config,
     io,
     start,
-    async (mirror, organizations, signal, { logger, clock }) => {
+    async (mirror, organizations, signal, { progress }) => {
       const selected = organizations(command.organization);
       const results = await withProgress(
-        {
-          label: 'verify',
-          modes: ['verify'],
-          organizations: selected.map((organization) => organization.name),
-          sqlite: mirror.reader,
-          clock,
-          logger,
-          line,
-          logIntervalMs: config.progressSeconds * 1000,
-        },
+        progress('verify', ['verify'], selected),
         () => Promise.all(selected.map((organization) => verifyOrganization(mirror.deps, organization, from, to, signal))),
         (verified) => verified.map((result) => result.summary),
       );
