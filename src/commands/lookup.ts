@@ -14,7 +14,7 @@ import { askService, type FreshOrganization } from '../lookup/fresh-lookup.js';
 import { type OrganizationSync, readSync } from '../lookup/sync-judgement.js';
 import { type LookupDocument, lookupValues, ThreatLookup } from '../lookup/threat-lookup.js';
 import { lookupExitCode, vouch } from '../lookup/verdict.js';
-import { organizationsAskedAbout } from './asked-organizations.js';
+import { organizationsAskedAbout } from './read-mirror.js';
 import type { LookupCommand } from './command.js';
 import { databaseExists, EXIT_USAGE, type Io } from './io.js';
 import { formatLookup } from './lookup-text.js';

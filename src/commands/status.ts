@@ -8,7 +8,7 @@ import { readServiceNotices } from '../db/read/service-notices.js';
 import { SyncHealthReads } from '../db/read/sync-health.js';
 import { clockStartingAt } from '../lib/days.js';
 import { readSync } from '../lookup/sync-judgement.js';
-import { organizationsAskedAbout } from './asked-organizations.js';
+import { organizationsAskedAbout } from './read-mirror.js';
 import type { StatusCommand } from './command.js';
 import { databaseExists, EXIT_CANNOT_VOUCH, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 import { formatAllowlistStatus, formatFileSizes, formatServiceNotices, formatStatus, readFileSizes, readStatus } from './status-report.js';
