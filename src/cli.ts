@@ -58,7 +58,7 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
     }
     // The environment is read here, once, into the command's configuration (config.ts). A read
     // command reads only its own variables (the allowlist as it is now: a bad line exits 2).
-    if (parsed.kind === 'status') return (await import('./commands/status.js')).showStatus(parsed, loadStatusConfig(env), io);
+    if (parsed.kind === 'status') return await (await import('./commands/status.js')).showStatus(parsed, loadStatusConfig(env), io);
     if (parsed.kind === 'lookup') return await (await import('./commands/lookup.js')).runLookup(parsed, loadLookupConfig(env, parsed.fresh), io);
     if (parsed.kind === 'export') return await (await import('./commands/export.js')).runExport(parsed, loadExportConfig(env), io);
     if (parsed.kind === 'snapshot') return await (await import('./commands/snapshot.js')).runSnapshot(parsed, { dbPath: loadDatabasePath(env) }, io);
