@@ -1,11 +1,12 @@
 #!/usr/bin/env -S node --max-old-space-size=48 --max-semi-space-size=2 --no-parallel-scavenge
-// The entry point: parses flags, loads config, hands the command to its runner (src/commands/), owns
-// the exit code. Run this file itself, not `node cli.js`: the shebang's V8 flags keep the process
-// small and fast. The heap is capped because V8 otherwise lets dead pages pile up to ~200 MB RSS
-// at 1M threats; a 2 MB young generation, each thread scavenging on its own thread, is the
-// fastest here (docs/performance.md: "What changed later on 2026-11-25"). The runners are loaded
-// when chosen, so a writing command's writer thread opens the file while the sync's modules
-// load, and a read command loads only what it reads with.
+// The entry point: parses flags, reads the environment once into the command's configuration,
+// hands both to the command's file (src/commands/), owns the exit code. Run this file itself, not
+// `node cli.js`: the shebang's V8 flags keep the process small and fast. The heap is capped
+// because V8 otherwise lets dead pages pile up to ~200 MB RSS at 1M threats; a 2 MB young
+// generation, each thread scavenging on its own thread, is the fastest here (docs/performance.md:
+// "What changed later on 2026-11-25"). A command's file is loaded when chosen, so a writing
+// command's writer thread opens the file while the sync's modules load, and a read command loads
+// only what it reads with.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseCommandLine } from './cli/args.js';

@@ -16,7 +16,7 @@ import * as variables from './config/variables.js';
 import type { ZoneTimers } from './lib/rpz-zone.js';
 
 export type { Environment, FileReader } from './config/read.js';
-export { apiKeyVariableFor, isLoopback, loadOrganizationNames, type OrganizationConfig, registerSecretsOf } from './config/service.js';
+export { apiKeyVariableFor, isLoopback, type OrganizationConfig, registerSecretsOf } from './config/service.js';
 export { ENVIRONMENT_VARIABLES } from './config/variables.js';
 export { undocumentedAssetTypes } from './config/asset-types.js';
 
@@ -171,7 +171,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
 }
 
 /** THREAT_MIRROR_NOW, for the read commands too: they judge freshness on the writer's clock. */
-export function loadFixedNow(env: Environment): Date | undefined {
+function loadFixedNow(env: Environment): Date | undefined {
   const text = value(env, variables.NOW.name);
   const fixedNow = text === undefined ? undefined : new Date(text);
   if (fixedNow !== undefined && Number.isNaN(fixedNow.getTime())) throw new ConfigError(`${variables.NOW.name}: "${text}" is not an ISO timestamp`);
