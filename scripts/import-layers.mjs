@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 /** The layers, top first: a path is in the first layer whose prefix it starts with. */
 export const LAYERS = [
   'cli.ts',
-  'commands/',
   'cli/',
+  'commands/',
   'daemon/',
   'serve/',
   'export/jobs/',

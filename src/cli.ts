@@ -1,22 +1,22 @@
 #!/usr/bin/env -S node --max-old-space-size=48 --max-semi-space-size=2 --no-parallel-scavenge
-// The entry point: parses flags, loads config, hands the command to its runner (src/commands/), owns
-// the exit code. Run this file itself, not `node cli.js`: the shebang's V8 flags keep the process
-// small and fast. The heap is capped because V8 otherwise lets dead pages pile up to ~200 MB RSS
-// at 1M threats; a 2 MB young generation, each thread scavenging on its own thread, is the
-// fastest here (docs/performance.md: "What changed later on 2026-11-25"). The runners are loaded
-// when chosen, so a writing command's writer thread opens the file while the sync's modules
-// load, and a read command loads only what it reads with.
+// The entry point: parses flags, reads the environment once into the command's configuration,
+// hands both to the command's file (src/commands/), owns the exit code. Run this file itself, not
+// `node cli.js`: the shebang's V8 flags keep the process small and fast. The heap is capped
+// because V8 otherwise lets dead pages pile up to ~200 MB RSS at 1M threats; a 2 MB young
+// generation, each thread scavenging on its own thread, is the fastest here (docs/performance.md:
+// "What changed later on 2026-11-25"). A command's file is loaded when chosen, so a writing
+// command's writer thread opens the file while the sync's modules load, and a read command loads
+// only what it reads with.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Command, parseCommandLine } from './cli/args.js';
+import { parseCommandLine } from './cli/args.js';
+import { assertCommandFitsConfig } from './cli/command-checks.js';
 import { helpText } from './cli/help.js';
-import { drawsProgressLine } from './progress/terminal-line.js';
+import type { SyncCommand, VerifyCommand } from './commands/command.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './commands/io.js';
-import { verifyRange } from './commands/verify-range.js';
-import { type Config, type Environment, loadConfig, loadDatabasePath, registerSecretsOf } from './config.js';
-import { loadAllowlist } from './config/allowlist.js';
-import { loadZoneTimers } from './config/dns.js';
-import { addDays, clockStartingAt, dayOf } from './lib/days.js';
+import { type Config, type Environment, loadConfig, loadDatabasePath, loadExportConfig, loadLookupConfig, loadStatusConfig, registerSecretsOf } from './config.js';
+import { drawsProgressLine } from './progress/terminal-line.js';
+import { clockStartingAt } from './lib/days.js';
 import { ConfigError, errorMessage } from './lib/errors.js';
 import { packageVersion } from './lib/package-root.js';
 import { redact, redactRegistered } from './lib/redact.js';
@@ -45,28 +45,26 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
   const io = ioFor(env);
   // Known before anything can fail, so that even a message about a bad variable is redacted.
   registerSecretsOf(env);
-  let command: Command;
+  let command: SyncCommand | VerifyCommand;
   let config: Config;
   try {
-    command = parseCommandLine(argv);
-    if (command.kind === 'help') {
+    const parsed = parseCommandLine(argv);
+    if (parsed.kind === 'help') {
       io.stdout(helpText(packageVersion()));
       return EXIT_OK;
     }
-    if (command.kind === 'version') {
+    if (parsed.kind === 'version') {
       io.stdout(`${packageVersion()}\n`);
       return EXIT_OK;
     }
-    if (command.kind === 'status') return (await import('./commands/status-command.js')).showStatus(command, env, io);
-    // The read commands answer as THREAT_MIRROR_ALLOWLIST is now: read here, a bad line exits 2.
-    if (command.kind === 'lookup') return await (await import('./commands/lookup-command.js')).runLookup(command, env, io, loadAllowlist(env)?.list);
-    if (command.kind === 'export') {
-      const { runExportCommand } = await import('./commands/export-runner.js');
-      return await runExportCommand(command, loadDatabasePath(env), io, loadZoneTimers(env), loadAllowlist(env)?.list);
-    }
-    if (command.kind === 'snapshot') return await (await import('./commands/snapshot-command.js')).runSnapshot(command, loadDatabasePath(env), io);
+    // The environment is read here, once, into the command's configuration (config.ts). A read
+    // command reads only its own variables (the allowlist as it is now: a bad line exits 2).
+    if (parsed.kind === 'status') return await (await import('./commands/status.js')).showStatus(parsed, loadStatusConfig(env), io);
+    if (parsed.kind === 'lookup') return await (await import('./commands/lookup.js')).runLookup(parsed, loadLookupConfig(env, parsed.fresh), io);
+    if (parsed.kind === 'export') return await (await import('./commands/export.js')).runExport(parsed, loadExportConfig(env), io);
+    if (parsed.kind === 'snapshot') return await (await import('./commands/snapshot.js')).runSnapshot(parsed, { dbPath: loadDatabasePath(env) }, io);
     config = loadConfig(env);
-    assertCommandFitsConfig(command, config);
+    command = assertCommandFitsConfig(parsed, config);
   } catch (error) {
     if (error instanceof ConfigError) {
       io.stderr(`threat-mirror: ${error.message}\n`);
@@ -77,29 +75,8 @@ async function main(argv: readonly string[], env: Environment): Promise<number> 
   // Every other command writes. Its writer thread starts now and opens (and migrates) the file
   // while this thread loads the sync; a failed start is reported once the command has its log.
   const start = startWriter(config, clockStartingAt(config.fixedNow)().toISOString());
-  if (command.kind === 'verify') return (await import('./commands/verify-command.js')).runVerify(command, config, io, start);
-  return (await import('./commands/sync-command.js')).runSync(command, config, io, start);
-}
-
-function assertCommandFitsConfig(command: Command, config: Config): void {
-  if ('organization' in command && command.organization !== undefined) {
-    const names = config.organizations.map((organization) => organization.name);
-    if (!names.includes(command.organization)) {
-      throw new ConfigError(`--org: "${command.organization}" is not a configured organization (configured: ${names.join(', ')})`);
-    }
-  }
-  const today = dayOf(clockStartingAt(config.fixedNow)());
-  if (command.kind === 'backfill') {
-    if (command.from > today) throw new ConfigError(`--from ${command.from} is after today (${today}, UTC)`);
-    if (command.to !== undefined && command.to > today) throw new ConfigError(`--to ${command.to} is after today (${today}, UTC)`);
-  }
-  if (command.kind === 'verify') {
-    const range = verifyRange(command, config, today);
-    const closedOnly = `verify checks closed days only, the last is ${addDays(today, -1)} (UTC)`;
-    if (range.to >= today) throw new ConfigError(`--to ${range.to}: ${closedOnly}`);
-    // Without --to the range ends yesterday: a --from after it is the flag to name, not a --to nobody gave.
-    if (range.from > range.to) throw new ConfigError(command.to === undefined ? `--from ${range.from}: ${closedOnly}` : `--from ${range.from} is after --to ${range.to}`);
-  }
+  if (command.kind === 'verify') return (await import('./commands/verify.js')).runVerify(command, config, io, start);
+  return (await import('./commands/sync.js')).runSync(command, config, io, start);
 }
 
 function isEntryPoint(): boolean {

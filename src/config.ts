@@ -3,18 +3,20 @@
 import { readBoundedTextFile } from './lib/bounded-file.js';
 import { ConfigError } from './lib/errors.js';
 import type { Secret } from './lib/secret.js';
+import type { Allowlist } from './allowlist/allowlist-entries.js';
 import type { ReadAllowlist } from './allowlist/allowlist-file.js';
 import { loadAllowlist } from './config/allowlist.js';
-import { type DnsConfig, loadDnsConfig } from './config/dns.js';
+import { type DnsConfig, loadDnsConfig, loadZoneTimers } from './config/dns.js';
 import type { ExportTarget } from './config/outputs.js';
 import { loadExports, loadSnapshotPath } from './config/outputs.js';
 import { loadHttpToken } from './config/http-token.js';
 import { type Environment, type FileReader, value } from './config/read.js';
-import { loadApiUrl, loadOrganizations, type OrganizationConfig } from './config/service.js';
+import { loadApiUrl, loadOrganizationNames, loadOrganizations, type OrganizationConfig } from './config/service.js';
 import * as variables from './config/variables.js';
+import type { ZoneTimers } from './lib/rpz-zone.js';
 
 export type { Environment, FileReader } from './config/read.js';
-export { apiKeyVariableFor, isLoopback, loadOrganizationNames, type OrganizationConfig, registerSecretsOf } from './config/service.js';
+export { apiKeyVariableFor, isLoopback, type OrganizationConfig, registerSecretsOf } from './config/service.js';
 export { ENVIRONMENT_VARIABLES } from './config/variables.js';
 export { undocumentedAssetTypes } from './config/asset-types.js';
 
@@ -71,10 +73,56 @@ export interface Config {
   readonly allowlist: ReadAllowlist | undefined;
 }
 
+/**
+ * What status and lookup judge with, read once by the entry: the file, the organizations configured
+ * (else every one the file holds) and the writer's clock. A read command reads only the variables it
+ * uses: a broken THREAT_MIRROR_ALLOWLIST or service URL does not stop `status`.
+ */
+export interface ReadConfig {
+  readonly dbPath: string;
+  /** THREAT_MIRROR_ORG / THREAT_MIRROR_ORGS; undefined: every organization the file holds. */
+  readonly organizationNames: readonly string[] | undefined;
+  /** THREAT_MIRROR_NOW: freshness is judged on the writer's clock. */
+  readonly fixedNow: Date | undefined;
+}
+
+export interface LookupConfig extends ReadConfig {
+  /** THREAT_MIRROR_ALLOWLIST as read now: what it allows is named but not blocked. */
+  readonly allowlist: Allowlist | undefined;
+  /** `lookup --fresh`: the whole configuration (the service's URL and keys); undefined otherwise. */
+  readonly service: Config | undefined;
+}
+
+export interface ExportConfig {
+  readonly dbPath: string;
+  /** THREAT_MIRROR_ALLOWLIST as read now: what it allows is left out (and counted). */
+  readonly allowlist: Allowlist | undefined;
+  /** The RPZ zone's SOA timers, fitted to THREAT_MIRROR_SCHEDULE as the daemon's zone has them. */
+  readonly zoneTimers: ZoneTimers;
+}
+
+export function loadStatusConfig(env: Environment): ReadConfig {
+  return { dbPath: loadDatabasePath(env), organizationNames: loadOrganizationNames(env), fixedNow: loadFixedNow(env) };
+}
+
+export function loadLookupConfig(env: Environment, fresh: boolean): LookupConfig {
+  if (!fresh) return { allowlist: loadAllowlist(env)?.list, ...loadStatusConfig(env), service: undefined };
+  // A fresh lookup needs the service's URL and keys: a bad one exits 2 before anything is read.
+  const service = loadConfig(env);
+  const organizationNames = service.organizations.map((organization) => organization.name);
+  return { dbPath: service.dbPath, organizationNames, fixedNow: service.fixedNow, allowlist: service.allowlist?.list, service };
+}
+
+export function loadExportConfig(env: Environment): ExportConfig {
+  const dbPath = loadDatabasePath(env);
+  const zoneTimers = loadZoneTimers(env);
+  return { dbPath, zoneTimers, allowlist: loadAllowlist(env)?.list };
+}
+
 /** Regular files of at most 64 KiB only (src/lib/bounded-file.ts). */
 const readTextFile: FileReader = (path) => readBoundedTextFile(path);
 
-/** For the read-only commands (status, lookup): they need the file, not the service. */
+/** For the read-only commands (snapshot, and the others' configurations): they need the file, not the service. */
 export function loadDatabasePath(env: Environment): string {
   return variables.DB.read(env);
 }
@@ -123,7 +171,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
 }
 
 /** THREAT_MIRROR_NOW, for the read commands too: they judge freshness on the writer's clock. */
-export function loadFixedNow(env: Environment): Date | undefined {
+function loadFixedNow(env: Environment): Date | undefined {
   const text = value(env, variables.NOW.name);
   const fixedNow = text === undefined ? undefined : new Date(text);
   if (fixedNow !== undefined && Number.isNaN(fixedNow.getTime())) throw new ConfigError(`${variables.NOW.name}: "${text}" is not an ISO timestamp`);

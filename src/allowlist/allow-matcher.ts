@@ -151,3 +151,8 @@ export function splitExpression(expression: string): UrlParts {
   const question = rest.indexOf('?');
   return question < 0 ? { host, path: rest, query: null } : { host, path: rest.slice(0, question), query: rest.slice(question + 1) };
 }
+
+/** The matcher of THREAT_MIRROR_ALLOWLIST's entries; undefined when it is unset (nothing is allowed). */
+export function matcherFor(entries: readonly AllowEntry[] | undefined): AllowMatcher | undefined {
+  return entries === undefined ? undefined : new AllowMatcher(entries);
+}

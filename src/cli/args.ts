@@ -3,24 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../lib/errors.js';
 import { isDay } from '../lib/days.js';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from '../config/export-formats.js';
-
-export type Command =
-  | { readonly kind: 'help' }
-  | { readonly kind: 'version' }
-  | { readonly kind: 'daemon' }
-  | { readonly kind: 'once'; readonly organization: string | undefined }
-  | { readonly kind: 'backfill'; readonly from: string; readonly to: string | undefined; readonly organization: string | undefined }
-  | { readonly kind: 'status'; readonly json: boolean; readonly organization: string | undefined }
-  | { readonly kind: 'lookup'; readonly values: readonly string[]; readonly json: boolean; readonly organization: string | undefined; readonly fresh: boolean }
-  | { readonly kind: 'verify'; readonly from: string | undefined; readonly to: string | undefined; readonly organization: string | undefined }
-  | {
-      readonly kind: 'export';
-      readonly format: ExportFormat;
-      readonly organization: string | undefined;
-      readonly out: string | undefined;
-      readonly rules: boolean;
-    }
-  | { readonly kind: 'snapshot'; readonly out: string };
+import type { Command } from '../commands/command.js';
 
 const OPTIONS = {
   once: { type: 'boolean' },

@@ -1,89 +1,37 @@
-// `threat-mirror verify`: re-fetch closed days (of the configured scope, recorded as any run records
-// it), compare them with the ledger and the rows, report the days that drifted, and repair them (the re-fetch is a full walk: it upserts what differs and
-// marks removed what the service, asked again, lists nowhere; see sync/removal-check.ts).
-import type { OrganizationConfig } from '../config.js';
-import { addToDayDigests, type DayDigest, digestHex, emptyDigest } from '../db/content-hash.js';
-import { addDays, daysBetween } from '../lib/days.js';
-import type { RunSummary, SyncDeps } from '../sync/run-contract.js';
-import { applyConfiguredScope } from '../sync/sync-all.js';
-import { syncThreats } from '../sync/sync-threats.js';
+// `threat-mirror verify`: re-fetch closed days, report the drift and repair it, as the one writer.
+// The days were resolved and checked by the entry (cli/command-checks.ts); the engine is sync/verify-threats.ts.
+import type { Config } from '../config.js';
+import { withProgress } from '../progress/progress-reporter.js';
+import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
+import { type Side, type VerifyResult, verifyOrganization } from '../sync/verify-threats.js';
+import type { VerifyCommand } from './command.js';
+import { EXIT_FAILED, EXIT_OK, type Io, terminalLineFor } from './io.js';
+import { withWriter } from './with-writer.js';
 
-export interface Side {
-  readonly records: number | null;
-  readonly hash: string | null;
-}
-
-export interface DayDrift {
-  readonly organization: string;
-  readonly day: string;
-  readonly service: Side;
-  /** The mirror's rows before the repair. */
-  readonly mirror: Side;
-  /** The ledger's record of the day before the repair; nulls when the day was never completed. */
-  readonly ledger: Side;
-  /** The mirror's rows after the repair equal the service's. */
-  readonly repaired: boolean;
-}
-
-export interface VerifyResult {
-  readonly summary: RunSummary;
-  readonly days: number;
-  readonly drift: readonly DayDrift[];
-}
-
-export async function verifyOrganization(deps: SyncDeps, organization: OrganizationConfig, from: string, to: string, signal: AbortSignal): Promise<VerifyResult> {
-  const { ledger: ledgerReads } = deps.reads;
-  const name = organization.name;
-  // The scope configured, as every writer applies it: the walk below asks for its types only.
-  await applyConfiguredScope(deps, organization);
-  const ledger = ledgerReads.recordedDays(name, from, to);
-  const before = ledgerReads.currentDigests(name, from, to, organization.assetTypes);
-  const service = new Map<string, DayDigest>();
-  const summary = await syncThreats(
-    deps,
-    organization,
-    {
-      mode: 'verify',
-      from,
-      to,
-      onPage: (threats) => {
-        for (const threat of threats) {
-          const day = threat.blockedAt.slice(0, 10);
-          if (day >= from && day <= to) addToDayDigests(service, threat);
-        }
-      },
-      // A window the list shifted under is walked again: only its last walk tells what the service holds.
-      onWalkStart: (windowStart, windowEnd) => {
-        for (const day of service.keys()) if (day >= windowStart && day <= windowEnd) service.delete(day);
-      },
+export async function runVerify(command: VerifyCommand, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
+  const { from, to } = command;
+  const line = terminalLineFor(io);
+  return withWriter(
+    config,
+    io,
+    start,
+    async (mirror, organizations, signal, { progress }) => {
+      const selected = organizations(command.organization);
+      const results = await withProgress(
+        progress('verify', ['verify'], selected),
+        () => Promise.all(selected.map((organization) => verifyOrganization(mirror.deps, organization, from, to, signal))),
+        (verified) => verified.map((result) => result.summary),
+      );
+      io.stdout(formatDrift(results));
+      const failed = results.some((result) => result.summary.status === 'failed' || result.drift.some((drift) => !drift.repaired));
+      return failed ? EXIT_FAILED : EXIT_OK;
     },
-    signal,
+    { line },
   );
-  const days = daysBetween(from, to);
-  if (summary.status !== 'succeeded') return { summary, days, drift: [] };
-  const after = ledgerReads.currentDigests(name, from, to, organization.assetTypes);
-  const drift: DayDrift[] = [];
-  const scope = organization.assetTypes === undefined ? null : [...organization.assetTypes].sort().join(',');
-  for (let offset = 0; offset < days; offset += 1) {
-    const day = addDays(from, offset);
-    const want = side(service.get(day));
-    const had = side(before.get(day));
-    // A digest is compared only with a walk of the same scope: one recorded under another says nothing.
-    const recorded = ledger.get(day);
-    const comparable = recorded === undefined || recorded.assetTypes === scope;
-    const ledgerSide: Side = comparable ? { records: recorded?.records ?? null, hash: recorded?.contentHash ?? null } : { records: null, hash: null };
-    if (want.hash === had.hash && (!comparable || (want.hash === ledgerSide.hash && want.records === ledgerSide.records))) continue;
-    drift.push({ organization: name, day, service: want, mirror: had, ledger: ledgerSide, repaired: side(after.get(day)).hash === want.hash });
-  }
-  return { summary, days, drift };
 }
 
-function side(digest: DayDigest | undefined): { records: number; hash: string } {
-  const value = digest ?? emptyDigest();
-  return { records: value.records, hash: digestHex(value) };
-}
-
-export function formatDrift(results: readonly VerifyResult[]): string {
+/** Per organization the days checked and drifted, and a table of the days that drifted: service, mirror, ledger, now. */
+function formatDrift(results: readonly VerifyResult[]): string {
   const lines: string[] = [];
   const cell = (value: Side): string => (value.records === null ? '(none)' : `${value.records} ${value.hash?.slice(0, 8) ?? ''}`);
   for (const result of results) {

@@ -6,11 +6,12 @@ import { WriterLockError } from '../db/writer-lock.js';
 import { type Clock, clockStartingAt } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
-import { UnwritablePathError } from '../lib/writable-path.js';
+import { UnwritablePathError } from '../db/writable-path.js';
 import type { MirrorMetrics } from '../daemon/metrics.js';
 import { openWriterSession, type WriterSession } from '../session/writer-session.js';
 import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
-import { installSignalHandlers } from '../cli/signals.js';
+import { installSignalHandlers } from '../lib/signals.js';
+import type { ProgressReporterOptions } from '../progress/progress-reporter.js';
 import type { TerminalLine } from '../progress/terminal-line.js';
 
 /** Names configured with the same key, in groups of two or more. */
@@ -23,7 +24,14 @@ function organizationsSharingAKey(organizations: readonly OrganizationConfig[]):
 /** The configured organizations, or only the one --org names. */
 export type Organizations = (only: string | undefined) => readonly OrganizationConfig[];
 
-export type WriterWork = (mirror: WriterSession, organizations: Organizations, signal: AbortSignal, context: { logger: Logger; clock: Clock }) => Promise<number>;
+export interface WriterContext {
+  readonly logger: Logger;
+  readonly clock: Clock;
+  /** How a command's runs report their progress: on the terminal line, else in the log every THREAT_MIRROR_PROGRESS_SECONDS. */
+  readonly progress: (label: string, modes: readonly string[], organizations: readonly OrganizationConfig[]) => ProgressReporterOptions;
+}
+
+export type WriterWork = (mirror: WriterSession, organizations: Organizations, signal: AbortSignal, context: WriterContext) => Promise<number>;
 
 export interface WriterOptions {
   /** The daemon's: the sync and the API client report to it. */
@@ -58,7 +66,17 @@ export async function withWriter(config: Config, io: Io, start: StartedWriter | 
   const organizations: Organizations = (only) =>
     only === undefined ? config.organizations : config.organizations.filter((organization) => organization.name === only);
   try {
-    return await work(mirror, organizations, shutdown.signal, { logger, clock });
+    const progress: WriterContext['progress'] = (label, modes, selected) => ({
+      label,
+      modes,
+      organizations: selected.map((organization) => organization.name),
+      sqlite: mirror.reader,
+      clock,
+      logger,
+      line,
+      logIntervalMs: config.progressSeconds * 1000,
+    });
+    return await work(mirror, organizations, shutdown.signal, { logger, clock, progress });
   } finally {
     await mirror.close();
     removeSignalHandlers();

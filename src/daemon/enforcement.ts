@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Config } from '../config.js';
+import { exportsFolderOf } from '../db/database-files.js';
 import type { ExportObserver, RefresherState } from '../export/jobs/export-refresher.js';
 import { isHostFormat } from '../config/export-formats.js';
 import { type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
@@ -54,7 +55,7 @@ export class Enforcement {
     this.#observer = options.observer;
     this.#timers = zoneTimersFor(schedulePeriodSeconds(options.config.schedule));
     // Scratch files beside the mirror (its folder is writable; /tmp may not be): rebuilt at every start.
-    this.#folder = `${options.config.dbPath}.exports`;
+    this.#folder = exportsFolderOf(options.config.dbPath);
     this.#allowlist = options.config.allowlist?.list;
   }
 

@@ -1,5 +1,6 @@
 // How the WAL fares beside readers: its size, and how long readers have kept checkpoints from completing.
 import { statSync } from 'node:fs';
+import { walPathOf } from '../db/database-files.js';
 import type { WalCheckpoint } from '../db/writer/wal-checkpoint.js';
 
 export class WalHealth {
@@ -10,7 +11,7 @@ export class WalHealth {
   readonly checkpoints = { complete: 0, incomplete: 0 };
 
   constructor(dbPath: string, starvedAfterSeconds: number) {
-    this.#walPath = `${dbPath}-wal`;
+    this.#walPath = walPathOf(dbPath);
     this.#starvedAfterSeconds = starvedAfterSeconds;
   }
 

@@ -1,19 +1,52 @@
-// The files that make up the live database, and whether a path names one of them however it is
-// spelled. An output (export --out, snapshot --out, THREAT_MIRROR_EXPORTS, THREAT_MIRROR_SNAPSHOT)
-// is written to a temporary file and renamed over its target: aimed at the database, it replaced
-// the mirror with a block list while the writer went on writing an unlinked file.
+// Every path derived from the database's path, spelled here only, and whether a path names one of
+// the database's files however it is spelled. An output (export --out, snapshot --out,
+// THREAT_MIRROR_EXPORTS, THREAT_MIRROR_SNAPSHOT) is written to a temporary file and renamed over its
+// target: aimed at the database, it replaced the mirror with a block list while the writer went on
+// writing an unlinked file.
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../lib/errors.js';
 
-/** Beside the database file: what SQLite keeps (WAL, its index, a rollback journal) and the writer's lock (writer-lock.ts). */
+/** What SQLite keeps beside a database file: the write-ahead log, its index, a rollback journal. */
+const WAL = '-wal';
+const SHM = '-shm';
+const JOURNAL = '-journal';
+/** The writer's lock (writer-lock.ts). */
+const WRITER_LOCK = '.writer-lock';
+/** The daemon's folder beside the database: the export index and the feeds rendered from it (daemon/enforcement.ts). */
+const EXPORTS = '.exports';
+
+/** The database's own files, which no output may replace. */
 const DATABASE_FILES: ReadonlyArray<{ readonly suffix: string; readonly what: string }> = [
   { suffix: '', what: 'the database' },
-  { suffix: '-wal', what: "the database's write-ahead log" },
-  { suffix: '-shm', what: "the database's WAL index" },
-  { suffix: '-journal', what: "the database's rollback journal" },
-  { suffix: '.writer-lock', what: "the database's writer lock" },
+  { suffix: WAL, what: "the database's write-ahead log" },
+  { suffix: SHM, what: "the database's WAL index" },
+  { suffix: JOURNAL, what: "the database's rollback journal" },
+  { suffix: WRITER_LOCK, what: "the database's writer lock" },
 ];
+
+export function walPathOf(dbPath: string): string {
+  return `${dbPath}${WAL}`;
+}
+
+export function writerLockPathOf(dbPath: string): string {
+  return `${dbPath}${WRITER_LOCK}`;
+}
+
+/** Where the daemon keeps the export index and its feeds; removed whole when it stops. */
+export function exportsFolderOf(dbPath: string): string {
+  return `${dbPath}${EXPORTS}`;
+}
+
+/** A SQLite file and what SQLite may keep beside it: what goes when a scratch database (the export index) is made afresh. */
+export function sqliteFilesOf(path: string): string[] {
+  return ['', WAL, SHM, JOURNAL].map((suffix) => `${path}${suffix}`);
+}
+
+/** The files the writer writes: the database, its WAL and WAL index, its lock (writable-path.ts checks each there is). */
+export function writerFilesOf(dbPath: string): string[] {
+  return ['', WAL, SHM, WRITER_LOCK].map((suffix) => `${dbPath}${suffix}`);
+}
 
 /**
  * What `target` is of the database's files ("the database's write-ahead log (/data/mirror.db-wal)"),

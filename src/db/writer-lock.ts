@@ -2,6 +2,7 @@
 //
 // The lock is an exclusive SQLite transaction on a small side file: the kernel drops it when the
 // process dies, however it dies, and the main file stays free for readers.
+import { writerLockPathOf } from './database-files.js';
 import { Database } from './sqlite.js';
 
 export class WriterLockError extends Error {
@@ -13,7 +14,7 @@ export interface WriterLock {
 }
 
 export function acquireWriterLock(dbPath: string): WriterLock {
-  const lockPath = `${dbPath}.writer-lock`;
+  const lockPath = writerLockPathOf(dbPath);
   const lock = new Database(lockPath);
   try {
     lock.pragma('busy_timeout = 0');

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { type AllowMatcher, matcherFor } from '../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly, type ReadOnlyConnection } from '../db/open-database.js';
 import { SyncHealthReads } from '../db/read/sync-health.js';
 import { readSync } from '../lookup/sync-judgement.js';
@@ -36,7 +36,7 @@ class AllowlistInUse {
 
   take(list: Allowlist | undefined): void {
     this.list = list;
-    this.matcher = list === undefined ? undefined : new AllowMatcher(list.entries);
+    this.matcher = matcherFor(list?.entries);
   }
 }
 

@@ -1,10 +1,9 @@
 // What a writing command opens, in order, and closes in reverse: the writer lock and the writer
 // thread (which opens and migrates the file: the only writable connection; writer-start.ts), the
-// main thread's read-only connection, and the API client's options.
+// main thread's read-only connection, and the API client's options (api/client-options.ts).
 import type { Logger } from 'pino';
-import { RequestBudgets } from '../api/request-budget.js';
+import { apiOptionsFor } from '../api/client-options.js';
 import type { ApiObserver } from '../api/retry.js';
-import type { ApiClientOptions } from '../api/service-call.js';
 import type { Config } from '../config.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
 import { MirrorReads } from '../db/read/mirror-reads.js';
@@ -97,18 +96,5 @@ function syncDepsFor(writer: WriterClient, reads: MirrorReads, { config, logger,
       reconcileMaxRequests: config.reconcileMaxRequests,
     },
     api: { ...apiOptionsFor(config, logger, apiObserver), notices: new ServiceNotices({ writer, logger, clock, observer: apiObserver }) },
-  };
-}
-
-/** The service's client as the configuration sets it up: URL, timeout, body cap, retries, a budget per key. */
-export function apiOptionsFor(config: Config, logger: Logger, observer?: ApiObserver): ApiClientOptions {
-  return {
-    apiUrl: config.apiUrl,
-    timeoutMs: config.requestTimeoutMs,
-    maxResponseBytes: config.maxResponseBytes,
-    retry: { maxRetries: config.maxRetries, minDelayMs: config.retryMinMs, maxDelayMs: config.retryMaxMs, maxRetryAfterMs: config.retryAfterMaxMs },
-    budgets: new RequestBudgets({ concurrency: config.concurrency, maxRequestsPerSecond: config.maxRequestsPerSecond }),
-    logger,
-    observer,
   };
 }

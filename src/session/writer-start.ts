@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { WriterClient } from '../db/writer/writer-client.js';
 import { acquireWriterLock } from '../db/writer-lock.js';
 import type { Releaser } from '../lib/release-all.js';
-import { assertWritable, unwritableFolderError } from '../lib/writable-path.js';
+import { assertWritable, unwritableFolderError } from '../db/writable-path.js';
 
 export interface StartedWriter {
   readonly writer: WriterClient;

@@ -32,68 +32,91 @@ export function requestsFor(records: number): number {
  * `due`: longest-unwalked first (as LedgerReads.dueDays returns them). `maxRequests`: a run's whole
  * allowance (a day that needs more is never planned); `available`: what this run has left for
  * walks (the checks carried over from the last run come first).
- * Some 60 lines on purpose: one greedy pass whose helper shares the pass's `taken` set and cursor;
- * split apart, the pieces would hand that state back and forth.
  */
 export function planReconciliation(due: readonly LedgerDay[], maxRequests: number, available = maxRequests): ReconcilePlan {
-  const byDay = new Map(due.map((day) => [day.day, day]));
-  const order = new Map(due.map((day, index) => [day.day, index]));
-  const taken = new Set<string>();
+  const pass = new DuePass(due);
   const tooLarge: LedgerDay[] = [];
   const windows: ReconcileWindow[] = [];
   let remaining = available;
-  let cursor = 0;
-  /** The most overdue day not yet taken, skipping `except`. */
-  const mostOverdue = (except: ReadonlySet<string>): LedgerDay | undefined => {
-    while (cursor < due.length && taken.has((due[cursor] as LedgerDay).day)) cursor += 1;
-    for (let index = cursor; index < due.length; index += 1) {
-      const day = due[index] as LedgerDay;
-      if (!taken.has(day.day) && !except.has(day.day)) return day;
-    }
-    return undefined;
-  };
-  for (;;) {
-    const first = mostOverdue(new Set());
-    if (!first) break;
-    const firstRecords = first.records ?? 0;
-    if (requestsFor(firstRecords) > maxRequests) {
-      taken.add(first.day);
+  for (let first = pass.mostOverdue(); first !== undefined; first = pass.mostOverdue()) {
+    const firstRequests = requestsFor(first.records ?? 0);
+    if (firstRequests > maxRequests) {
+      pass.take(first.day);
       tooLarge.push(first);
       continue;
     }
     // Oldest first, strictly: a day that does not fit now waits at the head of the next run.
-    if (requestsFor(firstRecords) > remaining) break;
-    const inWindow = new Set([first.day]);
-    let start = first.day;
-    let end = first.day;
-    let records = firstRecords;
-    const tryAdd = (candidate: LedgerDay | undefined): boolean => {
-      if (!candidate || taken.has(candidate.day)) return false;
-      const more = records + (candidate.records ?? 0);
-      if (more > TARGET_RECORDS_PER_WINDOW && records > 0) return false;
-      const extra = requestsFor(more) - requestsFor(records);
-      if (requestsFor(more) > remaining) return false;
-      if (extra > 0 && mostOverdue(inWindow)?.day !== candidate.day) return false;
-      inWindow.add(candidate.day);
-      records = more;
-      return true;
-    };
-    // Grow one day at a time on whichever side is more overdue, until neither side may grow.
-    for (;;) {
-      const after = byDay.get(addDays(end, 1));
-      const before = byDay.get(addDays(start, -1));
-      const sides = [after, before].filter((day): day is LedgerDay => day !== undefined && !taken.has(day.day));
-      sides.sort((a, b) => (order.get(a.day) ?? 0) - (order.get(b.day) ?? 0));
-      const grown = sides.find((day) => tryAdd(day));
-      if (!grown) break;
-      if (grown.day > end) end = grown.day;
-      else start = grown.day;
-    }
-    for (const day of inWindow) taken.add(day);
-    const estimatedRequests = requestsFor(records);
-    remaining -= estimatedRequests;
-    windows.push({ start, end, estimatedRequests });
+    if (firstRequests > remaining) break;
+    const window = pass.windowFrom(first, remaining);
+    remaining -= window.estimatedRequests;
+    windows.push(window);
   }
   windows.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
   return { windows, tooLarge };
+}
+
+/** One greedy pass over the due days: the days already taken (planned or too large) and the most overdue one left. */
+class DuePass {
+  readonly #due: readonly LedgerDay[];
+  readonly #byDay: ReadonlyMap<string, LedgerDay>;
+  /** Each day's place in `due`: the lower, the longer unwalked. */
+  readonly #order: ReadonlyMap<string, number>;
+  readonly #taken = new Set<string>();
+  /** Every day before it is taken. */
+  #cursor = 0;
+
+  constructor(due: readonly LedgerDay[]) {
+    this.#due = due;
+    this.#byDay = new Map(due.map((day) => [day.day, day]));
+    this.#order = new Map(due.map((day, index) => [day.day, index]));
+  }
+
+  /** The most overdue day not yet taken, skipping `except`. */
+  mostOverdue(except: ReadonlySet<string> = new Set()): LedgerDay | undefined {
+    while (this.#cursor < this.#due.length && this.#taken.has((this.#due[this.#cursor] as LedgerDay).day)) this.#cursor += 1;
+    for (let index = this.#cursor; index < this.#due.length; index += 1) {
+      const day = this.#due[index] as LedgerDay;
+      if (!this.#taken.has(day.day) && !except.has(day.day)) return day;
+    }
+    return undefined;
+  }
+
+  take(day: string): void {
+    this.#taken.add(day);
+  }
+
+  /** The window around `first` that the run's `remaining` requests allow; its days are taken. */
+  windowFrom(first: LedgerDay, remaining: number): ReconcileWindow {
+    const inWindow = new Set([first.day]);
+    let start = first.day;
+    let end = first.day;
+    let records = first.records ?? 0;
+    // Grow one day at a time on whichever side is more overdue, until neither side may grow.
+    for (;;) {
+      const grown = this.#neighbours(start, end).find((day) => this.#mayJoin(day, records, remaining, inWindow));
+      if (!grown) break;
+      inWindow.add(grown.day);
+      records += grown.records ?? 0;
+      if (grown.day > end) end = grown.day;
+      else start = grown.day;
+    }
+    for (const day of inWindow) this.take(day);
+    return { start, end, estimatedRequests: requestsFor(records) };
+  }
+
+  /** The days either side of the window not yet taken, the more overdue first. */
+  #neighbours(start: string, end: string): LedgerDay[] {
+    const sides = [this.#byDay.get(addDays(end, 1)), this.#byDay.get(addDays(start, -1))];
+    const open = sides.filter((day): day is LedgerDay => day !== undefined && !this.#taken.has(day.day));
+    return open.sort((a, b) => (this.#order.get(a.day) ?? 0) - (this.#order.get(b.day) ?? 0));
+  }
+
+  /** Whether `candidate` joins a window of `records`: it fits, and costs no request more or is itself the most overdue day left. */
+  #mayJoin(candidate: LedgerDay, records: number, remaining: number, inWindow: ReadonlySet<string>): boolean {
+    const more = records + (candidate.records ?? 0);
+    if (more > TARGET_RECORDS_PER_WINDOW && records > 0) return false;
+    if (requestsFor(more) > remaining) return false;
+    const extra = requestsFor(more) - requestsFor(records);
+    return extra === 0 || this.mostOverdue(inWindow)?.day === candidate.day;
+  }
 }

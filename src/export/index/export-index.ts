@@ -17,6 +17,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Allowlist } from '../../allowlist/allowlist-entries.js';
+import { sqliteFilesOf } from '../../db/database-files.js';
 import { openDatabaseReadOnly } from '../../db/open-database.js';
 import { Database, type Statement } from '../../db/sqlite.js';
 import { allowedThreatIds } from '../allowed-threats.js';
@@ -72,7 +73,7 @@ export class ExportIndex {
   /** A fresh index at `path` (what a killed daemon left there is stale: removed first), built from the mirror and the allowlist. */
   static async create(mirrorPath: string, path: string, allowlist?: Allowlist): Promise<ExportIndex> {
     mkdirSync(dirname(path), { recursive: true });
-    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true });
+    for (const file of sqliteFilesOf(path)) rmSync(file, { force: true });
     const index = new ExportIndex(mirrorPath, path, true);
     try {
       await index.#rebuild(undefined, indexAllowlistOf(allowlist));

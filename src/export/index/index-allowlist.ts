@@ -3,7 +3,7 @@
 // list changes: the threats whose allowedness flipped (read again like changed threats) and the
 // zone's passthru names.
 import type { Allowlist } from '../../allowlist/allowlist-entries.js';
-import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { type AllowMatcher, matcherFor } from '../../allowlist/allow-matcher.js';
 import { inForce } from '../../db/read/in-force.js';
 import type { Database } from '../../db/sqlite.js';
 import { allowedThreatIds } from '../allowed-threats.js';
@@ -32,7 +32,7 @@ export interface IndexAllowlist {
 }
 
 export function indexAllowlistOf(list: Allowlist | undefined): IndexAllowlist {
-  return list === undefined ? { version: null, matcher: undefined } : { version: list.version, matcher: new AllowMatcher(list.entries) };
+  return { version: list?.version ?? null, matcher: matcherFor(list?.entries) };
 }
 
 /** Whether the list allows a threat read with THREAT_COLUMNS. */

@@ -2,7 +2,7 @@
 // metrics, then its result, and ends. Its SQLite connections are its own: the mirror's read-only,
 // the export index's read-write in a refresh job only.
 import { parentPort, workerData } from 'node:worker_threads';
-import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { matcherFor } from '../../allowlist/allow-matcher.js';
 import { openReadOnly } from '../../db/open-database.js';
 import { type TempFile, writeTempFile } from '../atomic-file.js';
 import { buildExport, buildHostExportFromIndex, type BuiltExport } from '../build-export.js';
@@ -82,7 +82,7 @@ async function renderFeed(job: FeedJob): Promise<TempFile> {
     }
   }
   const sqlite = openReadOnly(job.dbPath, { busyTimeoutMs: 5000, smallPageCache: true });
-  const snapshot = new ThreatSnapshot(sqlite, organization, job.allowlist === undefined ? undefined : new AllowMatcher(job.allowlist.entries));
+  const snapshot = new ThreatSnapshot(sqlite, organization, matcherFor(job.allowlist?.entries));
   let built: BuiltExport | undefined;
   try {
     built = await buildExport(snapshot, { format, organization, timers });

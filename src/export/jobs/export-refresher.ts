@@ -9,7 +9,7 @@
 // for a host list) still leaves the file untouched.
 import { stat } from 'node:fs/promises';
 import type { Allowlist } from '../../allowlist/allowlist-entries.js';
-import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { matcherFor } from '../../allowlist/allow-matcher.js';
 import { openDatabaseReadOnly } from '../../db/open-database.js';
 import { errorMessage } from '../../lib/errors.js';
 import { buildExport, buildHostExportFromIndex, selectSnapshotHosts } from '../build-export.js';
@@ -111,7 +111,7 @@ export class ExportRefresher {
       this.#logger.error({ err: error }, `exports not refreshed: cannot open ${this.#dbPath}: ${errorMessage(error)}`);
       return;
     }
-    const snapshot = new ThreatSnapshot(opened.sqlite, undefined, this.#allowlist === undefined ? undefined : new AllowMatcher(this.#allowlist.entries));
+    const snapshot = new ThreatSnapshot(opened.sqlite, undefined, matcherFor(this.#allowlist?.entries));
     // Reading and canonicalizing every URL is most of a host list's cost: done once for all of them.
     let selection: Promise<HostSelection> | undefined;
     const hostSelection = (): Promise<HostSelection> => (selection ??= selectSnapshotHosts(snapshot));

@@ -4,7 +4,7 @@
 // filled again.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReadOnly } from '../../db/open-database.js';
-import { AllowMatcher } from '../../allowlist/allow-matcher.js';
+import { matcherFor } from '../../allowlist/allow-matcher.js';
 import { ThreatSnapshot } from '../current-threats.js';
 import type { FromHelper, HelperJob, ToHelper } from './protocol.js';
 import { blockBatch, noBlockCounts, renderBlock } from './row-blocks.js';
@@ -26,7 +26,7 @@ async function help(job: HelperJob, port: NonNullable<typeof parentPort>): Promi
   port.on('message', onRecycled);
   const sqlite = openReadOnly(job.dbPath, { busyTimeoutMs: 5000, smallPageCache: true });
   try {
-    const snapshot = new ThreatSnapshot(sqlite, job.organization, job.allowlist === undefined ? undefined : new AllowMatcher(job.allowlist), job.allowedIds);
+    const snapshot = new ThreatSnapshot(sqlite, job.organization, matcherFor(job.allowlist), job.allowedIds);
     if (snapshot.changeSeq !== job.changeSeq) {
       post({ kind: 'unusable', message: `the mirror moved on (change_seq ${snapshot.changeSeq}, not ${job.changeSeq})` });
       return;

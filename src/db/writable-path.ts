@@ -5,6 +5,7 @@
 // usual cause is a volume owned by root while the program runs as an unprivileged user.
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { writerFilesOf } from './database-files.js';
 
 export class UnwritablePathError extends Error {
   override readonly name = 'UnwritablePathError';
@@ -13,7 +14,7 @@ export class UnwritablePathError extends Error {
 /** The files the writer creates or writes beside the database, and its folder. */
 function pathsToWrite(dbPath: string): string[] {
   const file = resolve(dbPath);
-  return [dirname(file), ...[file, `${file}-wal`, `${file}-shm`, `${file}.writer-lock`].filter((path) => existsSync(path))];
+  return [dirname(file), ...writerFilesOf(file).filter((path) => existsSync(path))];
 }
 
 /** Throws UnwritablePathError naming the path and the uid/gid that needs write access. */

@@ -1,11 +1,12 @@
 // `threat-mirror snapshot`: a consistent copy of the mirror, with its manifest, replaced whole or not at all.
-import type { Command } from '../cli/args.js';
+import type { ReadConfig } from '../config.js';
 import { refusalOfDatabaseFile } from '../db/database-files.js';
 import { filesBesideSnapshot } from '../db/snapshot-files.js';
 import { errorMessage } from '../lib/errors.js';
+import type { SnapshotCommand } from './command.js';
 import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 
-export async function runSnapshot(command: Extract<Command, { kind: 'snapshot' }>, dbPath: string, io: Io): Promise<number> {
+export async function runSnapshot(command: SnapshotCommand, { dbPath }: Pick<ReadConfig, 'dbPath'>, io: Io): Promise<number> {
   if (!databaseExists(dbPath, io)) return EXIT_USAGE;
   const { writeSnapshot, manifestPathFor } = await import('../db/snapshot.js');
   const refusal = refusalOfDatabaseFile('--out', command.out, filesBesideSnapshot(command.out), dbPath);

@@ -1,5 +1,4 @@
 // `--once`, `--backfill` and the daemon: sync the configured organizations as the one writer.
-import type { Command } from '../cli/args.js';
 import { withProgress } from '../progress/progress-reporter.js';
 import { terminalLineFor } from './io.js';
 import { withWriter } from './with-writer.js';
@@ -8,10 +7,11 @@ import { dayOf } from '../lib/days.js';
 import type { RunSummary, SyncRequest } from '../sync/run-contract.js';
 import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
 import { syncOrganizations } from '../sync/sync-all.js';
+import type { SyncCommand } from './command.js';
 import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
 
 /** `start`: the writer lock and thread, started by the entry before it loaded this module. */
-export async function runSync(command: Extract<Command, { kind: 'once' | 'backfill' | 'daemon' }>, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
+export async function runSync(command: SyncCommand, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
   if (command.kind === 'daemon') {
     // Loaded for the daemon only: a one-shot run serves no /metrics, and importing prom-client
     // is a good part of its start-up.
@@ -33,21 +33,12 @@ export async function runSync(command: Extract<Command, { kind: 'once' | 'backfi
     config,
     io,
     start,
-    async (mirror, organizations, signal, { clock, logger }) => {
+    async (mirror, organizations, signal, { clock, progress }) => {
       const selected = organizations('organization' in command ? command.organization : undefined);
       const request: SyncRequest =
         command.kind === 'backfill' ? { mode: 'backfill', from: command.from, to: command.to ?? dayOf(clock()) } : { mode: 'incremental' };
       const summaries = await withProgress(
-        {
-          label: command.kind === 'backfill' ? 'backfill' : 'sync',
-          modes: [request.mode],
-          organizations: selected.map((organization) => organization.name),
-          sqlite: mirror.reader,
-          clock,
-          logger,
-          line,
-          logIntervalMs: config.progressSeconds * 1000,
-        },
+        progress(command.kind === 'backfill' ? 'backfill' : 'sync', [request.mode], selected),
         () => syncOrganizations(mirror.deps, selected, request, signal),
         (runs) => runs,
       );

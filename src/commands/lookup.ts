@@ -3,48 +3,33 @@
 // fresh, 3 when the mirror cannot vouch for a "not blocked" (lookup/verdict.ts). With --fresh, a
 // value the mirror does not block is asked of the service (lookup/fresh-lookup.ts).
 import { pino } from 'pino';
-import type { Command } from '../cli/args.js';
-import type { Allowlist } from '../allowlist/allowlist-entries.js';
-import { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { type Config, type Environment, loadConfig, loadDatabasePath, loadFixedNow, loadOrganizationNames } from '../config.js';
-import { SyncHealthReads } from '../db/read/sync-health.js';
-import { openDatabaseReadOnly } from '../db/open-database.js';
-import { clockStartingAt, dayOf } from '../lib/days.js';
+import { type AllowMatcher, matcherFor } from '../allowlist/allow-matcher.js';
+import { apiOptionsFor } from '../api/client-options.js';
+import type { Config, LookupConfig } from '../config.js';
+import { dayOf } from '../lib/days.js';
 import { type FreshLookupDocument, refreshDocument } from '../lookup/fresh-document.js';
 import { askService, type FreshOrganization } from '../lookup/fresh-lookup.js';
-import { type OrganizationSync, readSync } from '../lookup/sync-judgement.js';
+import type { OrganizationSync } from '../lookup/sync-judgement.js';
 import { type LookupDocument, lookupValues, ThreatLookup } from '../lookup/threat-lookup.js';
 import { lookupExitCode, vouch } from '../lookup/verdict.js';
-import { apiOptionsFor } from '../session/writer-session.js';
-import { organizationsAskedAbout } from './asked-organizations.js';
-import { databaseExists, EXIT_USAGE, type Io } from './io.js';
+import type { LookupCommand } from './command.js';
+import type { Io } from './io.js';
 import { formatLookup } from './lookup-text.js';
+import { readJudgedMirror } from './read-mirror.js';
 
-type LookupCommand = Extract<Command, { kind: 'lookup' }>;
-
-/** `allowlist`: THREAT_MIRROR_ALLOWLIST as read now; what it allows is named but not blocked. */
-export async function runLookup(command: LookupCommand, env: Environment, io: Io, allowlist: Allowlist | undefined): Promise<number> {
-  // A fresh lookup needs the service's URL and keys: a bad one exits 2 before anything is read.
-  const config = command.fresh ? loadConfig(env) : undefined;
-  const dbPath = loadDatabasePath(env);
-  const configured = config?.organizations.map((organization) => organization.name) ?? loadOrganizationNames(env);
-  // Freshness is judged on the writer's clock: THREAT_MIRROR_NOW when a test or a replay fixes it.
-  const now = clockStartingAt(config?.fixedNow ?? loadFixedNow(env))();
-  if (!databaseExists(dbPath, io)) return EXIT_USAGE;
-  const opened = openDatabaseReadOnly(dbPath);
-  try {
-    const reads = new SyncHealthReads(opened.sqlite);
-    const organizations = readSync(reads, organizationsAskedAbout(command.organization, configured, reads.heldOrganizations()), now);
-    const matcher = allowlist === undefined ? undefined : new AllowMatcher(allowlist.entries);
+/** `config`: what the entry read of the environment; with --fresh, the service's URL and keys too. */
+export function runLookup(command: LookupCommand, config: LookupConfig, io: Io): Promise<number> {
+  const { allowlist, service } = config;
+  // Freshness is judged on the writer's clock.
+  return readJudgedMirror(config, command.organization, io, async ({ sqlite, organizations, now }) => {
+    const matcher = matcherFor(allowlist?.entries);
     // The same answer as GET /v1/lookup; --json adds same-host threats that do not cover a URL, as context.
-    const mirror = await lookupValues(new ThreatLookup(opened.sqlite), command.values, { organization: command.organization, sameHost: command.json, allowlist: matcher });
-    const answered = config === undefined ? mirror : await refreshed(mirror, { config, organizations, today: dayOf(now), allowlist: matcher });
+    const mirror = await lookupValues(new ThreatLookup(sqlite), command.values, { organization: command.organization, sameHost: command.json, allowlist: matcher });
+    const answered = service === undefined ? mirror : await refreshed(mirror, { config: service, organizations, today: dayOf(now), allowlist: matcher });
     const document = vouch(answered.results, organizations, matcher);
     io.stdout(command.json ? `${JSON.stringify(document, null, 2)}\n` : formatLookup(document));
     return lookupExitCode(document.results);
-  } finally {
-    opened.close();
-  }
+  });
 }
 
 interface FreshContext {
