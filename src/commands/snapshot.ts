@@ -8,7 +8,7 @@ import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.
 
 export async function runSnapshot(command: SnapshotCommand, { dbPath }: Pick<ReadConfig, 'dbPath'>, io: Io): Promise<number> {
   if (!databaseExists(dbPath, io)) return EXIT_USAGE;
-  const { writeSnapshot, manifestPathFor } = await import('../db/snapshot.js');
+  const { writeSnapshot, manifestPathFor } = await import('../db/snapshot-copy.js');
   const refusal = refusalOfDatabaseFile('--out', command.out, filesBesideSnapshot(command.out), dbPath);
   if (refusal !== undefined) {
     io.stderr(`threat-mirror: ${refusal}\n`);

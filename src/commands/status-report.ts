@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import { walPathOf } from '../db/database-files.js';
 import type { AllowlistStatus } from '../db/read/allowlist-status.js';
-import type { ServiceNotice } from '../db/read/service-notices.js';
+import type { ServiceNotice } from '../db/read/notice-reads.js';
 import type { Database } from '../db/sqlite.js';
 import { type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads, type StatusPlanRow } from '../db/read/status-reads.js';
 import { describeProgress, openPlanProgress, type PlanProgress } from '../progress/plan-progress.js';

@@ -3,7 +3,7 @@
 // when every organization asked about is synced and fresh, 3 otherwise, naming each and why.
 import type { ReadConfig } from '../config.js';
 import { readAllowlistStatus } from '../db/read/allowlist-status.js';
-import { readServiceNotices } from '../db/read/service-notices.js';
+import { readServiceNotices } from '../db/read/notice-reads.js';
 import type { StatusCommand } from './command.js';
 import { EXIT_CANNOT_VOUCH, EXIT_OK, type Io } from './io.js';
 import { readJudgedMirror } from './read-mirror.js';

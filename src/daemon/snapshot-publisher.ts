@@ -2,7 +2,7 @@
 // or when none exists yet, a new snapshot replaces the old one at that path, never partially.
 import { existsSync, statSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { writeSnapshotOffThread } from '../db/snapshot.js';
+import { writeSnapshotOffThread } from '../db/snapshot-copy.js';
 import { errorMessage } from '../lib/errors.js';
 
 /** What publishing reports for /metrics (threat_mirror_snapshot_*): implemented by MirrorMetrics. */

@@ -1,5 +1,5 @@
 // Where a snapshot's files go: FILE, its manifest FILE.json, and both as .partial while written.
-// Apart from snapshot.ts so that the config can check them without loading the SQLite driver.
+// Apart from snapshot-copy.ts so that the config can check them without loading the SQLite driver.
 
 /** The manifest's path: FILE.json beside FILE. */
 export function manifestPathFor(snapshotPath: string): string {

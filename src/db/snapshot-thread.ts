@@ -1,6 +1,6 @@
 // The snapshot's thread (see writeSnapshotOffThread): VACUUM INTO, fsync and hashing run here.
 import { parentPort, workerData } from 'node:worker_threads';
-import { writeSnapshot } from './snapshot.js';
+import { writeSnapshot } from './snapshot-copy.js';
 
 const { dbPath, snapshotPath, createdAt } = workerData as { dbPath: string; snapshotPath: string; createdAt: string };
 try {

@@ -2,7 +2,7 @@
 // when one is set; every other path (the probes) asked of the main thread. Every route runs
 // inside the guard (guard.ts), and so does the routing itself.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bearerMatches } from '../lib/http-token.js';
+import { bearerMatches } from '../lib/bearer-token.js';
 import { API_PREFIX, endpointsOf } from './endpoints.js';
 import { sendAnswer, type ProbeForwarder } from './forwarders.js';
 import { guardHttp, type HttpHandler, type ReportFailure } from './guard.js';

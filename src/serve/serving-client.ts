@@ -8,7 +8,7 @@ import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Clock } from '../lib/days.js';
 import type { Secret } from '../lib/secret.js';
 import { SERVING_LOG_MESSAGE } from './endpoints.js';
-import { tokenDigest } from '../lib/http-token.js';
+import { tokenDigest } from '../lib/bearer-token.js';
 import { dispatch, type EnforcementCommand, type EnforcementData, type EnforcementEvent, type FromServingThread, type Handlers, type ProbeAnswer, type ServingThreadData, type ToServingThread } from './protocol.js';
 import type { LookupBatch } from './lookup-stats.js';
 import type { FreshAnswer } from '../lookup/fresh-lookup.js';
