@@ -1,5 +1,5 @@
 // THREAT_MIRROR_HTTP_TOKEN (or _FILE): the bearer token /v1/* requires. Read with the config; the
-// HTTP thread checks it (lib/http-token.ts). The probes and /metrics stay open, as an orchestrator
+// HTTP thread checks it (lib/bearer-token.ts). The probes and /metrics stay open, as an orchestrator
 // and Prometheus expect them to be.
 import { ConfigError } from '../lib/errors.js';
 import type { Secret } from '../lib/secret.js';
