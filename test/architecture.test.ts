@@ -84,6 +84,24 @@ describe('src/', () => {
     expect(files.filter((file) => !file.startsWith('standin/') && readOnly.test(readFileSync(join(SRC, file), 'utf8')))).toEqual(['db/open-database.ts']);
   });
 
+  it("lists every module of every folder in the doc's tree, and no other", () => {
+    const section = ARCHITECTURE.slice(ARCHITECTURE.indexOf('## The tree'));
+    const block = section.slice(section.indexOf('```\n') + 4, section.indexOf('\n```', section.indexOf('```\n') + 4));
+    const listed = new Map<string, string[]>();
+    let folder = '';
+    for (const line of block.split('\n')) {
+      if (!line.startsWith(' ')) folder = line.slice(0, line.indexOf(' ')).replace(/^src\//, '');
+      listed.set(folder, [...(listed.get(folder) ?? []), ...line.slice(22).trim().split(/\s+/)]);
+    }
+    const tree = new Map<string, string[]>();
+    for (const file of [...files].sort()) {
+      const home = dirname(file) === '.' ? '' : `${dirname(file)}/`;
+      tree.set(home, [...(tree.get(home) ?? []), file.slice(home.length, -'.ts'.length)]);
+    }
+    expect(tree.size).toBeGreaterThan(20);
+    expect(Object.fromEntries([...listed].map(([home, names]) => [home, names.sort()]))).toEqual(Object.fromEntries([...tree].map(([home, names]) => [home, names.sort()])));
+  });
+
   it('has no file over 350 lines', () => {
     const long = files.map((file) => ({ file, lines: readFileSync(join(SRC, file), 'utf8').split('\n').length - 1 })).filter(({ lines }) => lines > 350);
     expect(long).toEqual([]);
