@@ -5,6 +5,7 @@
 // passes 350 lines.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain script, run by node; its exports are typed by what it returns here.
 import { importCycles, LAYERS, layerOf, upwardImports } from '../scripts/import-layers.mjs';
@@ -100,6 +101,23 @@ describe('src/', () => {
     }
     expect(tree.size).toBeGreaterThan(20);
     expect(Object.fromEntries([...listed].map(([home, names]) => [home, names.sort()]))).toEqual(Object.fromEntries([...tree].map(([home, names]) => [home, names.sort()])));
+  });
+
+  it('has no function over 60 lines', () => {
+    const long: string[] = [];
+    for (const file of files) {
+      const source = ts.createSourceFile(file, readFileSync(join(SRC, file), 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
+          const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+          const last = source.getLineAndCharacterOfPosition(node.end).line;
+          if (last - first + 1 > 60) long.push(`${file}:${first + 1} (${last - first + 1} lines)`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(long).toEqual([]);
   });
 
   it('has no file over 350 lines', () => {

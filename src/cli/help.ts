@@ -2,15 +2,8 @@
 import { ENVIRONMENT_VARIABLES, VARIABLE_FORMS } from '../config/variables.js';
 import { ENDPOINTS } from '../serve/endpoints.js';
 
-export function helpText(version: string): string {
-  const width = Math.max(...ENVIRONMENT_VARIABLES.map((variable) => variable.name.length));
-  const variables = ENVIRONMENT_VARIABLES.map(
-    (variable) => `  ${variable.name.padEnd(width)}  ${variable.meaning}${variable.default === '' ? '' : ` [default: ${variable.default}]`}`,
-  ).join('\n');
-  const pathWidth = Math.max(...ENDPOINTS.map((endpoint) => endpoint.path.length));
-  const endpoints = ENDPOINTS.map((endpoint) => `  ${endpoint.path.padEnd(pathWidth)}  ${endpoint.meaning}`).join('\n');
-  return `threat-mirror ${version}: keeps a SQLite file equal to what the service's POST /threats/list returns.
-
+// The commands and flags, as a user reads them first.
+const USAGE = `
 Usage:
   threat-mirror                         run as a daemon: sync now, then on THREAT_MIRROR_SCHEDULE
   threat-mirror --once [--org NAME]     one incremental sync of every (or one) organization, then exit
@@ -43,16 +36,10 @@ Options:
                      snapshot: where the copy goes (replaced whole, never partially)
   --rules            suricata: the sample rules instead of the dataset
   -h, --help         this text
-  -v, --version      the version
+  -v, --version      the version`;
 
-Environment:
-${variables}
-  Their other forms: ${VARIABLE_FORMS.map((variable) => variable.form).join('; ')}
-
-HTTP endpoints (THREAT_MIRROR_HTTP_PORT; /v1/* behind THREAT_MIRROR_HTTP_TOKEN when it is set):
-${endpoints}
-
-Exit codes:
+// What the exit codes mean, the progress output and the signals.
+const AFTERWORD = `Exit codes:
   0  every organization synced (or the command did what it was asked); lookup: a value is blocked;
      status: every organization is synced and fresh
   1  at least one organization failed (the others were still synced), or another writer holds the database;
@@ -67,6 +54,25 @@ TERM=dumb asks for plain output, they log a "progress" record every THREAT_MIRRO
 
 SIGTERM or SIGINT stops gracefully: pages already fetched commit, requests in flight are abandoned,
 the run is marked interrupted, and the next start resumes from the last committed page. A second
-signal exits at once.
+signal exits at once.`;
+
+export function helpText(version: string): string {
+  const width = Math.max(...ENVIRONMENT_VARIABLES.map((variable) => variable.name.length));
+  const variables = ENVIRONMENT_VARIABLES.map(
+    (variable) => `  ${variable.name.padEnd(width)}  ${variable.meaning}${variable.default === '' ? '' : ` [default: ${variable.default}]`}`,
+  ).join('\n');
+  const pathWidth = Math.max(...ENDPOINTS.map((endpoint) => endpoint.path.length));
+  const endpoints = ENDPOINTS.map((endpoint) => `  ${endpoint.path.padEnd(pathWidth)}  ${endpoint.meaning}`).join('\n');
+  return `threat-mirror ${version}: keeps a SQLite file equal to what the service's POST /threats/list returns.
+${USAGE}
+
+Environment:
+${variables}
+  Their other forms: ${VARIABLE_FORMS.map((variable) => variable.form).join('; ')}
+
+HTTP endpoints (THREAT_MIRROR_HTTP_PORT; /v1/* behind THREAT_MIRROR_HTTP_TOKEN when it is set):
+${endpoints}
+
+${AFTERWORD}
 `;
 }

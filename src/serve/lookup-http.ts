@@ -89,16 +89,23 @@ export function createLookupHandler({ lookup, organizations, sync, onError, budg
     readBody(request, response, admission, (outcome) => {
       if (outcome === 'too-large') return send(413, TOO_LARGE);
       if (outcome === 'busy') return send(503, busy(), busyHeaders);
-      let body: unknown;
-      try {
-        body = JSON.parse(outcome.toString('utf8'));
-      } catch {
-        return send(400, { error: 'body must be JSON: {"values": ["…"]}' });
-      }
-      if (typeof body !== 'object' || body === null || Array.isArray(body) || !('values' in body)) return send(400, { error: 'body must be an object with "values": ["…"]' });
-      answer((body as { values: unknown }).values);
+      const values = valuesOfBody(outcome);
+      if (typeof values === 'string') return send(400, { error: values });
+      answer(values.values);
     });
   };
+}
+
+/** The `values` of a POST body, or what is wrong with the body. */
+function valuesOfBody(body: Buffer): { readonly values: unknown } | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return 'body must be JSON: {"values": ["…"]}';
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !('values' in parsed)) return 'body must be an object with "values": ["…"]';
+  return { values: (parsed as { values: unknown }).values };
 }
 
 type Refresh = (document: LookupDocument, allowlist: AllowMatcher | undefined) => Promise<LookupDocument>;

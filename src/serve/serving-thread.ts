@@ -17,7 +17,7 @@ import { type EnforcementSide, startEnforcementSide } from './enforcement-side.j
 import { FreshForwarder, ProbeForwarder } from './forwarders.js';
 import { describeError, type ReportFailure } from './guard.js';
 import { capConnectionsPerAddress, HEADERS_TIMEOUT_MS, IDLE_TIMEOUT_MS, InFlightBudget, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.js';
-import { createLookupHandler } from './lookup-http.js';
+import { createLookupHandler, type LookupHandler } from './lookup-http.js';
 import { LookupStats } from './lookup-stats.js';
 import { dispatch, type FromServingThread, type Handlers, type ServingThreadData, type ToServingThread } from './protocol.js';
 import { routeRequests } from './routes.js';
@@ -65,17 +65,7 @@ async function serve(port: MessagePort): Promise<void> {
     mirror = openDatabaseReadOnly(data.dbPath);
     // One budget of requests and bytes in flight for lookups, feeds and DNS alike (http-limits.ts).
     const budget = new InFlightBudget();
-    const reads = new SyncHealthReads(mirror.sqlite);
-    const { organizations, clockOffsetMs } = data.mirrored;
-    const lookup = createLookupHandler({
-      lookup: new ThreatLookup(mirror.sqlite),
-      organizations,
-      sync: (asked) => readSync(reads, asked, new Date(Date.now() + clockOffsetMs)),
-      onError: (error) => report({ listener: 'http', route: '/v1/lookup', answer: '500', ...describeError(error) }),
-      budget,
-      allowlist: () => allowlist.matcher,
-      askFresh: (value, organization) => fresh.ask(value, organization),
-    });
+    const lookup = lookupHandlerOn(mirror, data.mirrored, { budget, allowlist, fresh, report });
     enforcement = await startEnforcementSide(data.enforcement, (event) => post({ kind: 'enforcement', event }), { budget, allowlist: () => allowlist.list, report });
     const feeds = enforcement.feeds;
     const tokenDigest = data.tokenDigest === undefined ? undefined : Buffer.from(data.tokenDigest, 'hex');
@@ -107,6 +97,24 @@ async function serve(port: MessagePort): Promise<void> {
     post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) });
     port.close();
   }
+}
+
+/** /v1/lookup on the thread's connection, its verdicts judged on the sync's clock. */
+function lookupHandlerOn(
+  mirror: ReadOnlyConnection,
+  { organizations, clockOffsetMs }: ServingThreadData['mirrored'],
+  { budget, allowlist, fresh, report }: { budget: InFlightBudget; allowlist: AllowlistInUse; fresh: FreshForwarder; report: ReportFailure },
+): LookupHandler {
+  const reads = new SyncHealthReads(mirror.sqlite);
+  return createLookupHandler({
+    lookup: new ThreatLookup(mirror.sqlite),
+    organizations,
+    sync: (asked) => readSync(reads, asked, new Date(Date.now() + clockOffsetMs)),
+    onError: (error) => report({ listener: 'http', route: '/v1/lookup', answer: '500', ...describeError(error) }),
+    budget,
+    allowlist: () => allowlist.matcher,
+    askFresh: (value, organization) => fresh.ask(value, organization),
+  });
 }
 
 /** Closes the server and its connections, then the enforcement side and the connection; says so, and lets the thread end. */
