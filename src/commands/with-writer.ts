@@ -99,7 +99,7 @@ function warnAtStart(config: Config, logger: Logger): void {
   for (const names of organizationsSharingAKey(config.organizations)) {
     logger.warn(
       { organizations: names },
-      `organizations ${names.join(', ')} use the same API key: the service answers each the same, so each holds every threat the key can see, and --org, per-organization exports and lookups do not tell them apart (README: "Organization keys and user keys")`,
+      `organizations ${names.join(', ')} use the same API key: the service answers each the same, so each holds every threat the key can see, and --org, per-organization exports and lookups do not tell them apart (docs/configuration.md: "Organization keys and user keys")`,
     );
   }
 }

@@ -34,7 +34,7 @@ export const MAX_RETRIES = wholeNumber('THREAT_MIRROR_MAX_RETRIES', 6, [0, 100],
 export const RETRY_MIN_MS = wholeNumber('THREAT_MIRROR_RETRY_MIN_MS', 500, [1, 3_600_000], 'First backoff delay (doubles each retry, with jitter)');
 export const RETRY_MAX_MS = wholeNumber('THREAT_MIRROR_RETRY_MAX_MS', 30_000, [1, 3_600_000], 'Longest backoff delay');
 export const RETRY_AFTER_MAX_MS = wholeNumber('THREAT_MIRROR_RETRY_AFTER_MAX_MS', 300_000, [1, 86_400_000], "Longest Retry-After (429/503) waited for; a service asking for longer fails that organization's run with a message, and the next run tries again");
-export const MAX_RESPONSE_BYTES = wholeNumber('THREAT_MIRROR_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, [1024, 1024 * 1024 * 1024], 'A larger response body is treated as a failed (retryable) request; see the README before raising it');
+export const MAX_RESPONSE_BYTES = wholeNumber('THREAT_MIRROR_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, [1024, 1024 * 1024 * 1024], 'A larger response body is treated as a failed (retryable) request; see "Large records" in docs/configuration.md before raising it');
 export const SCHEDULE: Setting<string> = {
   name: 'THREAT_MIRROR_SCHEDULE',
   default: '*/10 * * * *',

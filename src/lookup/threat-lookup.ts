@@ -7,32 +7,11 @@ import { inForce, inForceOrganizations } from '../db/read/in-force.js';
 import { coveringExpressions } from '../url/expressions.js';
 import { parseAddress, parseEmail } from '../url/value-kinds.js';
 import { readWebUrl } from '../url/web-url.js';
-import type { AllowEntry } from '../allowlist/allowlist-entries.js';
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
-import { type MatchedRow, organizationsOf, ValueMatches } from './value-matches.js';
+import { type AllowedBy, type LookupMatch, type LookupMatchKind, type MatchedRow, organizationsOf, ValueMatches } from './value-matches.js';
 
-/** How a threat matched: its exact content, one of the URL's expressions (which), its address, its e-mail. */
-export type LookupMatchKind = { readonly by: 'exact' } | { readonly by: 'expression'; readonly expression: string } | { readonly by: 'address' } | { readonly by: 'email' };
-
-export interface LookupMatch {
-  readonly id: number;
-  readonly content: string;
-  readonly type: string;
-  readonly organizations: readonly string[];
-  readonly match: LookupMatchKind;
-  /** Present (true) when THREAT_MIRROR_ALLOWLIST allows it: it blocks nothing here. */
-  readonly allowed?: true;
-  /** The allowlist's entry that allows it: the value itself, or this threat. */
-  readonly allowed_by?: AllowedBy;
-}
-
-/** An allowlist entry as an answer names it. */
-export interface AllowedBy {
-  readonly entry: string;
-  readonly kind: AllowEntry['kind'];
-  readonly line: number;
-  readonly reason: string | null;
-}
+// What a match is lives with the code that builds it; the answers' readers import it from here.
+export type { AllowedBy, LookupMatch, LookupMatchKind } from './value-matches.js';
 
 export interface LookupResult {
   readonly value: string;

@@ -3,7 +3,29 @@
 // are read past the limit until one that blocks is seen, so that `blocked` stays exact.
 import type { AllowEntry } from '../allowlist/allowlist-entries.js';
 import type { AllowMatcher, ThreatFacts } from '../allowlist/allow-matcher.js';
-import type { AllowedBy, LookupMatch, LookupMatchKind } from './threat-lookup.js';
+
+/** How a threat matched: its exact content, one of the URL's expressions (which), its address, its e-mail. */
+export type LookupMatchKind = { readonly by: 'exact' } | { readonly by: 'expression'; readonly expression: string } | { readonly by: 'address' } | { readonly by: 'email' };
+
+export interface LookupMatch {
+  readonly id: number;
+  readonly content: string;
+  readonly type: string;
+  readonly organizations: readonly string[];
+  readonly match: LookupMatchKind;
+  /** Present (true) when THREAT_MIRROR_ALLOWLIST allows it: it blocks nothing here. */
+  readonly allowed?: true;
+  /** The allowlist's entry that allows it: the value itself, or this threat. */
+  readonly allowed_by?: AllowedBy;
+}
+
+/** An allowlist entry as an answer names it. */
+export interface AllowedBy {
+  readonly entry: string;
+  readonly kind: AllowEntry['kind'];
+  readonly line: number;
+  readonly reason: string | null;
+}
 
 /** A threat as the lookup reads it. */
 export interface MatchedRow {
