@@ -28,6 +28,10 @@ export interface Config {
   readonly dbPath: string;
   readonly organizations: readonly OrganizationConfig[];
   readonly initialDays: number;
+  /** THREAT_MIRROR_HISTORY_FROM: the first day the mirror must hold; undefined: the last initialDays days. */
+  readonly historyFrom: string | undefined;
+  /** Requests a run may spend per organization on the days before the mirrored range; 0: none. */
+  readonly historyMaxRequests: number;
   readonly lookbackDays: number;
   readonly logLevel: LogLevel;
   readonly requestTimeoutMs: number;
@@ -92,6 +96,8 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     dbPath,
     organizations: Object.freeze(loadOrganizations(env, readFile)),
     initialDays: variables.INITIAL_DAYS.read(env),
+    historyFrom: variables.HISTORY_FROM.read(env),
+    historyMaxRequests: variables.HISTORY_MAX_REQUESTS.read(env),
     lookbackDays: variables.LOOKBACK_DAYS.read(env),
     logLevel: variables.LOG_LEVEL.read(env),
     requestTimeoutMs: variables.REQUEST_TIMEOUT_MS.read(env),

@@ -33,7 +33,7 @@ interface Result {
 }
 interface LookupDocument {
   results: Result[];
-  mirror: { complete_through: string | null; stale: boolean };
+  mirror: { complete_through: string | null; history_from: string | null; stale: boolean };
 }
 
 async function cliLookup(dbPath: string, values: string[]): Promise<{ code: number | null; document: LookupDocument }> {
@@ -161,7 +161,7 @@ describe('GET and POST /v1/lookup', () => {
     expect(get.headers.get('content-type')).toBe('application/json');
     const body = (await get.json()) as LookupDocument;
     expect(Object.keys(body).sort()).toEqual(['mirror', 'results']);
-    expect(body.mirror).toEqual({ complete_through: addDays(TODAY, -1), stale: false });
+    expect(body.mirror).toEqual({ complete_through: addDays(TODAY, -1), history_from: addDays(TODAY, -9), stale: false });
     expect(body.results).toEqual([
       {
         value: 'https://a.evil.example/x',

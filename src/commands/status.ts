@@ -5,11 +5,14 @@ import type { AllowlistStatus } from '../db/read/allowlist-status.js';
 import type { ServiceNotice } from '../db/read/service-notices.js';
 import type { Database } from '../db/sqlite.js';
 import { type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads, type StatusPlanRow } from '../db/read/status-reads.js';
+import { describeHistory, type HistoryProgress, historyProgress } from '../progress/history-progress.js';
 import { describeProgress, openPlanProgress, type PlanProgress } from '../progress/plan-progress.js';
 
 export interface OrganizationStatus {
   readonly organization: string;
   readonly completeThrough: string | null;
+  /** The days it holds whole, and its walk toward THREAT_MIRROR_HISTORY_FROM (progress/history-progress.ts). */
+  readonly history: HistoryProgress;
   /** The asset types it mirrors (its scope); null: every type. */
   readonly assetTypes: readonly string[] | null;
   readonly threats: number;
@@ -32,6 +35,7 @@ export function readStatus(sqlite: Database, only?: string, now: Date = new Date
   return organizations.map((organization) => ({
     organization,
     completeThrough: reads.completeThrough(organization),
+    history: historyProgress(reads.history(organization)),
     assetTypes: reads.assetTypes(organization),
     threats: reads.threatCount(organization),
     rejectedRecords: reads.rejectedCount(organization),
@@ -51,6 +55,9 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
   for (const status of statuses) {
     lines.push(`${status.organization}`);
     lines.push(`  complete through  ${status.completeThrough ?? '(not yet)'}`);
+    const history = describeHistory(status.history);
+    lines.push(`  holds             ${history.holds}`);
+    if (history.walk !== null) lines.push(`  history           ${history.walk}`);
     lines.push(`  asset types       ${status.assetTypes?.join(',') ?? 'every type'}`);
     lines.push(`  threats           ${status.threats}`);
     lines.push(`  rejected records  ${status.rejectedRecords}`);

@@ -3,7 +3,8 @@
 import { validate as isCronExpression } from 'node-cron';
 import { ConfigError } from '../lib/errors.js';
 import { EXPORT_FORMATS } from './export-formats.js';
-import { choice, decimal, onOff, optionalNumber, type Setting, text, value, type Variable, wholeNumber } from './read.js';
+import { isDay } from '../lib/days.js';
+import { choice, decimal, InvalidValue, onOff, optionalNumber, parseVariable, type Setting, text, value, type Variable, wholeNumber } from './read.js';
 
 /**
  * 4 MiB, forty times a page of 100 long URLs. The CLI caps its heap (its shebang), and each
@@ -25,6 +26,26 @@ export const ORGS: Variable = { name: 'THREAT_MIRROR_ORGS', default: '', meaning
 const ASSET_TYPES_MEANING = 'Asset types to mirror, e.g. URL,PAGE; THREAT_MIRROR_ASSET_TYPES_<NAME> for one organization (suffix as for keys). Each request then carries assetType';
 export const ASSET_TYPES: Variable = { name: 'THREAT_MIRROR_ASSET_TYPES', default: '(every type)', meaning: ASSET_TYPES_MEANING };
 export const INITIAL_DAYS = wholeNumber('THREAT_MIRROR_INITIAL_DAYS', 30, [1, 36_500], "Days an organization's first run fetches (ending today)");
+/** A UTC day, or undefined: the last THREAT_MIRROR_INITIAL_DAYS days, moving with today (docs/configuration.md). */
+export const HISTORY_FROM: Setting<string | undefined> = {
+  name: 'THREAT_MIRROR_HISTORY_FROM',
+  default: '(the last THREAT_MIRROR_INITIAL_DAYS days)',
+  meaning: 'First UTC day (YYYY-MM-DD) the mirror must hold: after its incremental runs the daemon (and --once) walks the days it lacks, newest first; earlier later extends it, later keeps what is mirrored',
+  read(env) {
+    return value(env, this.name) === undefined
+      ? undefined
+      : parseVariable(env, this.name, undefined, (raw) => {
+          if (!isDay(raw)) throw new InvalidValue('must be a UTC day, YYYY-MM-DD');
+          return raw;
+        });
+  },
+};
+export const HISTORY_MAX_REQUESTS = wholeNumber(
+  'THREAT_MIRROR_HISTORY_MAX_REQUESTS',
+  1000,
+  [0, 1_000_000],
+  'Requests a run may spend per organization walking the days before the mirrored range that THREAT_MIRROR_HISTORY_FROM asks for; 0 turns the walk off',
+);
 export const LOOKBACK_DAYS = wholeNumber('THREAT_MIRROR_LOOKBACK_DAYS', 2, [0, 3_650], 'Closed days every incremental run re-scans, besides today (late arrivals, removals)');
 export const CONCURRENCY = wholeNumber('THREAT_MIRROR_CONCURRENCY', 4, [1, 64], 'Requests in flight at once per API key');
 export const MAX_RPS = optionalNumber('THREAT_MIRROR_MAX_RPS', '(none)', [0.01, 10_000], 'Optional cap on requests per second per API key', false);
@@ -100,6 +121,8 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   ORGS,
   ASSET_TYPES,
   INITIAL_DAYS,
+  HISTORY_FROM,
+  HISTORY_MAX_REQUESTS,
   LOOKBACK_DAYS,
   CONCURRENCY,
   MAX_RPS,

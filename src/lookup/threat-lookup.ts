@@ -3,7 +3,7 @@
 // their derived columns, anything else by exact content. Every match is an index search, and only
 // threats currently blocked (not removed) for some organization count.
 import type Database from 'better-sqlite3';
-import { MIRROR_FRESHNESS_SQL } from '../db/read/status-reads.js';
+import { mirrorFreshness, type MirrorFreshnessRow } from '../db/read/status-reads.js';
 import { parseAddress, parseEmail } from '../url/lookup-fields.js';
 import { canonicalizeWebUrl } from '../url/canonical-url.js';
 import { coveringExpressions } from '../url/expressions.js';
@@ -53,6 +53,8 @@ export interface LookupResult {
 export interface MirrorFreshness {
   /** The earliest organization's complete_through: every answer is complete through this day; null before a first complete run. */
   readonly complete_through: string | null;
+  /** The latest organization's history_from: every answer is whole from this day through complete_through; null until every organization holds a day whole. */
+  readonly history_from: string | null;
   /** True when any organization's last success is older than its stale threshold (or there is none). */
   readonly stale: boolean;
 }
@@ -100,7 +102,7 @@ export class ThreatLookup {
   readonly #byAddress: Database.Statement;
   readonly #byEmail: Database.Statement;
   readonly #byHost: Database.Statement;
-  readonly #freshness: Database.Statement;
+  readonly #freshness: () => MirrorFreshnessRow;
 
   constructor(sqlite: Database.Database) {
     // A URL lookup probes the expression index ~10-40 times at random: read through a memory map
@@ -140,7 +142,7 @@ export class ThreatLookup {
     this.#byAddress = select('t.address = @address AND (@chain IS NULL OR (t.address_namespace = @namespace AND t.address_chain = @chain))');
     this.#byEmail = select('t.email = @email');
     this.#byHost = select("t.host = @host AND t.type IN ('URL', 'PAGE')");
-    this.#freshness = sqlite.prepare(MIRROR_FRESHNESS_SQL);
+    this.#freshness = mirrorFreshness(sqlite);
   }
 
   lookup(value: string, options: LookupOptions = {}): LookupResult {
@@ -209,9 +211,10 @@ export class ThreatLookup {
   }
 
   freshness(): MirrorFreshness {
-    const row = this.#freshness.get() as { completeThrough: string | null; organizations: number; complete: number; stale: number | null };
+    const row: MirrorFreshnessRow = this.#freshness();
     const allComplete = row.organizations > 0 && row.complete === row.organizations;
-    return { complete_through: allComplete ? row.completeThrough : null, stale: row.organizations === 0 || row.stale === 1 };
+    const allHeld = allComplete && row.held === row.organizations;
+    return { complete_through: allComplete ? row.completeThrough : null, history_from: allHeld ? row.historyFrom : null, stale: row.organizations === 0 || row.stale === 1 };
   }
 }
 

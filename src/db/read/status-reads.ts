@@ -42,6 +42,17 @@ export interface PlanCursorRow {
   completedAt: string | null;
 }
 
+/** What `status` shows of the history an organization holds and of its walk toward the configured start. */
+export interface HistoryRow {
+  completeThrough: string | null;
+  historyFrom: string | null;
+  target: string | null;
+  walkStartedAt: string | null;
+  heldFromAtStart: string | null;
+  /** When the last history walk run ended. */
+  lastRunAt: string | null;
+}
+
 export interface ReconciliationRow {
   overdueDays: number;
   oldestOverdueDay: string | null;
@@ -55,9 +66,27 @@ export const LAST_THREAT_RUNS_SQL = `SELECT r.organization,
                 (SELECT error FROM sync_runs x WHERE x.organization = r.organization AND x.stream = 'threats' AND x.mode = 'incremental' AND x.status <> 'running' ORDER BY x.id DESC LIMIT 1) AS last_error
            FROM (SELECT DISTINCT organization FROM sync_runs) r`;
 
-/** The whole mirror's freshness from sync_status, as a lookup answer reports it. */
-export const MIRROR_FRESHNESS_SQL =
-  'SELECT min(complete_through) AS completeThrough, count(*) AS organizations, count(complete_through) AS complete, max(stale) AS stale FROM sync_status';
+/**
+ * The whole mirror's freshness from sync_status, as a lookup answer reports it: every organization
+ * holds its threats whole from the latest history_from through the earliest complete_through.
+ */
+export function mirrorFreshness(sqlite: Database): () => MirrorFreshnessRow {
+  const columns = 'min(complete_through) AS completeThrough, count(*) AS organizations, count(complete_through) AS complete, max(stale) AS stale';
+  // A file its writer has not migrated to history_from yet (issue 41's migration) answers without it.
+  const statement =
+    prepareIfMigrated(sqlite, `SELECT ${columns}, max(history_from) AS historyFrom, count(history_from) AS held FROM sync_status`) ??
+    sqlite.prepare(`SELECT ${columns}, NULL AS historyFrom, 0 AS held FROM sync_status`);
+  return () => statement.get() as MirrorFreshnessRow;
+}
+
+export interface MirrorFreshnessRow {
+  completeThrough: string | null;
+  organizations: number;
+  complete: number;
+  stale: number | null;
+  historyFrom: string | null;
+  held: number;
+}
 
 /** A report run's counts are in reports_* (threats_* before migration 0011_report_run_counts). */
 function recentRunsSql(limit: number, count: (column: string) => string): string {
@@ -74,6 +103,7 @@ export class StatusReads {
   readonly #rejected: Statement;
   readonly #reconciliation: Statement | undefined;
   readonly #scope: Statement | undefined;
+  readonly #history: Statement | undefined;
   readonly #plans: Statement;
   readonly #cursors: Statement;
   readonly #recentRuns: Statement;
@@ -90,6 +120,14 @@ export class StatusReads {
       'SELECT overdue_days AS overdueDays, oldest_overdue_day AS oldestOverdueDay, last_full_reconcile_at AS lastFullCycleAt FROM sync_status WHERE organization = ?',
     );
     this.#scope = prepareIfMigrated(sqlite, 'SELECT asset_types FROM organization_scopes WHERE organization = ?');
+    this.#history = prepareIfMigrated(
+      sqlite,
+      `SELECT s.complete_through AS completeThrough, s.history_from AS historyFrom, s.history_target AS target,
+              json_extract(m.value, '$.startedAt') AS walkStartedAt, json_extract(m.value, '$.heldFromAtStart') AS heldFromAtStart,
+              (SELECT max(finished_at) FROM sync_runs r WHERE r.organization = s.organization AND r.mode = 'history') AS lastRunAt
+         FROM sync_status s LEFT JOIN mirror_settings m ON m.key = 'history_walk:' || s.organization
+        WHERE s.organization = ?`,
+    );
     this.#scope?.pluck();
     // A file from before scopes (migration 0015) has no widening column: none of its plans widens.
     const plans = (widening: string): string => `SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd, ${widening} AS widening FROM sync_plans WHERE organization = ? ORDER BY id`;
@@ -121,6 +159,11 @@ export class StatusReads {
   /** Undefined when the file's writer has not migrated it to sync_status's reconciliation columns. */
   reconciliation(organization: string): ReconciliationRow | undefined {
     return this.#reconciliation?.get(organization) as ReconciliationRow | undefined;
+  }
+
+  /** Undefined when the file's writer has not migrated it to sync_status's history columns. */
+  history(organization: string): HistoryRow | undefined {
+    return this.#history?.get(organization) as HistoryRow | undefined;
   }
 
   /** The asset types the organization mirrors; null: every type (no scope recorded, or a file not migrated to scopes). */
