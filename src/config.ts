@@ -9,6 +9,7 @@ import { type DnsConfig, loadDnsConfig } from './config/dns.js';
 import type { ExportTarget } from './config/outputs.js';
 import { loadExports, loadSnapshotPath } from './config/outputs.js';
 import { loadHttpToken } from './config/http-token.js';
+import { loadReplica, type ReplicaConfig } from './config/replica.js';
 import { type Environment, type FileReader, value } from './config/read.js';
 import { loadApiUrl, loadOrganizations, type OrganizationConfig } from './config/service.js';
 import * as variables from './config/variables.js';
@@ -65,6 +66,8 @@ export interface Config {
   readonly checkpoints: CheckpointMode;
   /** /readyz turns 503 once checkpoints have been held off by a reader for longer than this. */
   readonly walStarvedSeconds: number;
+  /** THREAT_MIRROR_RESTORE_FROM: the replica a writer restores a missing file from; undefined: none. */
+  readonly replica: ReplicaConfig | undefined;
   /** Where the daemon publishes a snapshot after every run that changed something; undefined: none. */
   readonly snapshotPath: string | undefined;
   /** The DNS primary of the response policy zone (THREAT_MIRROR_DNS_PORT); undefined: off. */
@@ -121,6 +124,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     exports: Object.freeze(loadExports(env, dbPath)),
     checkpoints: variables.CHECKPOINTS.read(env),
     walStarvedSeconds: variables.WAL_STARVED_SECONDS.read(env),
+    replica: loadReplica(env),
     snapshotPath: loadSnapshotPath(env, dbPath),
     dns: loadDnsConfig(env, readFile),
     progressSeconds: variables.PROGRESS_SECONDS.read(env),

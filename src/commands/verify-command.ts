@@ -5,12 +5,12 @@ import { terminalLineFor } from './io.js';
 import { withWriter } from './with-writer.js';
 import type { Config } from '../config.js';
 import { clockStartingAt, dayOf } from '../lib/days.js';
-import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
+import type { WriterStart } from '../session/writer-start.js';
 import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
 import { formatDrift, verifyOrganization } from './verify.js';
 import { verifyRange } from './verify-range.js';
 
-export async function runVerify(command: Extract<Command, { kind: 'verify' }>, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
+export async function runVerify(command: Extract<Command, { kind: 'verify' }>, config: Config, io: Io, start: WriterStart): Promise<number> {
   const clock = clockStartingAt(config.fixedNow);
   const { from, to } = verifyRange(command, config, dayOf(clock()));
   const line = terminalLineFor(io);

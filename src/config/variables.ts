@@ -85,6 +85,13 @@ export const EXPORTS: Variable = {
 };
 export const CHECKPOINTS = choice('THREAT_MIRROR_CHECKPOINTS', CHECKPOINT_MODES, 'auto', 'auto: the writer folds the WAL into the file; external: leave it to a replicator such as Litestream (docs/readers-and-replicas.md)');
 export const WAL_STARVED_SECONDS = wholeNumber('THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, [1, 31_536_000], '/readyz reports a reason once readers have kept WAL checkpoints from completing this long');
+export const RESTORE_FROM: Variable = {
+  name: 'THREAT_MIRROR_RESTORE_FROM',
+  default: '(off)',
+  meaning:
+    'A Litestream replica (s3://bucket/path, s3://bucket.host:port/path, file:///path): a writer that finds no THREAT_MIRROR_DB restores it from there first, checks it, and goes on from its checkpoints; no replica yet: starts empty (docs/readers-and-replicas.md)',
+};
+export const LITESTREAM: Variable = { name: 'THREAT_MIRROR_LITESTREAM', default: '(the bundled one, or litestream on the PATH)', meaning: 'The Litestream 0.3 binary THREAT_MIRROR_RESTORE_FROM runs' };
 export const SNAPSHOT: Variable = { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' };
 export const DNS_PORT = optionalNumber('THREAT_MIRROR_DNS_PORT', '(off)', [0, 65_535], 'Serve the response policy zone as a DNS primary on this port, UDP and TCP (SOA, AXFR, IXFR): resolvers become its secondaries (docs/dns.md)', true);
 export const DNS_HOST = text('THREAT_MIRROR_DNS_HOST', '127.0.0.1', 'Address the DNS primary binds to, and sends NOTIFY from');
@@ -145,6 +152,8 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   EXPORTS,
   CHECKPOINTS,
   WAL_STARVED_SECONDS,
+  RESTORE_FROM,
+  LITESTREAM,
   SNAPSHOT,
   DNS_PORT,
   DNS_HOST,
