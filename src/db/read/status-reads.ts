@@ -209,6 +209,12 @@ export interface PlanWindowsRow {
   daysDoneSince: number;
   /** Records the service sent for the plan's windows, valid or not, over every run that walked them. */
   records: number;
+  /**
+   * The open windows' days as far as their pages went: each window's records so far at the density
+   * of the completed windows, short of the whole window (its last page is not in yet); 0 before
+   * any window completed with records.
+   */
+  partialDays: number;
 }
 
 const WINDOW_DAYS = 'julianday(window_end) - julianday(window_start) + 1';
@@ -235,12 +241,15 @@ export class ProgressReads {
       'SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd FROM sync_plans WHERE organization = ? AND mode = ? AND range_start = ? AND range_end = ? ORDER BY id DESC LIMIT 1',
     );
     this.#windows = sqlite.prepare(
-      `SELECT count(*) AS windows, count(completed_at) AS windowsCompleted,
-              coalesce(sum(${WINDOW_DAYS}), 0) AS daysPlanned,
-              coalesce(sum(CASE WHEN completed_at IS NOT NULL THEN ${WINDOW_DAYS} END), 0) AS daysDone,
-              coalesce(sum(CASE WHEN completed_at >= ? THEN ${WINDOW_DAYS} END), 0) AS daysDoneSince,
-              coalesce(sum(records), 0) AS records
-         FROM sync_cursors WHERE plan_id = ?`,
+      `WITH w AS (SELECT ${WINDOW_DAYS} AS days, records, completed_at FROM sync_cursors WHERE plan_id = @plan),
+            done AS (SELECT sum(records) * 1.0 / sum(days) AS density FROM w WHERE completed_at IS NOT NULL AND records > 0)
+       SELECT count(*) AS windows, count(completed_at) AS windowsCompleted,
+              coalesce(sum(days), 0) AS daysPlanned,
+              coalesce(sum(CASE WHEN completed_at IS NOT NULL THEN days END), 0) AS daysDone,
+              coalesce(sum(CASE WHEN completed_at >= @since THEN days END), 0) AS daysDoneSince,
+              coalesce(sum(records), 0) AS records,
+              coalesce(sum(CASE WHEN completed_at IS NULL AND done.density > 0 THEN min(days * 0.9, records / done.density) END), 0) AS partialDays
+         FROM w, done`,
     );
   }
 
@@ -264,7 +273,7 @@ export class ProgressReads {
   }
 
   windows(planId: number, since: string): PlanWindowsRow {
-    return this.#windows.get(since, planId) as PlanWindowsRow;
+    return this.#windows.get({ since, plan: planId }) as PlanWindowsRow;
   }
 }
 
