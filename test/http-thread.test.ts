@@ -129,7 +129,8 @@ describe('the writer thread', () => {
     expect(result.logs.at(-1)?.msg).toBe('stopped');
     // What was committed stays, and the next process (the supervisor's restart) syncs on from it.
     expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded']);
-    const env = { THREAT_MIRROR_API_URL: (standin as Standin).url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: KEY, THREAT_MIRROR_NOW: NOW };
+    // The daemon's configuration: a larger INITIAL_DAYS would also walk the days it adds (a history run).
+    const env = { THREAT_MIRROR_API_URL: (standin as Standin).url, THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_ORG: 'acme', THREAT_MIRROR_API_KEY: KEY, THREAT_MIRROR_NOW: NOW, THREAT_MIRROR_INITIAL_DAYS: '10' };
     expect((await runCli(['--once'], env)).code).toBe(0);
     expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded', 'succeeded']);
   });
