@@ -23,7 +23,8 @@ RUN npm run build && npm prune --omit=dev
 # this platform only. better-sqlite3 12 keeps only its JavaScript, which drizzle-orm imports and
 # which loads no binary until a database is opened with it: not the compiled .node, SQLite sources,
 # object files and static library of its build (about 25 MB). Not prebuild-install, which only runs
-# at install time, nor the Litestream binary the tests use (an optional dependency, so the prune keeps it).
+# at install time. The Litestream 0.3 binary of the optional dependency stays (about 30 MB): a new
+# pod restores its file from THREAT_MIRROR_RESTORE_FROM with it (docs/readers-and-replicas.md).
 RUN mkdir -p /runtime/dist \
  && cp -r package.json drizzle node_modules /runtime/ \
  && cp -r dist/src dist/bin /runtime/dist/ \
@@ -31,7 +32,7 @@ RUN mkdir -p /runtime/dist \
  && rm -rf dist/src/standin drizzle/meta/*_snapshot.json \
  && find dist -name '*.map' -delete \
  && cd node_modules \
- && rm -rf .package-lock.json @types prebuild-install @flydotio \
+ && rm -rf .package-lock.json @types prebuild-install \
  && find . \( -name '*.d.ts' -o -name '*.d.cts' -o -name '*.d.mts' -o -name '*.map' -o -name '*.ts' -o \( -name '*.md' ! -iname 'licen[cs]e*' \) -o -name '*.tsbuildinfo' \) -type f -delete \
  && find . -depth -type d \( -name test -o -name tests -o -name __tests__ -o -name examples -o -name example \) -exec rm -rf {} + \
  && rm -rf better-sqlite3/build better-sqlite3/deps better-sqlite3/src better-sqlite3/binding.gyp \

@@ -10,6 +10,7 @@ import { type DnsConfig, loadDnsConfig, loadZoneTimers } from './config/dns.js';
 import type { ExportTarget } from './config/outputs.js';
 import { loadExports, loadSnapshotPath } from './config/outputs.js';
 import { loadHttpToken } from './config/http-token.js';
+import { loadReplica, type ReplicaConfig } from './config/replica.js';
 import { type Environment, type FileReader, value } from './config/read.js';
 import { loadApiUrl, loadOrganizationNames, loadOrganizations, type OrganizationConfig } from './config/service.js';
 import * as variables from './config/variables.js';
@@ -30,6 +31,10 @@ export interface Config {
   readonly dbPath: string;
   readonly organizations: readonly OrganizationConfig[];
   readonly initialDays: number;
+  /** THREAT_MIRROR_HISTORY_FROM: the first day the mirror must hold; undefined: the last initialDays days. */
+  readonly historyFrom: string | undefined;
+  /** Requests a run may spend per organization on the days before the mirrored range; 0: none. */
+  readonly historyMaxRequests: number;
   readonly lookbackDays: number;
   readonly logLevel: LogLevel;
   readonly requestTimeoutMs: number;
@@ -63,6 +68,8 @@ export interface Config {
   readonly checkpoints: CheckpointMode;
   /** /readyz turns 503 once checkpoints have been held off by a reader for longer than this. */
   readonly walStarvedSeconds: number;
+  /** THREAT_MIRROR_RESTORE_FROM: the replica a writer restores a missing file from; undefined: none. */
+  readonly replica: ReplicaConfig | undefined;
   /** Where the daemon publishes a snapshot after every run that changed something; undefined: none. */
   readonly snapshotPath: string | undefined;
   /** The DNS primary of the response policy zone (THREAT_MIRROR_DNS_PORT); undefined: off. */
@@ -140,6 +147,8 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     dbPath,
     organizations: Object.freeze(loadOrganizations(env, readFile)),
     initialDays: variables.INITIAL_DAYS.read(env),
+    historyFrom: variables.HISTORY_FROM.read(env),
+    historyMaxRequests: variables.HISTORY_MAX_REQUESTS.read(env),
     lookbackDays: variables.LOOKBACK_DAYS.read(env),
     logLevel: variables.LOG_LEVEL.read(env),
     requestTimeoutMs: variables.REQUEST_TIMEOUT_MS.read(env),
@@ -163,6 +172,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     exports: Object.freeze(loadExports(env, dbPath)),
     checkpoints: variables.CHECKPOINTS.read(env),
     walStarvedSeconds: variables.WAL_STARVED_SECONDS.read(env),
+    replica: loadReplica(env),
     snapshotPath: loadSnapshotPath(env, dbPath),
     dns: loadDnsConfig(env, readFile),
     progressSeconds: variables.PROGRESS_SECONDS.read(env),

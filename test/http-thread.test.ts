@@ -171,7 +171,8 @@ describe('the writer thread', () => {
     expect(result.logs.at(-1)?.msg).toBe('stopped');
     // What was committed stays, and the next process (the supervisor's restart) syncs on from it.
     expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded']);
-    const env = mirrorEnvFor(KEY, NOW)(standin as Standin, dbPath);
+    // The daemon's configuration: a larger INITIAL_DAYS would also walk the days it adds (a history run).
+    const env = mirrorEnvFor(KEY, NOW)(standin as Standin, dbPath, { THREAT_MIRROR_INITIAL_DAYS: '10' });
     expect((await runCli(['--once'], env)).code).toBe(0);
     expect(runs(dbPath).map((run) => run.status)).toEqual(['succeeded', 'succeeded']);
   });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { describe, expect, it } from 'vitest';
@@ -24,6 +25,7 @@ type Manifest = Record<string, any>;
 const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'apps/v1 Deployment': Deployment,
   'v1 Secret': Secret,
+  'v1 ConfigMap': ConfigMap,
   'v1 Service': Service,
   'monitoring.coreos.com/v1 ServiceMonitor': ServiceMonitor,
   'monitoring.coreos.com/v1 PrometheusRule': PrometheusRule,
@@ -58,7 +60,7 @@ function validationError(model: new (data: any) => { validate(): void }, object:
 describe('Kubernetes manifests', () => {
   it('validate against the Kubernetes schemas and the Prometheus Operator CRDs', () => {
     const all = manifests();
-    expect(all.map(({ object }) => object.kind).sort()).toEqual(['Deployment', 'PrometheusRule', 'Secret', 'Service', 'ServiceMonitor']);
+    expect(all.map(({ object }) => object.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'Deployment', 'PrometheusRule', 'Secret', 'Secret', 'Service', 'ServiceMonitor']);
     for (const { file, object } of all) {
       const model = MODELS[`${object.apiVersion} ${object.kind}`];
       expect(model, `${file}: no schema for ${object.apiVersion} ${object.kind}`).toBeDefined();
@@ -100,8 +102,8 @@ describe('Kubernetes manifests', () => {
     const keyMount = (sidecar?.volumeMounts as Manifest[]).find((mount) => mount.name === keyVolume?.name);
     expect(keyMount?.readOnly).toBe(true);
     expect(keyFile.startsWith(`${keyMount?.mountPath}/`)).toBe(true);
-    const secret = find('Secret');
-    expect(keyVolume?.secret.secretName).toBe(secret.metadata.name);
+    const secret = manifests().find(({ object }) => object.kind === 'Secret' && object.metadata.name === keyVolume?.secret.secretName)?.object as Manifest;
+    expect(secret, `no Secret ${keyVolume?.secret.secretName}`).toBeDefined();
     expect(Object.keys(secret.stringData ?? secret.data)).toContain(keyFile.slice(`${keyMount?.mountPath}/`.length));
     // Probes on the endpoints docs/container.md gives them, on the port the daemon serves.
     expect(env.THREAT_MIRROR_HTTP_PORT?.value).toBe(String(sidecar?.ports[0].containerPort));
@@ -123,6 +125,39 @@ describe('Kubernetes manifests', () => {
     // The limit docs/container.md derives from measured runs, and the one test/container/check.sh runs the image with.
     const limit = sidecar?.resources.limits.memory as string;
     expect(readFileSync(join(ROOT, 'docs', 'container.md'), 'utf8').includes(`memory: ${limit}`), `docs/container.md shows the limit memory: ${limit}`).toBe(true);
+  });
+
+  it('show which pod replicates and which restore: the primary beside Litestream, whose replica every sidecar restores from', () => {
+    const deployments = manifests().filter(({ object }) => object.kind === 'Deployment').map(({ object }) => object);
+    const primary = deployments.find((deployment) => deployment.metadata.name === 'threat-mirror-primary') as Manifest;
+    const fleet = find('Deployment');
+    // One writer per replica path: one pod, never two at once.
+    expect(primary.spec.replicas).toBe(1);
+    expect(primary.spec.strategy).toEqual({ type: 'Recreate' });
+    const containers = primary.spec.template.spec.containers as Manifest[];
+    const mirror = containers.find((container) => container.name === 'threat-mirror') as Manifest;
+    const litestream = containers.find((container) => container.name === 'litestream') as Manifest;
+    const envOf = (container: Manifest): Record<string, Manifest> => Object.fromEntries((container.env as Manifest[]).map((variable) => [variable.name, variable]));
+    const primaryEnv = envOf(mirror);
+    expect(primaryEnv.THREAT_MIRROR_CHECKPOINTS?.value).toBe('external');
+    // Litestream replicates the primary's file to the URL the fleet's sidecars restore from.
+    const config = parse(find('ConfigMap').data['litestream.yml']) as { dbs: Array<{ path: string; replicas: Array<{ url: string }> }> };
+    expect(config.dbs[0]?.path).toBe(primaryEnv.THREAT_MIRROR_DB?.value);
+    const replica = config.dbs[0]?.replicas[0]?.url;
+    expect(litestream.args).toEqual(['replicate', '-config', '/etc/litestream/litestream.yml']);
+    const sidecar = (fleet.spec.template.spec.initContainers as Manifest[])[0] as Manifest;
+    expect(envOf(sidecar).THREAT_MIRROR_RESTORE_FROM?.value).toBe(replica);
+    expect(primaryEnv.THREAT_MIRROR_RESTORE_FROM?.value).toBe(replica);
+    // The bucket's credentials from one Secret, in every container that talks to it; never a value in the manifest.
+    const secret = manifests().find(({ object }) => object.kind === 'Secret' && object.metadata.name === 'threat-mirror-replica')?.object as Manifest;
+    for (const container of [mirror, litestream, sidecar]) {
+      const env = envOf(container);
+      for (const name of ['LITESTREAM_ACCESS_KEY_ID', 'LITESTREAM_SECRET_ACCESS_KEY']) {
+        expect(env[name]?.value, `${container.name} ${name}`).toBeUndefined();
+        expect(env[name]?.valueFrom.secretKeyRef.name).toBe(secret.metadata.name);
+        expect(Object.keys(secret.stringData)).toContain(env[name]?.valueFrom.secretKeyRef.key);
+      }
+    }
   });
 
   it('wire the optional monitoring: the Service selects the pod, the ServiceMonitor the Service, on the metrics port', () => {

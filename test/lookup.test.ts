@@ -33,7 +33,7 @@ interface Result {
 }
 interface LookupDocument {
   results: Result[];
-  mirror: { complete_through: string | null; stale: boolean; organizations: unknown[] };
+  mirror: { complete_through: string | null; history_from: string | null; stale: boolean; organizations: unknown[] };
 }
 
 async function cliLookup(dbPath: string, values: string[]): Promise<{ code: number | null; document: LookupDocument }> {
@@ -164,8 +164,11 @@ describe('GET and POST /v1/lookup', () => {
     expect(Object.keys(body).sort()).toEqual(['mirror', 'results']);
     expect(body.mirror).toEqual({
       complete_through: addDays(TODAY, -1),
+      history_from: addDays(TODAY, -9),
       stale: false,
-      organizations: [{ organization: 'acme', state: 'fresh', complete_through: addDays(TODAY, -1), last_success_at: expect.stringMatching(new RegExp(`^${TODAY}T`)), problems: [] }],
+      organizations: [
+        { organization: 'acme', state: 'fresh', complete_through: addDays(TODAY, -1), history_from: addDays(TODAY, -9), last_success_at: expect.stringMatching(new RegExp(`^${TODAY}T`)), problems: [] },
+      ],
     });
     expect(body.results).toEqual([
       {

@@ -31,7 +31,8 @@ describe('a blockedAt with a UTC offset is read as its UTC instant (issue 27 ite
     expect(served).toBeGreaterThan(0);
 
     // An incremental run that walks 2026-11-21 alone: the service (filtering by instant) does not return threat 1.
-    const second = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_LOOKBACK_DAYS: '0' }));
+    // (The same 2 days: a longer THREAT_MIRROR_INITIAL_DAYS would now walk the days before them too.)
+    const second = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_INITIAL_DAYS: '2', THREAT_MIRROR_LOOKBACK_DAYS: '0' }));
     expect(second.code, second.stderr).toBe(0);
     const walked = service.stats.requests.slice(served).map((request) => request.body as { startDate: string; endDate: string });
     expect(walked.every((body) => body.startDate === '2026-11-21' && body.endDate === '2026-11-21')).toBe(true);

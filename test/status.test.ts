@@ -35,7 +35,8 @@ it('shows checkpoints, open work, recent runs and counts, and leaves the file un
   ]);
   const text = await runCli(['status'], reader);
   expect(text.code).toBe(0);
-  expect(text.stdout).toMatch(new RegExp(`^acme\\n  sync              synced and fresh \\(last success ${TODAY}T12:00:\\S+\\)\\n  complete through  ${addDays(TODAY, -1)}\\n  asset types       every type\\n  threats           \\d+`));
+  const holds = `  holds             ${addDays(TODAY, -29)} through ${addDays(TODAY, -1)}\\n  history           whole from ${addDays(TODAY, -29)}, the configured start\\n`;
+  expect(text.stdout).toMatch(new RegExp(`^acme\\n  sync              synced and fresh \\(last success ${TODAY}T12:00:\\S+\\)\\n  complete through  ${addDays(TODAY, -1)}\\n${holds}  asset types       every type\\n  threats           \\d+`));
   expect(text.stdout).toMatch(/#1 threats incremental .* succeeded/);
   expect(readFileSync(dbPath).equals(before)).toBe(true);
   const missing = await runCli(['status'], { THREAT_MIRROR_DB: join(tempDir(), 'none.db') });

@@ -18,8 +18,9 @@ export function formatLookup(document: VouchedDocument<LookupResult & Partial<Pi
       lines.push(`  #${match.id} ${match.type} ${JSON.stringify(match.content)} for ${match.organizations.join(', ')} (by ${how}${allowed}${source})`);
     }
   }
-  const { complete_through: through, stale } = document.mirror;
-  lines.push(`(mirror complete through ${through ?? 'no complete run yet'}${stale ? '; stale' : ''})`);
+  const { complete_through: through, history_from: from, stale } = document.mirror;
+  const holds = through === null ? 'no complete run yet' : from === null ? `complete through ${through}` : `holds ${from} through ${through}`;
+  lines.push(`(mirror ${holds}${stale ? '; stale' : ''})`);
   return `${lines.join('\n')}\n`;
 }
 

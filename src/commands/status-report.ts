@@ -7,6 +7,7 @@ import type { AllowlistStatus } from '../db/read/allowlist-status.js';
 import type { ServiceNotice } from '../db/read/notice-reads.js';
 import type { Database } from '../db/sqlite.js';
 import { type PlanCursorRow, ProgressReads, type ReconciliationRow, type RecentRun, StatusReads, type StatusPlanRow } from '../db/read/status-reads.js';
+import { describeHistory, type HistoryProgress, historyProgress } from '../progress/history-progress.js';
 import { describeProgress, openPlanProgress, type PlanProgress } from '../progress/plan-progress.js';
 import type { OrganizationSync } from '../lookup/sync-judgement.js';
 
@@ -15,6 +16,8 @@ export interface OrganizationStatus {
   /** Whether the mirror can vouch for it now (the rule of lookup's verdicts and /readyz), and why not. */
   readonly sync: Pick<OrganizationSync, 'state' | 'lastSuccessAt' | 'lastRunStatus' | 'problems'>;
   readonly completeThrough: string | null;
+  /** The days it holds whole, and its walk toward THREAT_MIRROR_HISTORY_FROM (progress/history-progress.ts). */
+  readonly history: HistoryProgress;
   /** The asset types it mirrors (its scope); null: every type. */
   readonly assetTypes: readonly string[] | null;
   readonly threats: number;
@@ -37,6 +40,7 @@ export function readStatus(sqlite: Database, organizations: readonly Organizatio
     organization,
     sync: { state, lastSuccessAt, lastRunStatus, problems },
     completeThrough: reads.completeThrough(organization),
+    history: historyProgress(reads.history(organization)),
     assetTypes: reads.assetTypes(organization),
     threats: reads.threatCount(organization),
     rejectedRecords: reads.rejectedCount(organization),
@@ -57,6 +61,9 @@ export function formatStatus(statuses: readonly OrganizationStatus[]): string {
     lines.push(`${status.organization}`);
     lines.push(`  sync              ${status.sync.problems.length === 0 ? `synced and fresh (last success ${status.sync.lastSuccessAt})` : `cannot vouch: ${status.sync.problems.join('; ')}`}`);
     lines.push(`  complete through  ${status.completeThrough ?? '(not yet)'}`);
+    const history = describeHistory(status.history);
+    lines.push(`  holds             ${history.holds}`);
+    if (history.walk !== null) lines.push(`  history           ${history.walk}`);
     lines.push(`  asset types       ${status.assetTypes?.join(',') ?? 'every type'}`);
     lines.push(`  threats           ${status.threats}`);
     lines.push(`  rejected records  ${status.rejectedRecords}`);

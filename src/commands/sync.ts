@@ -5,13 +5,13 @@ import { withWriter } from './with-writer.js';
 import type { Config } from '../config.js';
 import { dayOf } from '../lib/days.js';
 import type { RunSummary, SyncRequest } from '../sync/run-contract.js';
-import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
+import type { WriterStart } from '../session/writer-start.js';
 import { syncOrganizations } from '../sync/sync-all.js';
 import type { SyncCommand } from './command.js';
 import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
 
 /** `start`: the writer lock and thread, started by the entry before it loaded this module. */
-export async function runSync(command: SyncCommand, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
+export async function runSync(command: SyncCommand, config: Config, io: Io, start: WriterStart): Promise<number> {
   if (command.kind === 'daemon') {
     // Loaded for the daemon only: a one-shot run serves no /metrics, and importing prom-client
     // is a good part of its start-up.

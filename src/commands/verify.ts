@@ -2,13 +2,13 @@
 // The days were resolved and checked by the entry (cli/command-checks.ts); the engine is sync/verify-threats.ts.
 import type { Config } from '../config.js';
 import { withProgress } from '../progress/progress-reporter.js';
-import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
+import type { WriterStart } from '../session/writer-start.js';
 import { type Side, type VerifyResult, verifyOrganization } from '../sync/verify-threats.js';
 import type { VerifyCommand } from './command.js';
 import { EXIT_FAILED, EXIT_OK, type Io, terminalLineFor } from './io.js';
 import { withWriter } from './with-writer.js';
 
-export async function runVerify(command: VerifyCommand, config: Config, io: Io, start: StartedWriter | FailedWriterStart): Promise<number> {
+export async function runVerify(command: VerifyCommand, config: Config, io: Io, start: WriterStart): Promise<number> {
   const { from, to } = command;
   const line = terminalLineFor(io);
   return withWriter(

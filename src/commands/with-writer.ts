@@ -8,8 +8,9 @@ import { errorMessage } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { UnwritablePathError } from '../db/writable-path.js';
 import type { MirrorMetrics } from '../daemon/metrics.js';
+import { RestoreError, type RestoreOutcome } from '../session/replica-restore.js';
 import { openWriterSession, type WriterSession } from '../session/writer-session.js';
-import type { FailedWriterStart, StartedWriter } from '../session/writer-start.js';
+import type { WriterStart } from '../session/writer-start.js';
 import { installSignalHandlers } from '../lib/signals.js';
 import type { ProgressReporterOptions } from '../progress/progress-reporter.js';
 import type { TerminalLine } from '../progress/terminal-line.js';
@@ -45,7 +46,7 @@ export interface WriterOptions {
  * (lock and thread), the session; closes them in reverse order whatever happens. Exit 1 when
  * another process holds the database or the file cannot be opened.
  */
-export async function withWriter(config: Config, io: Io, start: StartedWriter | FailedWriterStart, work: WriterWork, { metrics, line }: WriterOptions = {}): Promise<number> {
+export async function withWriter(config: Config, io: Io, start: WriterStart, work: WriterWork, { metrics, line }: WriterOptions = {}): Promise<number> {
   const { logger, flush, drain } = createLogger(config.logLevel, { beforeWrite: line && (() => line.clear()) });
   warnAtStart(config, logger);
   const clock = clockStartingAt(config.fixedNow);
@@ -53,11 +54,14 @@ export async function withWriter(config: Config, io: Io, start: StartedWriter | 
   const removeSignalHandlers = installSignalHandlers(shutdown, logger, flush);
   let mirror: WriterSession;
   try {
-    if ('error' in start) throw start.error;
-    mirror = await openWriterSession(start, { config, logger, clock, apiObserver: metrics, syncObserver: metrics });
+    const started = await start;
+    if ('error' in started) throw started.error;
+    logRestore(started.restore, logger);
+    mirror = await openWriterSession(started, { config, logger, clock, apiObserver: metrics, syncObserver: metrics });
   } catch (error) {
     removeSignalHandlers();
-    const message = error instanceof WriterLockError || error instanceof UnwritablePathError ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;
+    const known = error instanceof WriterLockError || error instanceof UnwritablePathError || error instanceof RestoreError;
+    const message = known ? error.message : `cannot open ${config.dbPath}: ${errorMessage(error)}`;
     logger.error(message);
     await drain();
     io.stderr(`threat-mirror: ${message}\n`);
@@ -83,6 +87,12 @@ export async function withWriter(config: Config, io: Io, start: StartedWriter | 
     logger.info('stopped');
     await drain();
   }
+}
+
+/** What THREAT_MIRROR_RESTORE_FROM did for a missing file: restored (the first run then costs a few requests), or nothing there yet. */
+function logRestore(restore: RestoreOutcome | undefined, logger: Logger): void {
+  if (restore?.restored === true) logger.info({ from: restore.from, bytes: restore.bytes, ms: restore.ms }, 'restored the database from its replica; the runs go on from its checkpoints');
+  else if (restore !== undefined) logger.warn({ from: restore.from, litestream: restore.reason }, 'no replica to restore the database from yet: starting empty, walking the history from the service');
 }
 
 /** What the configuration allows but an operator should hear about, once at start. */

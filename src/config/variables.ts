@@ -4,7 +4,8 @@ import { validate as isCronExpression } from 'node-cron';
 import { POLL_MS } from '../allowlist/allowlist-watcher.js';
 import { ConfigError } from '../lib/errors.js';
 import { EXPORT_FORMATS } from './export-formats.js';
-import { choice, decimal, onOff, optionalNumber, type Setting, text, value, type Variable, wholeNumber } from './read.js';
+import { isDay } from '../lib/days.js';
+import { choice, decimal, InvalidValue, onOff, optionalNumber, parseVariable, type Setting, text, value, type Variable, wholeNumber } from './read.js';
 
 /**
  * 4 MiB, forty times a page of 100 long URLs. The CLI caps its heap (its shebang), and each
@@ -26,6 +27,26 @@ export const ORGS: Variable = { name: 'THREAT_MIRROR_ORGS', default: '', meaning
 const ASSET_TYPES_MEANING = 'Asset types to mirror, e.g. URL,PAGE; THREAT_MIRROR_ASSET_TYPES_<NAME> for one organization (suffix as for keys). Each request then carries assetType';
 export const ASSET_TYPES: Variable = { name: 'THREAT_MIRROR_ASSET_TYPES', default: '(every type)', meaning: ASSET_TYPES_MEANING };
 export const INITIAL_DAYS = wholeNumber('THREAT_MIRROR_INITIAL_DAYS', 30, [1, 36_500], "Days an organization's first run fetches (ending today)");
+/** A UTC day, or undefined: the last THREAT_MIRROR_INITIAL_DAYS days, moving with today (docs/configuration.md). */
+export const HISTORY_FROM: Setting<string | undefined> = {
+  name: 'THREAT_MIRROR_HISTORY_FROM',
+  default: '(the last THREAT_MIRROR_INITIAL_DAYS days)',
+  meaning: 'First UTC day (YYYY-MM-DD) the mirror must hold: after its incremental runs the daemon (and --once) walks the days it lacks, newest first; earlier later extends it, later keeps what is mirrored',
+  read(env) {
+    return value(env, this.name) === undefined
+      ? undefined
+      : parseVariable(env, this.name, undefined, (raw) => {
+          if (!isDay(raw)) throw new InvalidValue('must be a UTC day, YYYY-MM-DD');
+          return raw;
+        });
+  },
+};
+export const HISTORY_MAX_REQUESTS = wholeNumber(
+  'THREAT_MIRROR_HISTORY_MAX_REQUESTS',
+  1000,
+  [0, 1_000_000],
+  'Requests a run may spend per organization walking the days before the mirrored range that THREAT_MIRROR_HISTORY_FROM asks for; 0 turns the walk off',
+);
 export const LOOKBACK_DAYS = wholeNumber('THREAT_MIRROR_LOOKBACK_DAYS', 2, [0, 3_650], 'Closed days every incremental run re-scans, besides today (late arrivals, removals)');
 export const CONCURRENCY = wholeNumber('THREAT_MIRROR_CONCURRENCY', 4, [1, 64], 'Requests in flight at once per API key');
 export const MAX_RPS = optionalNumber('THREAT_MIRROR_MAX_RPS', '(none)', [0.01, 10_000], 'Optional cap on requests per second per API key', false);
@@ -65,6 +86,13 @@ export const EXPORTS: Variable = {
 };
 export const CHECKPOINTS = choice('THREAT_MIRROR_CHECKPOINTS', CHECKPOINT_MODES, 'auto', 'auto: the writer folds the WAL into the file; external: leave it to a replicator such as Litestream (docs/readers-and-replicas.md)');
 export const WAL_STARVED_SECONDS = wholeNumber('THREAT_MIRROR_WAL_STARVED_SECONDS', 1800, [1, 31_536_000], '/readyz reports a reason once readers have kept WAL checkpoints from completing this long');
+export const RESTORE_FROM: Variable = {
+  name: 'THREAT_MIRROR_RESTORE_FROM',
+  default: '(off)',
+  meaning:
+    'A Litestream replica (s3://bucket/path, s3://bucket.host:port/path, file:///path): a writer that finds no THREAT_MIRROR_DB restores it from there first, checks it, and goes on from its checkpoints; no replica yet: starts empty (docs/readers-and-replicas.md)',
+};
+export const LITESTREAM: Variable = { name: 'THREAT_MIRROR_LITESTREAM', default: '(the bundled one, or litestream on the PATH)', meaning: 'The Litestream 0.3 binary THREAT_MIRROR_RESTORE_FROM runs' };
 export const SNAPSHOT: Variable = { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' };
 export const DNS_PORT = optionalNumber('THREAT_MIRROR_DNS_PORT', '(off)', [0, 65_535], 'Serve the response policy zone as a DNS primary on this port, UDP and TCP (SOA, AXFR, IXFR): resolvers become its secondaries (docs/dns.md)', true);
 export const DNS_HOST = text('THREAT_MIRROR_DNS_HOST', '127.0.0.1', 'Address the DNS primary binds to, and sends NOTIFY from');
@@ -113,6 +141,8 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   ORGS,
   ASSET_TYPES,
   INITIAL_DAYS,
+  HISTORY_FROM,
+  HISTORY_MAX_REQUESTS,
   LOOKBACK_DAYS,
   CONCURRENCY,
   MAX_RPS,
@@ -135,6 +165,8 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   EXPORTS,
   CHECKPOINTS,
   WAL_STARVED_SECONDS,
+  RESTORE_FROM,
+  LITESTREAM,
   SNAPSHOT,
   DNS_PORT,
   DNS_HOST,

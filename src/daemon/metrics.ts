@@ -111,7 +111,8 @@ function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): 
     reconcileChecked: (organization: string, overdue: { readonly days: number }) => overdueDays.set({ organization }, overdue.days),
     runFinished: (summary: RunSummary) => {
       runs.inc({ organization: summary.organization, stream: summary.stream, outcome: summary.status });
-      if (summary.mode === 'reconcile') return;
+      // The incremental sync's health only: the re-walks and the history walk have their own gauges and status.
+      if (summary.mode === 'reconcile' || summary.mode === 'history') return;
       const streamOf = { organization: summary.organization, stream: summary.stream };
       if (summary.status === 'failed') failedInARow.inc(streamOf);
       else if (summary.status !== 'interrupted') failedInARow.set(streamOf, 0);

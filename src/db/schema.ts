@@ -86,8 +86,8 @@ export const syncCheckpoints = sqliteTable('sync_checkpoints', {
   updatedAt: text('updated_at').notNull(),
 });
 
-/** reconcile: a re-walk of days whose last walk is older than THREAT_MIRROR_RECONCILE_DAYS. */
-export const SYNC_MODES = ['incremental', 'backfill', 'verify', 'reconcile'] as const;
+/** reconcile: re-walks days walked longest ago; history: walks the days THREAT_MIRROR_HISTORY_FROM asks for, newest first. */
+export const SYNC_MODES = ['incremental', 'backfill', 'verify', 'reconcile', 'history'] as const;
 export type SyncMode = (typeof SYNC_MODES)[number];
 
 /** Unfinished work: the range a run set out to cover. Deleted when every window of it is done. */

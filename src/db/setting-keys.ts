@@ -16,6 +16,9 @@ export const ALLOWLIST_FILE_KEY = 'allowlist_file';
 export const ALLOWLIST_VERSION_KEY = 'allowlist_version';
 export const ALLOWLIST_APPLIED_AT_KEY = 'allowlist_applied_at';
 
+/** Per organization, where its walk toward THREAT_MIRROR_HISTORY_FROM began (JSON; db/read/history-reads.ts). */
+export const HISTORY_WALK_KEY_PREFIX = 'history_walk:';
+
 /** The version of the lookup rules (url/lookup-rules.ts) every stored row's lookup columns follow. */
 export const LOOKUP_RULES_KEY = 'lookup_rules';
 /** While the rows are derived again under newer rules: `version:last id done`, so a killed start resumes. */

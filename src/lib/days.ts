@@ -46,3 +46,7 @@ export function daysBetween(from: string, to: string): number {
 export function minDay(a: string, b: string): string {
   return a < b ? a : b;
 }
+
+export function maxDay(a: string, b: string): string {
+  return a > b ? a : b;
+}

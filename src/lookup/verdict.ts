@@ -21,6 +21,8 @@ export interface OrganizationState {
   readonly organization: string;
   readonly state: SyncState;
   readonly complete_through: string | null;
+  /** The first day from which it holds every day through complete_through whole; null before any. */
+  readonly history_from: string | null;
   readonly last_success_at: string | null;
   /** Why the mirror cannot vouch for it now; empty when it is synced and fresh. */
   readonly problems: readonly string[];
@@ -29,6 +31,8 @@ export interface OrganizationState {
 export interface MirrorState {
   /** The earliest complete_through of the organizations asked about; null while any has none. */
   readonly complete_through: string | null;
+  /** The latest history_from of the organizations asked about: every answer is whole from this day through complete_through; null while any holds none. */
+  readonly history_from: string | null;
   /** True when any organization asked about has no successful incremental run within its threshold (or none). */
   readonly stale: boolean;
   readonly organizations: readonly OrganizationState[];
@@ -111,13 +115,17 @@ function blockedBy(result: Answered): string {
 function mirrorState(organizations: readonly OrganizationSync[]): MirrorState {
   const through = organizations.map((organization) => organization.completeThrough);
   const complete = organizations.length > 0 && through.every((day) => day !== null);
+  const from = organizations.map((organization) => organization.historyFrom);
+  const held = complete && from.every((day) => day !== null);
   return {
     complete_through: complete ? (through as string[]).reduce((earliest, day) => (day < earliest ? day : earliest)) : null,
+    history_from: held ? (from as string[]).reduce((latest, day) => (day > latest ? day : latest)) : null,
     stale: organizations.length === 0 || organizations.some((organization) => organization.stale),
     organizations: organizations.map((organization) => ({
       organization: organization.organization,
       state: organization.state,
       complete_through: organization.completeThrough,
+      history_from: organization.historyFrom,
       last_success_at: organization.lastSuccessAt,
       problems: organization.problems,
     })),

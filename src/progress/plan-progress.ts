@@ -14,8 +14,10 @@ export interface PlanProgress {
   readonly rangeStart: string;
   readonly rangeEnd: string;
   readonly daysDone: number;
+  /** daysDone and the open windows' days as far as their pages went (fractional). */
+  readonly daysWalked: number;
   readonly daysTotal: number;
-  /** daysDone / daysTotal, in [0, 1]; and as a percentage, rounded down to a tenth (100 only when done). */
+  /** daysWalked / daysTotal, in [0, 1]; and as a percentage, rounded down to a tenth (100 only when done). */
   readonly fraction: number;
   readonly percent: number;
   /** Records the service sent for the plan so far, valid or not (a resumed plan's earlier runs included). */
@@ -36,15 +38,19 @@ export function planProgress(organization: string, plan: Omit<OpenPlanRow, 'id'>
   // A reconciliation cuts its (scattered) windows at its start: its days are theirs, not its range's.
   const daysTotal = Math.max(plan.mode === 'reconcile' ? windows.daysPlanned : daysBetween(plan.rangeStart, plan.rangeEnd), windows.daysDone, 1);
   const daysDone = Math.min(windows.daysDone, daysTotal);
+  // Progress moves with the pages of the windows under way, not only with windows finished: a long
+  // window otherwise held the line still while its ETA grew (issue 41).
+  const walked = Math.min(daysDone + windows.partialDays, daysTotal);
   const running = run?.status === 'running';
   const elapsedSeconds = running ? (now.getTime() - Date.parse(run.startedAt)) / 1000 : 0;
   // Another process's clock, or THREAT_MIRROR_NOW in the writer: no rate rather than a wrong one.
   const timed = running && elapsedSeconds > 0;
   const requests = running ? run.pages + run.retries : null;
-  const remaining = daysTotal - daysDone;
+  const remaining = daysTotal - walked;
+  const walkedSince = windows.daysDoneSince + windows.partialDays;
   let etaSeconds: number | null = null;
   if (timed && remaining === 0) etaSeconds = 0;
-  else if (timed && windows.daysDoneSince > 0) etaSeconds = Math.round((elapsedSeconds * remaining) / windows.daysDoneSince);
+  else if (timed && walkedSince > 0) etaSeconds = Math.round((elapsedSeconds * remaining) / walkedSince);
   return {
     organization,
     mode: plan.mode,
@@ -53,9 +59,10 @@ export function planProgress(organization: string, plan: Omit<OpenPlanRow, 'id'>
     rangeStart: plan.rangeStart,
     rangeEnd: plan.rangeEnd,
     daysDone,
+    daysWalked: walked,
     daysTotal,
-    fraction: daysDone / daysTotal,
-    percent: percentOf(daysDone / daysTotal),
+    fraction: walked / daysTotal,
+    percent: percentOf(walked / daysTotal),
     threats: windows.records,
     requests,
     startedAt: running ? run.startedAt : null,

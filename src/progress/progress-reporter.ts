@@ -51,6 +51,8 @@ export class ProgressReporter {
   #timer: NodeJS.Timeout | undefined;
   #lastText = '';
   #records = 0;
+  /** The largest fraction reported: the pages of open windows are estimated, and an estimate never moves the line back. */
+  #fraction = 0;
 
   constructor(options: ProgressReporterOptions) {
     this.#options = options;
@@ -127,7 +129,7 @@ export class ProgressReporter {
       organizationsTotal: this.#options.organizations.length,
       daysDone,
       daysTotal,
-      fraction: daysTotal === 0 ? 0 : daysDone / daysTotal,
+      fraction: (this.#fraction = Math.max(this.#fraction, daysTotal === 0 ? 0 : Math.min(sum(all, (progress) => progress.daysWalked), daysTotal) / daysTotal)),
       threats: sum(all, (progress) => progress.threats),
       requests,
       requestsPerSecond: elapsedSeconds > 0 && requests > 0 ? Math.round((requests / elapsedSeconds) * 10) / 10 : null,
@@ -143,6 +145,7 @@ export class ProgressReporter {
     this.#seen.set(progress.organization, {
       ...progress,
       daysDone: succeeded ? progress.daysTotal : progress.daysDone,
+      daysWalked: succeeded ? progress.daysTotal : progress.daysWalked,
       fraction: succeeded ? 1 : progress.fraction,
       percent: succeeded ? 100 : progress.percent,
       requests: Math.max(requests, progress.requests ?? 0),
@@ -164,6 +167,7 @@ export class ProgressReporter {
       rangeStart: summary.rangeStart,
       rangeEnd: summary.rangeEnd,
       daysDone: 0,
+      daysWalked: 0,
       daysTotal: days,
       fraction: 0,
       percent: 0,

@@ -88,6 +88,8 @@ function syncDepsFor(writer: WriterClient, reads: MirrorReads, { config, logger,
     observer: syncObserver,
     settings: {
       initialDays: config.initialDays,
+      historyFrom: config.historyFrom,
+      historyMaxRequests: config.historyMaxRequests,
       lookbackDays: config.lookbackDays,
       concurrency: config.concurrency,
       mirrorReports: config.reports,

@@ -1,5 +1,6 @@
 // The first steps of every writing command, taken as early as the command line allows (cli.ts):
-// the writer lock, then the writer thread, which opens and migrates the file while the main
+// the writer lock, a file restored from THREAT_MIRROR_RESTORE_FROM when there is none
+// (replica-restore.ts), then the writer thread, which opens and migrates the file while the main
 // thread is still loading the sync's modules. openWriterSession (writer-session.ts) goes on from here.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -8,11 +9,14 @@ import { WriterClient } from '../db/writer/writer-client.js';
 import { acquireWriterLock } from '../db/writer-lock.js';
 import type { Releaser } from '../lib/release-all.js';
 import { assertWritable, unwritableFolderError } from '../db/writable-path.js';
+import { type RestoreOutcome, restoreIfMissing } from './replica-restore.js';
 
 export interface StartedWriter {
   readonly writer: WriterClient;
   /** What was acquired, to be released last-first: the lock, then the writer thread. */
   readonly releasers: Releaser[];
+  /** What THREAT_MIRROR_RESTORE_FROM did, when the file was missing; undefined otherwise. */
+  readonly restore?: RestoreOutcome | undefined;
 }
 
 /** A start that failed: reported once the command has its log (withWriter). */
@@ -20,8 +24,11 @@ export interface FailedWriterStart {
   readonly error: unknown;
 }
 
-/** Takes the writer lock before touching the file, so a second writer never migrates or writes. */
-export function startWriter(config: Pick<Config, 'dbPath' | 'maxResponseBytes' | 'checkpoints'>, now: string): StartedWriter | FailedWriterStart {
+/** Resolves once the writer thread is started (or the start failed); the command's modules load meanwhile. */
+export type WriterStart = Promise<StartedWriter | FailedWriterStart>;
+
+/** Takes the writer lock before touching the file, so a second writer never restores, migrates or writes. */
+export async function startWriter(config: Pick<Config, 'dbPath' | 'maxResponseBytes' | 'checkpoints' | 'replica'>, now: string): WriterStart {
   try {
     try {
       mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
@@ -31,8 +38,9 @@ export function startWriter(config: Pick<Config, 'dbPath' | 'maxResponseBytes' |
     assertWritable(config.dbPath);
     const lock = acquireWriterLock(config.dbPath);
     try {
+      const restore = config.replica === undefined ? undefined : await restoreIfMissing(config.dbPath, config.replica);
       const writer = new WriterClient({ dbPath: config.dbPath, maxPageBytes: config.maxResponseBytes, autoCheckpoint: config.checkpoints === 'auto', now });
-      return { writer, releasers: [() => lock.release(), () => writer.close()] };
+      return { writer, releasers: [() => lock.release(), () => writer.close()], restore };
     } catch (error) {
       lock.release();
       throw error;

@@ -14,7 +14,7 @@ const MAX_UNCOMMITTED_PAGES_PER_WINDOW = 32;
  * page of large records (the service sets no limit on content) must not pile up in the capped
  * heaps of either thread. Pages of 100 records of 40 KB each crashed the process before this.
  */
-const MAX_UNCOMMITTED_CHARS_PER_WINDOW = 1_000_000;
+export const MAX_UNCOMMITTED_CHARS_PER_WINDOW = 1_000_000;
 
 export class CommitPipeline {
   readonly #pending: Array<{ readonly committed: Promise<void>; readonly chars: number }> = [];
@@ -28,6 +28,11 @@ export class CommitPipeline {
     });
     this.#pending.push({ committed, chars });
     this.#chars += chars;
+  }
+
+  /** Characters of content handed to the writer and not yet committed. */
+  get chars(): number {
+    return this.#chars;
   }
 
   throwIfFailed(): void {

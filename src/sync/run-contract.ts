@@ -36,6 +36,10 @@ export type SyncRequest =
 
 export interface SyncSettings {
   readonly initialDays: number;
+  /** THREAT_MIRROR_HISTORY_FROM: the first day the mirror must hold; undefined: the last initialDays days. */
+  readonly historyFrom: string | undefined;
+  /** Requests a run may spend per organization walking toward it; 0 turns the walk off. */
+  readonly historyMaxRequests: number;
   readonly lookbackDays: number;
   readonly concurrency: number;
   /** Mirror GET /organization/reports too. */

@@ -1,6 +1,7 @@
 // Runs every configured organization at once (threats, then reports when enabled); one failing
 // never stops the others.
 import type { OrganizationConfig } from '../config.js';
+import { walkHistory } from './history.js';
 import { reconcileOrganization } from './reconcile.js';
 import type { RunSummary, SyncDeps, SyncRequest } from './run-contract.js';
 import { syncThreats, widenScope } from './sync-threats.js';
@@ -28,15 +29,18 @@ export async function syncOrganizations(
     }),
   );
   if (request.mode !== 'incremental' || signal.aborted) return runs.flat();
-  // Reconciliation yields to incremental work: it starts once every organization's is done.
-  const reconciled = await Promise.all(
-    runs.map(([threats], index) => {
+  // The history walk and the reconciliation yield to incremental work: they start once every
+  // organization's is done. The days the mirror lacks first, then the re-walks (history.ts says why).
+  const afterwards = await Promise.all(
+    runs.map(async ([threats], index) => {
       const organization = organizations[index];
-      if (!threats || !organization || threats.status !== 'succeeded' || signal.aborted) return undefined;
-      return reconcileOrganization(deps, organization, threats, signal);
+      if (!threats || !organization || threats.status !== 'succeeded' || signal.aborted) return [];
+      const history = await walkHistory(deps, organization, signal);
+      if (signal.aborted) return [history];
+      return [history, await reconcileOrganization(deps, organization, threats, signal)];
     }),
   );
-  return [...runs.flat(), ...reconciled.filter((summary) => summary !== undefined)];
+  return [...runs.flat(), ...afterwards.flat().filter((summary) => summary !== undefined)];
 }
 
 /**

@@ -4,6 +4,7 @@ import type { OrganizationConfig } from '../config.js';
 import type { Plan, PlanWindow } from '../db/read/plan-reads.js';
 import { addDays, dayOf, minDay } from '../lib/days.js';
 import { emptyTotals, finishRunSummary, outcomeOf, type RunSummary, type SyncDeps, type SyncRequest } from './run-contract.js';
+import { firstRunStart } from './history.js';
 import { walkWindows } from './walk-windows.js';
 
 /** `opened`: a plan already made (a widening of the scope) instead of the one the request makes. */
@@ -62,7 +63,7 @@ async function openPlan(deps: SyncDeps, organization: string, request: SyncReque
   if (open) return open.rangeEnd >= today ? open : writer.call('extendPlan', { plan: open, rangeEnd: today });
   const completeThrough = reads.plans.completeThrough(organization);
   const rescanFrom = addDays(today, -settings.lookbackDays);
-  const from = completeThrough === null ? addDays(today, -(settings.initialDays - 1)) : minDay(addDays(completeThrough, 1), rescanFrom);
+  const from = completeThrough === null ? firstRunStart(settings, today) : minDay(addDays(completeThrough, 1), rescanFrom);
   return writer.call('createPlan', { organization, mode: 'incremental', rangeStart: from, rangeEnd: today, createdAt });
 }
 

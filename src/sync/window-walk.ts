@@ -55,6 +55,12 @@ export interface WindowWalked {
   readonly fromFirstPage: boolean;
 }
 
+/** A walk that has fetched the window's last page: its pages still commit, and what it did not see is still to settle. */
+export interface LastPageFetched extends WindowWalked {
+  /** Characters of content of its pages not yet committed. */
+  readonly uncommittedChars: number;
+}
+
 /**
  * Follows one window's cursors to the end: page n+1 is requested as soon as page n arrives, and
  * the pages already fetched commit meanwhile, in order (see CommitPipeline). At the end, the
@@ -104,15 +110,19 @@ export class WindowWalk {
     return this.#walkedWhole;
   }
 
-  /** Walks to the window's last page and settles what it did not see. */
-  async run(): Promise<WindowWalked> {
+  /**
+   * Walks to the window's last page and settles what it did not see. `onLastPage` hears as soon as
+   * a walk has fetched the last page, before its pages are committed and its candidates settled:
+   * the worker may begin its next window meanwhile (walk-windows.ts).
+   */
+  async run(onLastPage?: (fetched: LastPageFetched) => void): Promise<WindowWalked> {
     try {
       let resumed = this.#window.nextPage !== null && (await this.#resumable());
       for (let walk = 1; ; walk += 1) {
         if (!resumed) this.#startOver();
         const fromFirstPage = !resumed;
         resumed = false;
-        this.#walkedWhole = await this.#walk();
+        this.#walkedWhole = await this.#walk(() => onLastPage?.({ records: this.#records, fromFirstPage, uncommittedChars: this.#commits.chars }));
         if (this.#walkedWhole && (await this.#settle())) return { records: this.#records, fromFirstPage };
         if (walk >= MAX_WALKS_PER_WINDOW) {
           throw new Error(
@@ -185,7 +195,7 @@ export class WindowWalk {
   }
 
   /** Follows the cursors to the last page; false when the list shifted under the walk. */
-  async #walk(): Promise<boolean> {
+  async #walk(lastPageFetched: () => void): Promise<boolean> {
     this.#next = this.#fetch(this.#cursor);
     for (;;) {
       let page: ThreatPage;
@@ -198,6 +208,7 @@ export class WindowWalk {
       const taken = this.#handOver(page);
       if (taken === undefined) return false;
       if (taken.nextPage === null) {
+        lastPageFetched();
         await this.#commits.drain();
         return true;
       }

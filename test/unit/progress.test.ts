@@ -6,7 +6,7 @@ import type { PlanRunRow, PlanWindowsRow } from '../../src/db/read/status-reads.
 const START = '2026-03-01T12:00:00.000Z';
 const plan = { mode: 'backfill', rangeStart: '2026-01-01', rangeEnd: '2026-01-30' };
 const run = (changes: Partial<PlanRunRow> = {}): PlanRunRow => ({ id: 7, mode: 'backfill', status: 'running', rangeStart: '2026-01-01', rangeEnd: '2026-01-30', startedAt: START, pages: 40, retries: 2, ...changes });
-const windows = (changes: Partial<PlanWindowsRow> = {}): PlanWindowsRow => ({ windows: 4, windowsCompleted: 1, daysPlanned: 28, daysDone: 7, daysDoneSince: 7, records: 4000, ...changes });
+const windows = (changes: Partial<PlanWindowsRow> = {}): PlanWindowsRow => ({ windows: 4, windowsCompleted: 1, daysPlanned: 28, daysDone: 7, daysDoneSince: 7, records: 4000, partialDays: 0, ...changes });
 const at = (seconds: number): Date => new Date(Date.parse(START) + seconds * 1000);
 
 describe('planProgress', () => {
@@ -19,6 +19,7 @@ describe('planProgress', () => {
       rangeStart: '2026-01-01',
       rangeEnd: '2026-01-30',
       daysDone: 7,
+      daysWalked: 7,
       daysTotal: 30,
       fraction: 7 / 30,
       percent: 23.3,
@@ -31,7 +32,7 @@ describe('planProgress', () => {
   });
 
   it('has no ETA before a window of this run completes, whatever earlier runs of a resumed plan did', () => {
-    const resumed = planProgress('acme', plan, run(), windows({ daysDone: 14, daysDoneSince: 0 }), at(10));
+    const resumed = planProgress('acme', plan, run(), windows({ daysDone: 14, daysDoneSince: 0, partialDays: 0 }), at(10));
     expect(resumed).toMatchObject({ daysDone: 14, etaSeconds: null, requestsPerSecond: 4.2 });
   });
 
@@ -44,6 +45,11 @@ describe('planProgress', () => {
   it("counts a reconciliation's days as those of its windows, not of its range", () => {
     const reconcile = planProgress('acme', { mode: 'reconcile', rangeStart: '2025-01-01', rangeEnd: '2025-12-31' }, run({ mode: 'reconcile' }), windows({ daysPlanned: 6, daysDone: 3, daysDoneSince: 3 }), at(4));
     expect(reconcile).toMatchObject({ daysDone: 3, daysTotal: 6, fraction: 0.5, etaSeconds: 4 });
+  });
+
+  it('moves with the pages of the windows under way: 7 days done and 6 walked of open windows are 13 of 30', () => {
+    const walking = planProgress('acme', plan, run(), windows({ partialDays: 6 }), at(10));
+    expect(walking).toMatchObject({ daysDone: 7, daysWalked: 13, fraction: 13 / 30, etaSeconds: Math.round((10 * 17) / 13) });
   });
 
   it('is done at 100% with an ETA of 0 once every day is walked', () => {

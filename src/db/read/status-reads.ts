@@ -42,6 +42,17 @@ export interface PlanCursorRow {
   completedAt: string | null;
 }
 
+/** What `status` shows of the history an organization holds and of its walk toward the configured start. */
+export interface HistoryRow {
+  completeThrough: string | null;
+  historyFrom: string | null;
+  target: string | null;
+  walkStartedAt: string | null;
+  heldFromAtStart: string | null;
+  /** When the last history walk run ended. */
+  lastRunAt: string | null;
+}
+
 export interface ReconciliationRow {
   overdueDays: number;
   oldestOverdueDay: string | null;
@@ -62,6 +73,7 @@ export class StatusReads {
   readonly #rejected: Statement;
   readonly #reconciliation: Statement | undefined;
   readonly #scope: Statement | undefined;
+  readonly #history: Statement | undefined;
   readonly #plans: Statement;
   readonly #cursors: Statement;
   readonly #recentRuns: Statement;
@@ -75,6 +87,14 @@ export class StatusReads {
       'SELECT overdue_days AS overdueDays, oldest_overdue_day AS oldestOverdueDay, last_full_reconcile_at AS lastFullCycleAt FROM sync_status WHERE organization = ?',
     );
     this.#scope = prepareIfMigrated(sqlite, 'SELECT asset_types FROM organization_scopes WHERE organization = ?');
+    this.#history = prepareIfMigrated(
+      sqlite,
+      `SELECT s.complete_through AS completeThrough, s.history_from AS historyFrom, s.history_target AS target,
+              json_extract(m.value, '$.startedAt') AS walkStartedAt, json_extract(m.value, '$.heldFromAtStart') AS heldFromAtStart,
+              (SELECT max(finished_at) FROM sync_runs r WHERE r.organization = s.organization AND r.mode = 'history') AS lastRunAt
+         FROM sync_status s LEFT JOIN mirror_settings m ON m.key = 'history_walk:' || s.organization
+        WHERE s.organization = ?`,
+    );
     this.#scope?.pluck();
     // A file from before scopes (migration 0015) has no widening column: none of its plans widens.
     const plans = (widening: string): string => `SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd, ${widening} AS widening FROM sync_plans WHERE organization = ? ORDER BY id`;
@@ -102,6 +122,11 @@ export class StatusReads {
   /** Undefined when the file's writer has not migrated it to sync_status's reconciliation columns. */
   reconciliation(organization: string): ReconciliationRow | undefined {
     return this.#reconciliation?.get(organization) as ReconciliationRow | undefined;
+  }
+
+  /** Undefined when the file's writer has not migrated it to sync_status's history columns. */
+  history(organization: string): HistoryRow | undefined {
+    return this.#history?.get(organization) as HistoryRow | undefined;
   }
 
   /** The asset types the organization mirrors; null: every type (no scope recorded, or a file not migrated to scopes). */
@@ -147,6 +172,12 @@ export interface PlanWindowsRow {
   daysDoneSince: number;
   /** Records the service sent for the plan's windows, valid or not, over every run that walked them. */
   records: number;
+  /**
+   * The open windows' days as far as their pages went: each window's records so far at the density
+   * of the completed windows, short of the whole window (its last page is not in yet); 0 before
+   * any window completed with records.
+   */
+  partialDays: number;
 }
 
 const WINDOW_DAYS = 'julianday(window_end) - julianday(window_start) + 1';
@@ -173,12 +204,15 @@ export class ProgressReads {
       'SELECT id, mode, range_start AS rangeStart, range_end AS rangeEnd FROM sync_plans WHERE organization = ? AND mode = ? AND range_start = ? AND range_end = ? ORDER BY id DESC LIMIT 1',
     );
     this.#windows = sqlite.prepare(
-      `SELECT count(*) AS windows, count(completed_at) AS windowsCompleted,
-              coalesce(sum(${WINDOW_DAYS}), 0) AS daysPlanned,
-              coalesce(sum(CASE WHEN completed_at IS NOT NULL THEN ${WINDOW_DAYS} END), 0) AS daysDone,
-              coalesce(sum(CASE WHEN completed_at >= ? THEN ${WINDOW_DAYS} END), 0) AS daysDoneSince,
-              coalesce(sum(records), 0) AS records
-         FROM sync_cursors WHERE plan_id = ?`,
+      `WITH w AS (SELECT ${WINDOW_DAYS} AS days, records, completed_at FROM sync_cursors WHERE plan_id = @plan),
+            done AS (SELECT sum(records) * 1.0 / sum(days) AS density FROM w WHERE completed_at IS NOT NULL AND records > 0)
+       SELECT count(*) AS windows, count(completed_at) AS windowsCompleted,
+              coalesce(sum(days), 0) AS daysPlanned,
+              coalesce(sum(CASE WHEN completed_at IS NOT NULL THEN days END), 0) AS daysDone,
+              coalesce(sum(CASE WHEN completed_at >= @since THEN days END), 0) AS daysDoneSince,
+              coalesce(sum(records), 0) AS records,
+              coalesce(sum(CASE WHEN completed_at IS NULL AND done.density > 0 THEN min(days * 0.9, records / done.density) END), 0) AS partialDays
+         FROM w, done`,
     );
   }
 
@@ -202,7 +236,7 @@ export class ProgressReads {
   }
 
   windows(planId: number, since: string): PlanWindowsRow {
-    return this.#windows.get(since, planId) as PlanWindowsRow;
+    return this.#windows.get({ since, plan: planId }) as PlanWindowsRow;
   }
 }
 

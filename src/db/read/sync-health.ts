@@ -22,6 +22,11 @@ export interface SyncRecord {
   /** The last finished incremental threats run's error (null when it did not fail). */
   readonly lastError: string | null;
   readonly completeThrough: string | null;
+  /**
+   * The first day from which every day through complete_through was walked whole: sync_status's
+   * history_from (drizzle/0018), read for one organization from its ledger; null before any.
+   */
+  readonly historyFrom: string | null;
 }
 
 const INCREMENTAL = "organization = @organization AND stream = 'threats' AND mode = 'incremental'";
@@ -30,6 +35,7 @@ export class SyncHealthReads {
   readonly #lastRun: Statement;
   readonly #lastSuccess: Statement;
   readonly #completeThrough: Statement;
+  readonly #historyFrom: Statement;
   readonly #staleAfter: Statement;
   readonly #held: Statement;
   readonly #failedInARow: Statement;
@@ -40,6 +46,20 @@ export class SyncHealthReads {
     // Runs of one organization never overlap: the latest success by id is the one that finished last.
     this.#lastSuccess = sqlite.prepare(`SELECT finished_at FROM sync_runs WHERE ${INCREMENTAL} AND status = 'succeeded' ORDER BY id DESC LIMIT 1`).pluck();
     this.#completeThrough = sqlite.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck();
+    // The walked days through complete_through, newest first: the n-th (from 0) is complete_through
+    // minus n days for as long as none is missing (as sync_status's held: test/history.test.ts
+    // compares the two). An index range of sync_windows, one row a day.
+    this.#historyFrom = sqlite
+      .prepare(
+        `SELECT min(day) FROM (
+           SELECT w.day, CAST(julianday(c.complete_through) - julianday(w.day) AS INTEGER) AS back,
+                  ROW_NUMBER() OVER (ORDER BY w.day DESC) - 1 AS rank
+             FROM sync_checkpoints c
+             JOIN sync_windows w ON w.organization = c.organization AND w.day <= c.complete_through AND w.run_id > 0
+            WHERE c.organization = ?)
+          WHERE back = rank`,
+      )
+      .pluck();
     this.#staleAfter = sqlite.prepare('SELECT CAST(value AS INTEGER) FROM mirror_settings WHERE key = ?').pluck();
     // Every row of organization_threats was written by a run: the runs name them all, from an index
     // of a few thousand rows, where organization_threats would be read whole (a million, for a lookup).
@@ -65,6 +85,7 @@ export class SyncHealthReads {
       lastSuccessAt: (this.#lastSuccess.get({ organization }) as string | undefined) ?? null,
       lastError: last?.status === 'failed' ? last.error : null,
       completeThrough: (this.#completeThrough.get(organization) as string | null | undefined) ?? null,
+      historyFrom: (this.#historyFrom.get(organization) as string | null | undefined) ?? null,
     };
   }
 

@@ -1,0 +1,46 @@
+// How far an organization's mirror reaches back, and how far its walk toward the configured start
+// has come (sync/history.ts): what `status` shows, read from the file alone.
+import type { HistoryRow } from '../db/read/status-reads.js';
+import { daysBetween } from '../lib/days.js';
+import { formatDuration } from './plan-progress.js';
+
+export interface HistoryProgress {
+  /** The days the mirror holds whole: sync_status.history_from through complete_through; null before a first complete run. */
+  readonly heldFrom: string | null;
+  readonly heldThrough: string | null;
+  /** The first day it must hold, as the last run read the configuration; null before a walk was ever considered. */
+  readonly target: string | null;
+  /** Days walked toward the target since the walk began, of how many; null when no walk is under way. */
+  readonly daysDone: number | null;
+  readonly daysTotal: number | null;
+  /**
+   * Seconds until the history is whole, at the pace the walk kept from its start to its last run
+   * (waits between runs included); null with no walk under way or no day walked yet.
+   */
+  readonly etaSeconds: number | null;
+}
+
+export function historyProgress(row: HistoryRow | undefined): HistoryProgress {
+  const heldFrom = row?.historyFrom ?? null;
+  const heldThrough = row?.completeThrough ?? null;
+  const target = row?.target ?? null;
+  const none = { heldFrom, heldThrough, target, daysDone: null, daysTotal: null, etaSeconds: null };
+  if (!row || target === null || heldFrom === null || heldFrom <= target || row.walkStartedAt === null) return none;
+  // Days before the first held at the walk's start (or the first held now, if later).
+  const startedFrom = row.heldFromAtStart !== null && row.heldFromAtStart > heldFrom ? row.heldFromAtStart : heldFrom;
+  const daysTotal = daysBetween(target, startedFrom) - 1;
+  const daysDone = daysBetween(heldFrom, startedFrom) - 1;
+  const elapsedSeconds = row.lastRunAt === null ? 0 : (Date.parse(row.lastRunAt) - Date.parse(row.walkStartedAt)) / 1000;
+  const etaSeconds = daysDone > 0 && elapsedSeconds > 0 ? Math.round((elapsedSeconds * (daysTotal - daysDone)) / daysDone) : null;
+  return { heldFrom, heldThrough, target, daysDone, daysTotal, etaSeconds };
+}
+
+/** `2026-01-15 through 2026-03-14`, and the walk toward the target when one is under way. */
+export function describeHistory(progress: HistoryProgress): { holds: string; walk: string | null } {
+  const holds = progress.heldFrom === null || progress.heldThrough === null ? '(no complete run yet)' : `${progress.heldFrom} through ${progress.heldThrough}`;
+  if (progress.daysDone === null || progress.daysTotal === null) {
+    return { holds, walk: progress.target === null || progress.heldFrom === null ? null : `whole from ${progress.target}, the configured start` };
+  }
+  const eta = progress.etaSeconds === null ? 'no pace yet' : `ETA ${formatDuration(progress.etaSeconds)}`;
+  return { holds, walk: `walking back to ${progress.target}: ${progress.daysDone}/${progress.daysTotal} days, ${eta}` };
+}

@@ -1,0 +1,79 @@
+// A new pod starts from a replica (THREAT_MIRROR_RESTORE_FROM; docs/readers-and-replicas.md): a
+// writer that finds no database file asks Litestream, the engine that wrote the replica, to
+// restore it (its format is Litestream's own: never read here), checks what came back, and only
+// then puts it in the database's place, before the writer thread opens the path. Run under the
+// writer lock, so two processes never restore into one path.
+import { spawn } from 'node:child_process';
+import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import type { ReplicaConfig } from '../config/replica.js';
+import { restoredFileProblem } from '../db/writer/restored-file.js';
+
+export type RestoreOutcome =
+  | { readonly restored: true; readonly from: string; readonly bytes: number; readonly ms: number }
+  | { readonly restored: false; readonly from: string; readonly reason: string };
+
+/** The restore failed, or what it restored cannot be used: the start stops (exit 1) rather than walk the whole history again unseen. */
+export class RestoreError extends Error {
+  override readonly name = 'RestoreError';
+}
+
+/** Keeps the last lines of what Litestream printed, for the message of a failed restore. */
+const OUTPUT_KEPT_CHARS = 2_000;
+
+/**
+ * Restores `dbPath` from the replica when the file does not exist; undefined when it does (the
+ * file is never replaced). No replica yet: the outcome says so, and the writer starts empty.
+ */
+export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): Promise<RestoreOutcome | undefined> {
+  if (existsSync(dbPath)) return undefined;
+  const started = Date.now();
+  const restoring = `${dbPath}.restoring`;
+  // A WAL or shared memory left without its database would be read into the restored file.
+  for (const leftover of [`${dbPath}-wal`, `${dbPath}-shm`, `${dbPath}-journal`, ...sidecarsOf(restoring), `${restoring}.tmp`]) rmSync(leftover, { force: true });
+  const output = await runLitestream(replica, restoring);
+  if (!existsSync(restoring)) return { restored: false, from: replica.url, reason: lastLine(output) || 'no backup found' };
+  let problem: string | undefined;
+  try {
+    problem = restoredFileProblem(restoring);
+  } catch (error) {
+    problem = `it cannot be opened: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  for (const sidecar of sidecarsOf(restoring).slice(0, 2)) rmSync(sidecar, { force: true });
+  if (problem !== undefined) {
+    rmSync(restoring, { force: true });
+    throw new RestoreError(`THREAT_MIRROR_RESTORE_FROM: the copy restored from ${replica.url} cannot be used: ${problem}`);
+  }
+  const bytes = statSync(restoring).size;
+  renameSync(restoring, dbPath);
+  return { restored: true, from: replica.url, bytes, ms: Date.now() - started };
+}
+
+function sidecarsOf(path: string): string[] {
+  return [`${path}-wal`, `${path}-shm`, `${path}-journal`];
+}
+
+/**
+ * `litestream restore -if-replica-exists -o OUT URL`: exit 0 with no OUT when the replica holds no
+ * backup yet. Its own environment passes through: the object store's credentials
+ * (AWS_ACCESS_KEY_ID, LITESTREAM_ACCESS_KEY_ID, ...) are Litestream's to read.
+ */
+function runLitestream(replica: ReplicaConfig, out: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const keep = (chunk: Buffer): void => {
+      output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT_CHARS);
+    };
+    const child = spawn(replica.litestream, ['restore', '-if-replica-exists', '-o', out, replica.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    child.on('error', (error) => reject(new RestoreError(`THREAT_MIRROR_RESTORE_FROM: cannot run ${replica.litestream} (THREAT_MIRROR_LITESTREAM): ${error.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve(output);
+      else reject(new RestoreError(`THREAT_MIRROR_RESTORE_FROM: litestream restore from ${replica.url} failed (${signal ?? `exit ${code}`}): ${lastLine(output)}`));
+    });
+  });
+}
+
+function lastLine(output: string): string {
+  return output.trim().split('\n').at(-1)?.trim() ?? '';
+}

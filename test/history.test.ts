@@ -1,0 +1,165 @@
+// The history a mirror holds (issue 41): THREAT_MIRROR_HISTORY_FROM reached by the daemon (and
+// --once) by itself after its incremental runs, newest first, within its budget per run; extended
+// when the setting moves earlier (or THREAT_MIRROR_INITIAL_DAYS grows), kept when it moves later;
+// sync_status.history_from, `status` and `lookup` saying which days the mirror holds.
+import { describe, expect, it } from 'vitest';
+import { addDays } from '../src/lib/days.js';
+import { generateThreats, type RequestRecord, type Standin } from '../src/standin/index.js';
+import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { runs, withDb } from './support/mirror-db.js';
+import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath } from './support/temp.js';
+import { currentThreats, listed, overdueDays } from './support/walk-data.js';
+
+const KEY = 'acme-history-key';
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+const YESTERDAY = addDays(TODAY, -1);
+/** The first day of the default 30 days a first run mirrors. */
+const FIRST_RUN_FROM = addDays(TODAY, -29);
+
+const env = mirrorEnvFor(KEY, NOW);
+
+/** `days` days of threats ending today, `perDay` a day on average. */
+function serveDays(days: number, perDay = 50): Promise<Standin> {
+  return serveThreats(KEY, NOW, generateThreats({ seed: 4141, organizations: ['acme'], count: perDay * days, fromDay: addDays(TODAY, -(days - 1)), toDay: TODAY }));
+}
+
+interface History {
+  completeThrough: string | null;
+  historyFrom: string | null;
+  historyTarget: string | null;
+}
+
+function history(dbPath: string): History {
+  return withDb(dbPath, (db) =>
+    db.prepare("SELECT complete_through AS completeThrough, history_from AS historyFrom, history_target AS historyTarget FROM sync_status WHERE organization = 'acme'").get() as History,
+  );
+}
+
+/** What the service lists of days [from, to], as the mirror should hold them. */
+function listedBetween(service: Standin, from: string, to: string): ReturnType<typeof listed> {
+  return listed(service, KEY).filter((threat) => threat.blockedAt.slice(0, 10) >= from && threat.blockedAt.slice(0, 10) <= to);
+}
+
+function heldBetween(dbPath: string, from: string, to: string): ReturnType<typeof currentThreats> {
+  return currentThreats(dbPath).filter((threat) => threat.blockedAt.slice(0, 10) >= from && threat.blockedAt.slice(0, 10) <= to);
+}
+
+/** Requests of a walk of days before `before` (the history's; the incremental range and its re-scan are later). */
+function requestsBefore(requests: readonly RequestRecord[], before: string): number {
+  return requests.filter((request) => {
+    const body = request.body as { endDate?: string; query?: string };
+    return body.query === undefined && body.endDate !== undefined && body.endDate < before;
+  }).length;
+}
+
+const historyRuns = (dbPath: string): Array<Record<string, unknown>> => runs(dbPath).filter((run) => run.mode === 'history');
+
+describe('the history a mirror holds', { timeout: 120_000 }, () => {
+  it('the daemon reaches THREAT_MIRROR_HISTORY_FROM 60 days back by itself, within the runs its budget implies, history_from right at each step', async () => {
+    const service = await serveDays(60, 200);
+    const dbPath = tempDbPath();
+    const target = addDays(TODAY, -59);
+    const budget = 20;
+    const daemon: CliProcess = startCli([], env(service, dbPath, { ...EVERY_SECOND_DAEMON, THREAT_MIRROR_HISTORY_FROM: target, THREAT_MIRROR_HISTORY_MAX_REQUESTS: String(budget) }));
+    const seen: string[] = [];
+    let finished = 0;
+    for (;;) {
+      finished += 1;
+      await daemon.waitForLog(() => daemon.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('history walk of organization')).length >= finished);
+      const step = history(dbPath);
+      // Each step: every day from history_from through complete_through holds what the service lists.
+      expect(step.historyTarget).toBe(target);
+      expect(step.completeThrough).toBe(YESTERDAY);
+      expect(step.historyFrom).not.toBeNull();
+      const from = step.historyFrom as string;
+      expect(heldBetween(dbPath, from, YESTERDAY)).toEqual(listedBetween(service, from, YESTERDAY));
+      if (seen.length > 0) expect(from <= (seen.at(-1) as string)).toBe(true);
+      seen.push(from);
+      if (from === target) break;
+      expect(finished).toBeLessThan(20);
+    }
+    await daemon.stop('SIGTERM');
+    // The first run mirrored the default 30 days; the history walk the 30 before, newest first
+    // (the first window begun ends the day before), in windows that cover them once each.
+    const begun = service.stats.requests.map((request) => request.body as { startDate: string; endDate: string; next_page?: string; sorting: Array<{ key: string }> });
+    const windows = begun.filter((body) => body.endDate < FIRST_RUN_FROM && body.next_page === undefined && body.sorting[0]?.key === 'id');
+    expect(windows[0]?.endDate).toBe(addDays(FIRST_RUN_FROM, -1));
+    // A resumed window's check re-reads its first page: one window, asked for twice.
+    const byEnd = [...new Map(windows.map((window) => [window.startDate, window])).values()].sort((a, b) => (a.endDate < b.endDate ? 1 : -1));
+    for (let index = 1; index < byEnd.length; index += 1) expect(byEnd[index]?.endDate).toBe(addDays(byEnd[index - 1]?.startDate as string, -1));
+    expect(byEnd.at(-1)?.startDate).toBe(target);
+    expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
+    // Within its budget: every history run but the last spent the whole of it, none more.
+    const spent = requestsBefore(service.stats.requests, FIRST_RUN_FROM);
+    const walks = historyRuns(dbPath);
+    expect(walks.length).toBeGreaterThanOrEqual(seen.length);
+    expect(walks.length).toBe(Math.ceil(spent / budget));
+    // The older 30 days hold about 6,000 threats: 60 full pages, a partial one per window, a check per resumed window.
+    const older = listedBetween(service, target, addDays(FIRST_RUN_FROM, -1)).length;
+    expect(spent).toBeLessThanOrEqual(Math.ceil(older / 100) + 2 * walks.length + 2);
+    // The days it walked are fresh for the reconciliation: nothing is overdue, nothing re-walked.
+    expect(overdueDays(dbPath)).toBe(0);
+    expect(runs(dbPath).filter((run) => run.mode === 'reconcile')).toEqual([]);
+  });
+
+  it('--once runs extend the history when the setting moves earlier or INITIAL_DAYS grows, keep it when it moves later, and status and lookup say which days it holds', async () => {
+    const service = await serveDays(90);
+    const dbPath = tempDbPath();
+    const once = async (extra: Record<string, string>): Promise<void> => {
+      const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_HISTORY_MAX_REQUESTS: '8', ...extra }));
+      expect(result.code, result.stderr).toBe(0);
+    };
+
+    // As before this setting: the last 30 days, nothing older, and no request for older days.
+    await once({});
+    expect(history(dbPath)).toEqual({ completeThrough: YESTERDAY, historyFrom: FIRST_RUN_FROM, historyTarget: FIRST_RUN_FROM });
+    expect(requestsBefore(service.stats.requests, FIRST_RUN_FROM)).toBe(0);
+    const lookup = await runCli(['lookup', 'innocent.example'], env(service, dbPath));
+    // Judged on the writer's clock (THREAT_MIRROR_NOW): synced and fresh, so a miss is "not blocked".
+    expect(lookup.code).toBe(1);
+    expect(lookup.stdout).toContain(`(mirror holds ${FIRST_RUN_FROM} through ${YESTERDAY})`);
+
+    // Raising THREAT_MIRROR_INITIAL_DAYS later is no longer ignored: the walk reaches 45 days back.
+    const fortyFive = addDays(TODAY, -44);
+    await once({ THREAT_MIRROR_INITIAL_DAYS: '45' });
+    const first = history(dbPath);
+    expect(first.historyTarget).toBe(fortyFive);
+    expect((first.historyFrom as string) < FIRST_RUN_FROM).toBe(true);
+    for (let run = 0; history(dbPath).historyFrom !== fortyFive; run += 1) {
+      expect(run).toBeLessThan(10);
+      await once({ THREAT_MIRROR_INITIAL_DAYS: '45' });
+    }
+    expect(heldBetween(dbPath, fortyFive, YESTERDAY)).toEqual(listedBetween(service, fortyFive, YESTERDAY));
+
+    // THREAT_MIRROR_HISTORY_FROM earlier: status shows the walk under way, then the mirror holds all 90 days.
+    const target = addDays(TODAY, -89);
+    await once({ THREAT_MIRROR_HISTORY_FROM: target });
+    const walking = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
+    const from = history(dbPath).historyFrom as string;
+    expect(walking.stdout).toContain(`  holds             ${from} through ${YESTERDAY}\n`);
+    expect(walking.stdout).toMatch(new RegExp(`  history           walking back to ${target}: \\d+/45 days, (ETA \\d|no pace yet)`));
+    // A lookup's history_from (read for one organization, db/read/sync-health.ts) is sync_status's.
+    const midWalk = await runCli(['lookup', '--json', 'innocent.example'], env(service, dbPath));
+    const mirror = (JSON.parse(midWalk.stdout) as { mirror: { history_from: string; organizations: Array<{ history_from: string }> } }).mirror;
+    expect([mirror.history_from, mirror.organizations[0]?.history_from]).toEqual([from, from]);
+    for (let run = 0; history(dbPath).historyFrom !== target; run += 1) {
+      expect(run).toBeLessThan(15);
+      await once({ THREAT_MIRROR_HISTORY_FROM: target });
+    }
+    expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
+    const whole = await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath });
+    const organization = (JSON.parse(whole.stdout) as { organizations: Array<{ history: Record<string, unknown> }> }).organizations[0];
+    expect(organization?.history).toMatchObject({ heldFrom: target, heldThrough: YESTERDAY, target, daysDone: null });
+
+    // Later: what is mirrored stays, and no request goes to older days.
+    const before = service.stats.requests.length;
+    await once({ THREAT_MIRROR_HISTORY_FROM: addDays(TODAY, -9) });
+    expect(requestsBefore(service.stats.requests.slice(before), addDays(TODAY, -9))).toBe(0);
+    expect(history(dbPath)).toEqual({ completeThrough: YESTERDAY, historyFrom: target, historyTarget: addDays(TODAY, -9) });
+    expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
+    const holds = await runCli(['lookup', 'innocent.example'], env(service, dbPath));
+    expect(holds.stdout).toContain(`(mirror holds ${target} through ${YESTERDAY})`);
+  });
+});

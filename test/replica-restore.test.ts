@@ -1,0 +1,145 @@
+// A new pod starts from a replica (issue 41): a primary replicates its file to an S3 bucket with
+// the real Litestream 0.3.13; fresh sidecars given THREAT_MIRROR_RESTORE_FROM restore it before
+// their writer opens the path, and their first run costs what the re-scanned days cost, not the
+// history. The bucket is s3rver's (test/support/object-store.ts). No replica yet: a sidecar starts
+// empty, as before; a replica of something else is refused (exit 1), never walked over.
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { Database } from '../src/db/sqlite.js';
+import { addDays } from '../src/lib/days.js';
+import { generateThreats, type Standin } from '../src/standin/index.js';
+import { runCli, startCli } from './support/cli.js';
+import { afterThisTest } from './support/cleanup.js';
+import { skipFor } from './support/judges.js';
+import { scalar } from './support/mirror-db.js';
+import { OBJECT_STORE_KEYS, startObjectStore } from './support/object-store.js';
+import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
+import { tempDbPath, tempDir } from './support/temp.js';
+import { currentThreats, listed } from './support/walk-data.js';
+
+const LITESTREAM = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '@flydotio', `litestream-${process.platform}-${process.arch}`, 'litestream');
+const missing = existsSync(LITESTREAM) ? undefined : `no Litestream binary at ${LITESTREAM} (npm ci installs @flydotio/litestream-linux-x64 on linux-x64)`;
+
+const KEY = 'acme-replica-key';
+const NOW = '2026-03-15T12:00:00.000Z';
+const TODAY = NOW.slice(0, 10);
+/** 40 days of history: what a pod without a replica walks at its first run. */
+const DAYS = 40;
+const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_INITIAL_DAYS: String(DAYS), ...OBJECT_STORE_KEYS });
+
+function serve(): Promise<Standin> {
+  return serveThreats(KEY, NOW, generateThreats({ seed: 4101, organizations: ['acme'], count: 3000, fromDay: addDays(TODAY, -(DAYS - 1)), toDay: TODAY }));
+}
+
+/** Runs `litestream replicate` until the test ends; resolves once its first snapshot is written. */
+async function replicate(config: string): Promise<void> {
+  let log = '';
+  const replicator = spawn(LITESTREAM, ['replicate', '-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  afterThisTest('processes', () => replicator.kill('SIGKILL'));
+  await new Promise<void>((resolve, reject) => {
+    const read = (chunk: string): void => {
+      log += chunk;
+      if (log.includes('msg="snapshot written"')) resolve();
+    };
+    replicator.stdout.setEncoding('utf8').on('data', read);
+    replicator.stderr.setEncoding('utf8').on('data', read);
+    replicator.on('close', (code) => reject(new Error(`litestream exited (${code}) before writing a snapshot: ${log}`)));
+  });
+}
+
+/**
+ * The replica lists a generation: a restore then finds it (never race the first upload). Not
+ * spawnSync: the bucket is served by this process, whose event loop must go on answering.
+ */
+async function expectOneGeneration(config: string, dbPath: string): Promise<void> {
+  const { stdout } = await promisify(execFile)(LITESTREAM, ['generations', '-config', config, dbPath], { encoding: 'utf8', timeout: 60_000 });
+  expect(stdout.trim().split('\n').slice(1)).toHaveLength(1);
+}
+
+describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 180_000 }, () => {
+  it('three fresh sidecars restore the primary from an S3 bucket: each exact after its first run, at most 3 requests each', async () => {
+    const service = await serve();
+    const store = await startObjectStore('mirror');
+    const primary = join(tempDir(), 'primary.db');
+    // The primary: the daemon with Litestream beside it, which alone checkpoints.
+    const daemon = startCli([], env(service, primary, { ...EVERY_SECOND_DAEMON, THREAT_MIRROR_CHECKPOINTS: 'external' }));
+    await daemon.waitForLog((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization') && line.status === 'succeeded');
+    const walked = service.stats.requests.length;
+    expect(walked).toBeGreaterThan(DAYS / 2);
+    const config = join(tempDir(), 'litestream.yml');
+    writeFileSync(
+      config,
+      `dbs:\n  - path: ${primary}\n    replicas:\n      - type: s3\n        bucket: mirror\n        path: acme\n        endpoint: http://127.0.0.1:${store.port}\n` +
+        `        region: us-east-1\n        force-path-style: true\n        sync-interval: 1s\n        access-key-id: S3RVER\n        secret-access-key: S3RVER\n`,
+    );
+    await replicate(config);
+    await expectOneGeneration(config, primary);
+    // The primary stops, so that every request from here on is a sidecar's (Litestream ships what it had last).
+    await daemon.stop('SIGTERM');
+
+    const rescanned = listed(service, KEY).filter((threat) => threat.blockedAt.slice(0, 10) >= addDays(TODAY, -2)).length;
+    expect(Math.ceil(rescanned / 100)).toBeLessThanOrEqual(3);
+    for (const sidecar of ['once', 'once', 'daemon'] as const) {
+      const dbPath = tempDbPath();
+      const before = service.stats.requests.length;
+      const sidecarEnv = env(service, dbPath, { THREAT_MIRROR_RESTORE_FROM: store.url('acme') });
+      let logs: Array<Record<string, unknown>>;
+      if (sidecar === 'once') {
+        const run = await runCli(['--once'], sidecarEnv);
+        expect(run.code, run.stderr).toBe(0);
+        logs = run.logs;
+      } else {
+        // A daemon whose next tick is far off: every request until it stops is its first run's.
+        const pod = startCli([], { ...sidecarEnv, ...EVERY_SECOND_DAEMON, THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' });
+        await pod.waitForLog((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization') && line.status === 'succeeded');
+        await pod.stop('SIGTERM');
+        logs = pod.logs;
+      }
+      const first = service.stats.requests.slice(before);
+      expect(logs.find((line) => line.msg === 'restored the database from its replica; the runs go on from its checkpoints')).toBeDefined();
+      // Its first run: the re-scanned days (today and two closed days), in one window; the history came with the file.
+      const firstRun = logs.find((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization'));
+      expect(firstRun?.pages).toBeLessThanOrEqual(3);
+      expect(first.length).toBeLessThanOrEqual(3);
+      expect(first.every((request) => (request.body as { startDate: string }).startDate >= addDays(TODAY, -2))).toBe(true);
+      expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
+      expect(scalar(dbPath, 'PRAGMA integrity_check')).toBe('ok');
+    }
+    // Without the replica, a pod walked the 40 days.
+    expect(walked).toBeGreaterThan(10 * 3);
+  });
+
+  it('starts empty when the replica holds no backup yet, and refuses a replica that is not a mirror (exit 1, the file left absent)', async () => {
+    const service = await serve();
+    const store = await startObjectStore('mirror');
+    const empty = tempDbPath();
+    const run = await runCli(['--once'], env(service, empty, { THREAT_MIRROR_RESTORE_FROM: store.url('nothing-here') }));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.logs.find((line) => typeof line.msg === 'string' && line.msg.startsWith('no replica to restore the database from yet'))).toBeDefined();
+    expect(currentThreats(empty)).toEqual(listed(service, KEY));
+
+    // A file replica of a database that is not a mirror.
+    const folder = tempDir();
+    const other = join(folder, 'other.db');
+    const db = new Database(other);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES (\'not a mirror\')');
+    db.close();
+    const config = join(folder, 'litestream.yml');
+    writeFileSync(config, `dbs:\n  - path: ${other}\n    replicas:\n      - type: file\n        path: ${join(folder, 'replica')}\n        sync-interval: 1s\n`);
+    await replicate(config);
+    await expectOneGeneration(config, other);
+    const dbPath = tempDbPath();
+    const before = service.stats.requests.length;
+    const refused = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_RESTORE_FROM: `file://${join(folder, 'replica')}` }));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('THREAT_MIRROR_RESTORE_FROM: the copy restored from');
+    expect(refused.stderr).toContain('it is not a threat-mirror database');
+    expect(existsSync(dbPath)).toBe(false);
+    expect(service.stats.requests.length).toBe(before);
+  });
+});
