@@ -2,6 +2,7 @@
 // the main thread (which fetches, parses and validates the sync's pages) is stuck, the probes still
 // show that the main thread is stuck, and the thread dying is seen and mended (it is started again,
 // the sync going on meanwhile); the writer thread dying stops the daemon.
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -162,9 +163,14 @@ describe('the HTTP server thread', () => {
 
 describe('the writer thread', () => {
   it('stops the daemon with exit 1, saying why, when it dies: no write could be made after it', async () => {
-    const { dbPath } = await startDaemon('end-writer');
+    // An allowlist to change: the write that starts the writer again if the daemon has already
+    // ended it between runs when the signal comes (the fixture then ends that one).
+    const allowlist = join(tempDir(), 'allow.txt');
+    writeFileSync(allowlist, '');
+    const { dbPath } = await startDaemon('end-writer', { THREAT_MIRROR_ALLOWLIST: allowlist });
     const running = daemon as CliProcess;
     running.kill('SIGUSR2');
+    writeFileSync(allowlist, 'allowed.example\n');
     const result = await running.exited;
     expect(result.code).toBe(1);
     expect(result.logs.some((log) => typeof log.msg === 'string' && log.msg.startsWith('the writer thread failed: stopping the daemon (exit 1)'))).toBe(true);

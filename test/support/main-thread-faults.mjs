@@ -3,17 +3,30 @@
 //   MAIN_THREAD_FAULT=block    the main thread busy-waits MAIN_THREAD_BLOCK_MS (a stuck event loop),
 //                              writing "main thread blocked <ms>" and "… unblocked <ms>" (Date.now())
 //                              to stderr around it;
-//   MAIN_THREAD_FAULT=end-writer    the first worker thread is ended: the writer's (started before any other).
+//   MAIN_THREAD_FAULT=end-writer    the writer thread is ended: the first worker thread (started before
+//                              any other) while it lives; once the daemon has ended it between runs, the
+//                              next worker thread started, the writer started again for the next write.
 // (The serving thread's faults are in serving-thread-faults.cjs: they must run in that thread.)
 import { isMainThread } from 'node:worker_threads';
 
 if (isMainThread) {
-  const workers = [];
-  process.on('worker', (worker) => workers.push(worker));
+  let first;
+  let firstEnded = false;
+  let endNext = false;
+  process.on('worker', (worker) => {
+    if (first === undefined) {
+      first = worker;
+      worker.once('exit', () => (firstEnded = true));
+    } else if (endNext) {
+      endNext = false;
+      void worker.terminate();
+    }
+  });
   process.on('SIGUSR2', () => {
     if (process.env.MAIN_THREAD_FAULT === undefined || process.env.MAIN_THREAD_FAULT === 'none') return;
     if (process.env.MAIN_THREAD_FAULT === 'end-writer') {
-      void workers[0]?.terminate();
+      if (first !== undefined && !firstEnded) void first.terminate();
+      else endNext = true;
       return;
     }
     const until = Date.now() + Number(process.env.MAIN_THREAD_BLOCK_MS ?? 4000);
