@@ -9,6 +9,9 @@ import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { runs, withDb } from './support/mirror-db.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
+import { openWritableMirrorSync } from './support/writable-mirror.js';
+import { openDatabaseReadOnly } from '../src/db/open-database.js';
+import { SyncHealthReads } from '../src/db/read/sync-health.js';
 import { currentThreats, listed, overdueDays } from './support/walk-data.js';
 
 const KEY = 'acme-history-key';
@@ -161,5 +164,32 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
     const holds = await runCli(['lookup', 'innocent.example'], env(service, dbPath));
     expect(holds.stdout).toContain(`(mirror holds ${target} through ${YESTERDAY})`);
+  });
+
+  it("a reader's history_from (a lookup's, read once per change of the file) follows every commit of the writer, and equals sync_status's", () => {
+    const dbPath = tempDbPath();
+    const writer = openWritableMirrorSync(dbPath);
+    const reader = openDatabaseReadOnly(dbPath);
+    try {
+      const reads = new SyncHealthReads(reader.sqlite);
+      const viewSays = (): unknown => reader.sqlite.prepare("SELECT history_from FROM sync_status WHERE organization = 'acme'").pluck().get();
+      const walked = (day: string): void => {
+        writer.sqlite.prepare("INSERT INTO sync_windows (organization, day, completed_at, run_id) VALUES ('acme', ?, '2026-03-15T00:00:00Z', 1)").run(day);
+      };
+      writer.sqlite.prepare("INSERT INTO sync_checkpoints VALUES ('acme', ?, '2026-03-15T00:00:00Z')").run(YESTERDAY);
+      expect(reads.record('acme').historyFrom).toBeNull();
+      for (let back = 1; back <= 5; back += 1) walked(addDays(TODAY, -back));
+      expect([reads.record('acme').historyFrom, viewSays()]).toEqual([addDays(TODAY, -5), addDays(TODAY, -5)]);
+      // A gap: the history held whole starts after it; then the gap walked.
+      walked(addDays(TODAY, -7));
+      writer.sqlite.prepare("DELETE FROM sync_windows WHERE organization = 'acme' AND day = ?").run(addDays(TODAY, -3));
+      expect([reads.record('acme').historyFrom, viewSays()]).toEqual([addDays(TODAY, -2), addDays(TODAY, -2)]);
+      walked(addDays(TODAY, -3));
+      walked(addDays(TODAY, -6));
+      expect([reads.record('acme').historyFrom, viewSays()]).toEqual([addDays(TODAY, -7), addDays(TODAY, -7)]);
+    } finally {
+      reader.close();
+      writer.close();
+    }
   });
 });

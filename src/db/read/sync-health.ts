@@ -36,6 +36,10 @@ export class SyncHealthReads {
   readonly #lastSuccess: Statement;
   readonly #completeThrough: Statement;
   readonly #historyFrom: Statement;
+  readonly #dataVersion: Statement;
+  /** history_from by organization, as of the file's data_version #heldAt: it walks the ledger's days. */
+  readonly #heldFromCache = new Map<string, string | null>();
+  #heldAt: unknown;
   readonly #staleAfter: Statement;
   readonly #held: Statement;
   readonly #failedInARow: Statement;
@@ -60,6 +64,8 @@ export class SyncHealthReads {
           WHERE back = rank`,
       )
       .pluck();
+    // Changes when another connection (the writer) commits: the ledger is read again only then.
+    this.#dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
     this.#staleAfter = sqlite.prepare('SELECT CAST(value AS INTEGER) FROM mirror_settings WHERE key = ?').pluck();
     // Every row of organization_threats was written by a run: the runs name them all, from an index
     // of a few thousand rows, where organization_threats would be read whole (a million, for a lookup).
@@ -85,8 +91,26 @@ export class SyncHealthReads {
       lastSuccessAt: (this.#lastSuccess.get({ organization }) as string | undefined) ?? null,
       lastError: last?.status === 'failed' ? last.error : null,
       completeThrough: (this.#completeThrough.get(organization) as string | null | undefined) ?? null,
-      historyFrom: (this.#historyFrom.get(organization) as string | null | undefined) ?? null,
+      historyFrom: this.#heldFrom(organization),
     };
+  }
+
+  /**
+   * Its history_from, read from the ledger once per change of the file: ~250 µs for a year of days
+   * (a lookup request judges every organization it asks about), against ~1 µs for the pragma.
+   */
+  #heldFrom(organization: string): string | null {
+    const version = this.#dataVersion.get();
+    if (version !== this.#heldAt) {
+      this.#heldFromCache.clear();
+      this.#heldAt = version;
+    }
+    let day = this.#heldFromCache.get(organization);
+    if (day === undefined) {
+      day = (this.#historyFrom.get(organization) as string | null | undefined) ?? null;
+      this.#heldFromCache.set(organization, day);
+    }
+    return day;
   }
 
   /** Seconds without a successful incremental run after which an organization is stale. */
