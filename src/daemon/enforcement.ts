@@ -5,11 +5,10 @@
 // going on: the job reads the mirror as committed, page by page). One job at a time; the main
 // thread itself only starts the job and reads its result.
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Config } from '../config.js';
-import { exportsFolderOf } from '../db/database-files.js';
+import { exportIndexPathOf, exportsFolderOf, feedsFolderOf } from '../db/database-files.js';
 import type { ExportObserver, RefresherState } from '../export/jobs/export-refresher.js';
 import { isHostFormat } from '../config/export-formats.js';
 import { type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
@@ -66,7 +65,7 @@ export class Enforcement {
 
   /** The export index's file, when one is kept. */
   get #indexPath(): string | undefined {
-    return this.keepsIndex ? join(this.#folder, 'index.db') : undefined;
+    return this.keepsIndex ? exportIndexPathOf(this.#config.dbPath) : undefined;
   }
 
   /** What the serving thread needs to serve the zone and the feeds. */
@@ -76,7 +75,7 @@ export class Enforcement {
     return {
       dbPath: this.#config.dbPath,
       indexPath: this.#indexPath,
-      feedsFolder: join(this.#folder, 'feeds'),
+      feedsFolder: feedsFolderOf(this.#config.dbPath),
       timers: this.#timers,
       feedMaxAgeSeconds: Math.min(300, Math.max(10, Math.floor(period / 2))),
       dns: dns === undefined ? undefined : { ...dns, tsig: dns.tsig === undefined ? undefined : { name: dns.tsig.name, secret: dns.tsig.secret.reveal() } },

@@ -15,6 +15,8 @@ const JOURNAL = '-journal';
 const WRITER_LOCK = '.writer-lock';
 /** The daemon's folder beside the database: the export index and the feeds rendered from it (daemon/enforcement.ts). */
 const EXPORTS = '.exports';
+/** A copy restored from a replica, checked there before it takes the database's place (session/replica-restore.ts). */
+const RESTORING = '.restoring';
 
 /** The database's own files, which no output may replace. */
 const DATABASE_FILES: ReadonlyArray<{ readonly suffix: string; readonly what: string }> = [
@@ -36,6 +38,20 @@ export function writerLockPathOf(dbPath: string): string {
 /** Where the daemon keeps the export index and its feeds; removed whole when it stops. */
 export function exportsFolderOf(dbPath: string): string {
   return `${dbPath}${EXPORTS}`;
+}
+
+/** The export index (export/index/): a SQLite file of its own in the daemon's folder. */
+export function exportIndexPathOf(dbPath: string): string {
+  return join(exportsFolderOf(dbPath), 'index.db');
+}
+
+/** Where the serving thread renders the feeds (serve/export-feeds.ts). */
+export function feedsFolderOf(dbPath: string): string {
+  return join(exportsFolderOf(dbPath), 'feeds');
+}
+
+export function restoringPathOf(dbPath: string): string {
+  return `${dbPath}${RESTORING}`;
 }
 
 /** A SQLite file and what SQLite may keep beside it: what goes when a scratch database (the export index) is made afresh. */

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { ReplicaConfig } from '../config/replica.js';
+import { restoringPathOf, sqliteFilesOf } from '../db/database-files.js';
 import { restoredFileProblem } from '../db/writer/restored-file.js';
 
 export type RestoreOutcome =
@@ -27,9 +28,9 @@ const OUTPUT_KEPT_CHARS = 2_000;
 export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): Promise<RestoreOutcome | undefined> {
   if (existsSync(dbPath)) return undefined;
   const started = Date.now();
-  const restoring = `${dbPath}.restoring`;
+  const restoring = restoringPathOf(dbPath);
   // A WAL or shared memory left without its database would be read into the restored file.
-  for (const leftover of [`${dbPath}-wal`, `${dbPath}-shm`, `${dbPath}-journal`, ...sidecarsOf(restoring), `${restoring}.tmp`]) rmSync(leftover, { force: true });
+  for (const leftover of [...sidecarsOf(dbPath), ...sidecarsOf(restoring), `${restoring}.tmp`]) rmSync(leftover, { force: true });
   const output = await runLitestream(replica, restoring);
   if (!existsSync(restoring)) return { restored: false, from: replica.url, reason: lastLine(output) || 'no backup found' };
   let problem: string | undefined;
@@ -48,8 +49,9 @@ export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): 
   return { restored: true, from: replica.url, bytes, ms: Date.now() - started };
 }
 
+/** What SQLite may keep beside the file at `path`: its WAL, WAL index and journal, in that order. */
 function sidecarsOf(path: string): string[] {
-  return [`${path}-wal`, `${path}-shm`, `${path}-journal`];
+  return sqliteFilesOf(path).slice(1);
 }
 
 /**
