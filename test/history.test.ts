@@ -7,7 +7,7 @@ import { addDays } from '../src/lib/days.js';
 import { generateThreats, type RequestRecord, type Standin } from '../src/standin/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { runs, withDb } from './support/mirror-db.js';
-import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
+import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 import { openWritableMirrorSync } from './support/writable-mirror.js';
 import { openDatabaseReadOnly } from '../src/db/open-database.js';
@@ -191,5 +191,38 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
       reader.close();
       writer.close();
     }
+  });
+
+  it('walks each organization its own history, a scoped one within its asset types: a second organization and a scope beside the walk', async () => {
+    const threats = generateThreats({ seed: 4242, organizations: ['acme', 'globex'], count: 4000, fromDay: addDays(TODAY, -39), toDay: TODAY });
+    const keys = { acme: 'acme-history-key', globex: 'globex-history-key' };
+    const service = await startTestStandin({ threats, keys: { organizationKeys: { [keys.acme]: 'acme', [keys.globex]: 'globex' }, userKeys: {} }, now: () => new Date(NOW) });
+    const dbPath = tempDbPath();
+    const both = mirrorEnvFor(keys, NOW, { THREAT_MIRROR_ASSET_TYPES_ACME: 'URL', THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HISTORY_FROM: addDays(TODAY, -39), THREAT_MIRROR_HISTORY_MAX_REQUESTS: '6' });
+    const held = (organization: string): string | null =>
+      withDb(dbPath, (db) => db.prepare('SELECT history_from FROM sync_status WHERE organization = ?').pluck().get(organization) as string | null);
+    let runs = 0;
+    do {
+      const result = await runCli(['--once'], both(service, dbPath));
+      expect(result.code, result.stderr).toBe(0);
+      runs += 1;
+      expect(runs).toBeLessThan(30);
+    } while (held('acme') !== addDays(TODAY, -39) || held('globex') !== addDays(TODAY, -39));
+    // More than one run: the budget made the walk span several, each resuming the last.
+    expect(runs).toBeGreaterThan(2);
+    const current = (organization: string): number[] =>
+      withDb(dbPath, (db) => db.prepare('SELECT id FROM current_threats WHERE organization = ? ORDER BY id').pluck().all(organization) as number[]);
+    const listedIds = (key: string, types?: readonly string[]): number[] =>
+      listed(service, key)
+        .filter((threat) => types === undefined || types.includes(threat.type))
+        .map((threat) => threat.id)
+        .sort((a, b) => a - b);
+    expect(current('acme')).toEqual(listedIds(keys.acme, ['URL']));
+    expect(current('globex')).toEqual(listedIds(keys.globex));
+    expect(current('acme').length).toBeGreaterThan(100);
+    // Every request of acme's walk asked for its scope only.
+    const acmeBodies = service.stats.requests.filter((request) => request.key === keys.acme && request.path === '/threats/list').map((request) => request.body as { assetType?: unknown });
+    expect(acmeBodies.length).toBeGreaterThan(10);
+    expect(acmeBodies.every((body) => JSON.stringify(body.assetType) === JSON.stringify(['URL']))).toBe(true);
   });
 });
