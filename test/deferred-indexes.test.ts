@@ -97,6 +97,22 @@ describe('lookup indexes of a first backfill', () => {
     expect(scalar(path, 'PRAGMA integrity_check')).toBe('ok');
   });
 
+  it("leave the writer with SQLite's 2 MB page cache, which the build borrows and gives back", async () => {
+    const opened = await openWritableMirror(tempDbPath());
+    try {
+      const { sqlite } = opened;
+      // Not better-sqlite3's 16 MB: it only raised a first sync's peak (writer-pragmas.ts).
+      const cacheSize = (): unknown => sqlite.pragma('cache_size', { simple: true });
+      expect(cacheSize()).toBe(-2000);
+      expect(deferLookupIndexes(sqlite, NOW)).toBe(DEFERRABLE_INDEXES.length);
+      sqlite.pragma('cache_size = -4000');
+      expect(buildDeferredIndexes(sqlite)).toBe(DEFERRABLE_INDEXES.length);
+      expect(cacheSize()).toBe(-4000);
+    } finally {
+      opened.close();
+    }
+  });
+
   it('left unbuilt by a kill, are built by the next start, which then completes the data exactly', async () => {
     const expectedIndexes = await migratedIndexes();
     const from = addDays(TODAY, -39);

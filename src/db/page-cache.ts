@@ -2,7 +2,8 @@
 // -16000), where SQLite's own default is 2 MB. A connection that reads a mirror through once, or
 // sorts scratch rows, fills it to no purpose: sorting 400,000 hosts held ~16 MB more, and the
 // `export` command's read connections filled theirs (peak RSS 148 -> 101 MB with 2 MB, measured;
-// docs/performance.md). The operating system's cache keeps the file's pages anyway.
+// docs/performance.md). The operating system's cache keeps the file's pages anyway. The writer's
+// connection takes it too (writer-pragmas.ts).
 import type { Database } from './sqlite.js';
 
 /** SQLite's default: 2,000 KiB (negative: a size, not pages). */
