@@ -140,4 +140,21 @@ describe('startup health (/startupz and the container HEALTHCHECK)', () => {
     // Loose for a loaded machine; reading the body to its end waited out the 4 s timeout, holding all it read.
     expect(performance.now() - started).toBeLessThan(3_000);
   });
+
+  it("gives up on a body that drips a byte at a time after its 4 s deadline, well within Docker's 5 s timeout", async () => {
+    const dripping = createServer((_, response) => {
+      response.writeHead(503);
+      const drip = setInterval(() => response.write('z'), 200);
+      response.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => dripping.listen(0, '127.0.0.1', resolve));
+    afterThisTest('processes', () => new Promise<void>((resolve) => { dripping.closeAllConnections(); dripping.close(() => resolve()); }));
+    const started = performance.now();
+    const { code, stdout } = await healthcheckRun((dripping.address() as AddressInfo).port);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^\/healthz: (503 z+|no answer within 4000 ms)$/m);
+    // The deadline, not the socket's idleness (a byte every 200 ms keeps it busy): without it the probe never ends.
+    expect(performance.now() - started).toBeGreaterThan(3_900);
+    expect(performance.now() - started).toBeLessThan(8_000);
+  });
 });

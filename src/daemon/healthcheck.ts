@@ -16,7 +16,7 @@ const host = process.env.THREAT_MIRROR_HTTP_HOST === undefined || process.env.TH
 
 function answers(path: string): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const request = get({ host, port, path, timeout: TIMEOUT_MS }, (response) => {
+    const request = get({ host, port, path }, (response) => {
       const ok = response.statusCode !== undefined && response.statusCode >= 200 && response.statusCode < 300;
       if (ok) {
         response.resume();
@@ -30,7 +30,10 @@ function answers(path: string): Promise<boolean> {
         resolve(false);
       }, reject);
     });
-    request.on('timeout', () => request.destroy(new Error(`${path}: no answer within ${TIMEOUT_MS} ms`)));
+    // One deadline for the whole answer, its body included: a body dripping a byte at a time never
+    // lets a socket go idle, and is not waited for either.
+    const deadline = setTimeout(() => request.destroy(new Error(`${path}: no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+    deadline.unref();
     request.on('error', reject);
   });
 }
@@ -52,6 +55,7 @@ function firstChars(response: IncomingMessage): Promise<string> {
     });
     response.on('end', done);
     response.on('error', done);
+    response.on('close', done);
   });
 }
 
