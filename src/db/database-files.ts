@@ -50,13 +50,19 @@ export function feedsFolderOf(dbPath: string): string {
   return join(exportsFolderOf(dbPath), 'feeds');
 }
 
+/** Where a copy restored from the replica is checked before it takes the database's place. */
 export function restoringPathOf(dbPath: string): string {
   return `${dbPath}${RESTORING}`;
 }
 
+/** What SQLite may keep beside the file at `path`: its WAL, WAL index and rollback journal. */
+export function sqliteSidecarsOf(path: string): string[] {
+  return [WAL, SHM, JOURNAL].map((suffix) => `${path}${suffix}`);
+}
+
 /** A SQLite file and what SQLite may keep beside it: what goes when a scratch database (the export index) is made afresh. */
 export function sqliteFilesOf(path: string): string[] {
-  return ['', WAL, SHM, JOURNAL].map((suffix) => `${path}${suffix}`);
+  return [path, ...sqliteSidecarsOf(path)];
 }
 
 /** The files the writer writes: the database, its WAL and WAL index, its lock (writable-path.ts checks each there is). */

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { ReplicaConfig } from '../config/replica.js';
-import { restoringPathOf, sqliteFilesOf } from '../db/database-files.js';
+import { restoringPathOf, sqliteSidecarsOf } from '../db/database-files.js';
 import { restoredFileProblem } from '../db/writer/restored-file.js';
 
 export type RestoreOutcome =
@@ -30,7 +30,7 @@ export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): 
   const started = Date.now();
   const restoring = restoringPathOf(dbPath);
   // A WAL or shared memory left without its database would be read into the restored file.
-  for (const leftover of [...sidecarsOf(dbPath), ...sidecarsOf(restoring), `${restoring}.tmp`]) rmSync(leftover, { force: true });
+  for (const leftover of [...sqliteSidecarsOf(dbPath), ...sqliteSidecarsOf(restoring), `${restoring}.tmp`]) rmSync(leftover, { force: true });
   const output = await runLitestream(replica, restoring);
   if (!existsSync(restoring)) return { restored: false, from: replica.url, reason: lastLine(output) || 'no backup found' };
   let problem: string | undefined;
@@ -39,7 +39,8 @@ export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): 
   } catch (error) {
     problem = `it cannot be opened: ${error instanceof Error ? error.message : String(error)}`;
   }
-  for (const sidecar of sidecarsOf(restoring).slice(0, 2)) rmSync(sidecar, { force: true });
+  // The check's read-only connection leaves the WAL and WAL index beside the copy.
+  for (const sidecar of sqliteSidecarsOf(restoring)) rmSync(sidecar, { force: true });
   if (problem !== undefined) {
     rmSync(restoring, { force: true });
     throw new RestoreError(`THREAT_MIRROR_RESTORE_FROM: the copy restored from ${replica.url} cannot be used: ${problem}`);
@@ -47,11 +48,6 @@ export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): 
   const bytes = statSync(restoring).size;
   renameSync(restoring, dbPath);
   return { restored: true, from: replica.url, bytes, ms: Date.now() - started };
-}
-
-/** What SQLite may keep beside the file at `path`: its WAL, WAL index and journal, in that order. */
-function sidecarsOf(path: string): string[] {
-  return sqliteFilesOf(path).slice(1);
 }
 
 /**
