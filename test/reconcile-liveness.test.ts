@@ -68,6 +68,40 @@ describe('reconciliation at a budget its walks fill', { timeout: 180_000 }, () =
     });
     expect(heavyWalks).toHaveLength(1);
   });
+
+  it('walks no day of a window whose checks were carried over while they wait, however much of the budget its plan leaves', async () => {
+    // Ten days of 20, the last five walked longer ago: a run of budget 1 walks them and carries their
+    // two checks; a run of budget 5 settles the checks (2), walks the first five days (1) and has 2
+    // requests left, which must not go to the days whose checks were just settled.
+    const days = Array.from({ length: 10 }, (_, index) => addDays(TODAY, index - 10));
+    const [first, fifth, sixth, tenth] = [days[0], days[4], days[5], days[9]] as [string, string, string, string];
+    const threats = days.flatMap((day, index) => threatsOfDay(day, 300_000 + index * 1000, 20));
+    const service = await serveThreats(KEY, NOW, threats);
+    const dbPath = tempDbPath();
+    expect((await runCli(['--backfill', '--from', sixth, '--to', tenth], env(service, dbPath))).code).toBe(0);
+    const anHourLater = new Date(Date.parse(NOW) + 3_600_000).toISOString();
+    expect((await runCli(['--backfill', '--from', first, '--to', fifth], env(service, dbPath, { THREAT_MIRROR_NOW: anHourLater }))).code).toBe(0);
+    const unblocked = threats.filter((threat) => threat.blockedAt >= sixth).filter((_, index) => index % 50 === 7).map((threat) => threat.id);
+    expect(unblocked).toHaveLength(2);
+    service.removeThreats(unblocked);
+
+    const run = async (budget: number): Promise<readonly RequestRecord[]> => {
+      service.stats.reset();
+      const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_NOW: LATER, THREAT_MIRROR_RECONCILE_MAX_REQUESTS: String(budget) }));
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      return [...service.stats.requests];
+    };
+    const overlapsLastFive = (range: string): boolean => {
+      const [start, end] = range.split('..') as [string, string];
+      return start <= tenth && sixth <= end;
+    };
+    expect(walksOf(await run(1)).filter(overlapsLastFive)).toEqual([`${sixth}..${tenth}`]);
+    const second = await run(5);
+    expect(walksOf(second).filter(overlapsLastFive)).toEqual([]);
+    expect(walksOf(second)).toContain(`${first}..${fifth}`);
+    expect(removedIds(dbPath)).toEqual([...unblocked].sort((a, b) => a - b));
+  });
 });
 
 const SEED = Number(process.env.LIVENESS_SEED ?? 4);

@@ -96,7 +96,15 @@ async function runReconciliation(deps: SyncDeps, { organization, log, windows, c
   const context = { deps: walkDeps, organization, runId, totals, log, onWindowStopped, carriesChecksOver: (error: unknown) => error instanceof RequestAllowanceSpent };
   const walk = async (): Promise<void> => {
     if ((await settleCarriedChecks(context, carried, signal)) || windows.length === 0) return;
-    const plan = await writer.call('createPlan', { organization: name, mode: 'reconcile', rangeStart, rangeEnd, createdAt: started.toISOString() });
+    // The plan is its windows and nothing more: walkWindows cuts new windows from the last one's end
+    // to the plan's, so a plan reaching over a carried window would walk the days that wait for its checks.
+    const plan = await writer.call('createPlan', {
+      organization: name,
+      mode: 'reconcile',
+      rangeStart: windows[0]?.start as string,
+      rangeEnd: windows.reduce((last, window) => (window.end > last ? window.end : last), windows[0]?.end as string),
+      createdAt: started.toISOString(),
+    });
     await writer.call('addWindows', { windows: windows.map((window) => ({ planId: plan.id, windowStart: window.start, windowEnd: window.end })) });
     await walkWindows(context, plan, signal);
   };
