@@ -1,13 +1,5 @@
 // The daemon's schedule as spans of time: what "stale" means, and the zone's SOA refresh.
-import cron, { validate as isCronExpression } from 'node-cron';
-import { ConfigError } from './errors.js';
-
-/** THREAT_MIRROR_SCHEDULE (blank counts as unset), checked: a bad one is a ConfigError naming it. */
-export function scheduleOf(env: Readonly<Record<string, string | undefined>>): string {
-  const schedule = env.THREAT_MIRROR_SCHEDULE?.trim() || '*/10 * * * *';
-  if (!isCronExpression(schedule)) throw new ConfigError(`THREAT_MIRROR_SCHEDULE: "${schedule}" is not a valid cron expression`);
-  return schedule;
-}
+import cron from 'node-cron';
 
 /** The gap between the next two runs of the schedule (UTC): the zone's SOA refresh follows it. */
 export function schedulePeriodSeconds(schedule: string): number {
