@@ -11,7 +11,7 @@ import type { RequestRecord, Standin, StandinThreat } from '../src/standin/index
 import { runCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
-import { currentThreats, listed, overdueDays, removedIds, threatsOfDay } from './support/walk-data.js';
+import { carriedWindows, currentThreats, listed, overdueDays, removedIds, threatsOfDay } from './support/walk-data.js';
 
 const NOW = '2026-11-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -19,6 +19,13 @@ const TODAY = NOW.slice(0, 10);
 const LATER = '2026-11-23T12:00:00.000Z';
 const KEY = 'acme-key-40-liveness';
 const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIRROR_RETRY_MAX_MS: '50', LOG_LEVEL: 'info' });
+
+/** Whether two `start..end` ranges of days share a day. */
+function overlap(a: string, b: string): boolean {
+  const [aStart, aEnd] = a.split('..') as [string, string];
+  const [bStart, bEnd] = b.split('..') as [string, string];
+  return aStart <= bEnd && bStart <= aEnd;
+}
 
 /** First pages a walk (not a check) asked for, by window. */
 function walksOf(requests: readonly RequestRecord[]): string[] {
@@ -62,10 +69,7 @@ describe('reconciliation at a budget its walks fill', { timeout: 180_000 }, () =
     expect(removedIds(dbPath)).toEqual([...unblocked].sort((a, b) => a - b));
     expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
     // The heavy day's window was walked once: its checks went on without a second walk of it.
-    const heavyWalks = walksOf(service.stats.requests).filter((range) => {
-      const [start, end] = range.split('..') as [string, string];
-      return start <= heavyDay && heavyDay <= end;
-    });
+    const heavyWalks = walksOf(service.stats.requests).filter((range) => overlap(range, `${heavyDay}..${heavyDay}`));
     expect(heavyWalks).toHaveLength(1);
   });
 
@@ -92,10 +96,7 @@ describe('reconciliation at a budget its walks fill', { timeout: 180_000 }, () =
       expect(result.code).toBe(0);
       return [...service.stats.requests];
     };
-    const overlapsLastFive = (range: string): boolean => {
-      const [start, end] = range.split('..') as [string, string];
-      return start <= tenth && sixth <= end;
-    };
+    const overlapsLastFive = (range: string): boolean => overlap(range, `${sixth}..${tenth}`);
     expect(walksOf(await run(1)).filter(overlapsLastFive)).toEqual([`${sixth}..${tenth}`]);
     const second = await run(5);
     expect(walksOf(second).filter(overlapsLastFive)).toEqual([]);
@@ -121,6 +122,11 @@ interface LivenessCase {
   readonly budget: number;
   /** Threats on each mirrored day. */
   readonly days: readonly number[];
+  /**
+   * Where the backfill is split (modulo the days; 0: one backfill): the days from there on are
+   * walked first, the others an hour later, so the most overdue days are not the oldest ones.
+   */
+  readonly split: number;
   readonly changes: readonly Change[];
 }
 
@@ -130,6 +136,7 @@ const livenessCase: fc.Arbitrary<LivenessCase> = fc.integer({ min: 1, max: 30 })
     budget: fc.constant(budget),
     // Every day fits a run's budget, moves into it included: a larger one is never reconciled (documented).
     days: fc.array(fc.integer({ min: 0, max: Math.min(100 * budget - MAX_CHANGES, 260) }), { minLength: 3, maxLength: 12 }),
+    split: fc.nat(),
     changes: fc.array(
       fc.record({ kind: fc.constantFrom('unblock' as const, 'move' as const), beforeRun: fc.integer({ min: 0, max: 3 }), duringWalk: fc.boolean(), pick: fc.nat(), toDay: fc.nat() }),
       { maxLength: MAX_CHANGES },
@@ -166,7 +173,12 @@ async function overdueReachesZero(testCase: LivenessCase): Promise<void> {
   const threats: StandinThreat[] = testCase.days.flatMap((records, index) => threatsOfDay(days[index] as string, 100_000 + index * 1000, records));
   const service = await serveThreats(KEY, NOW, threats);
   const dbPath = tempDbPath();
-  expect((await runCli(['--backfill', '--from', first], env(service, dbPath))).code).toBe(0);
+  const split = testCase.split % days.length;
+  expect((await runCli(['--backfill', '--from', days[split] as string], env(service, dbPath))).code).toBe(0);
+  if (split > 0) {
+    const anHourLater = { THREAT_MIRROR_NOW: new Date(Date.parse(NOW) + 3_600_000).toISOString() };
+    expect((await runCli(['--backfill', '--from', first, '--to', days[split - 1] as string], env(service, dbPath, anHourLater))).code).toBe(0);
+  }
   const bound = boundOf(testCase);
   const overdue: number[] = [];
   const budget = { THREAT_MIRROR_NOW: LATER, THREAT_MIRROR_RECONCILE_MAX_REQUESTS: String(testCase.budget) };
@@ -175,13 +187,18 @@ async function overdueReachesZero(testCase: LivenessCase): Promise<void> {
       if (change.duringWalk) service.onListRequest({ match: { withQuery: false }, change: () => apply(service, change, days) });
       else apply(service, change, days);
     }
+    const carried = carriedWindows(dbPath);
+    const sent = service.stats.requests.length;
     const result = await runCli(['--once'], env(service, dbPath, budget));
     expect(result.code, result.stderr).toBe(0);
     overdue.push(overdueDays(dbPath));
+    // A window whose checks were carried over is settled by them, never walked again for them.
+    const walkedAgain = walksOf(service.stats.requests.slice(sent)).filter((range) => carried.some((window) => overlap(range, window)));
+    expect(walkedAgain, `run ${run}: walks over the windows whose checks were carried (${carried.join(', ')})`).toEqual([]);
   }
   // The branch the property is about: a budget that leaves days due after the first run.
   if ((overdue[0] ?? 0) > 0) casesLeftDue += 1;
-  const seen = `budget ${testCase.budget}, days ${testCase.days.join(' ')}, ${testCase.changes.length} changes; overdue run after run: ${overdue.join(', ')} (bound ${bound})`;
+  const seen = `budget ${testCase.budget}, days ${testCase.days.join(' ')} split at ${split}, ${testCase.changes.length} changes; overdue run after run: ${overdue.join(', ')} (bound ${bound})`;
   expect(overdue.at(-1), seen).toBe(0);
   // A last full pass (nothing due, nothing changes): the mirror holds what the service lists.
   expect((await runCli(['--once'], env(service, dbPath, { ...budget, THREAT_MIRROR_RECONCILE_DAYS: '0', THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '100000' }))).code).toBe(0);

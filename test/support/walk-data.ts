@@ -41,3 +41,10 @@ export function listed(service: Standin, key: string): Listed[] {
   return service.threatsVisibleTo(key).map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt }));
 }
 
+
+/** The windows whose removal checks acme's last reconciliation carried over, as `start..end`: the next run settles them without walking their days. */
+export function carriedWindows(dbPath: string): string[] {
+  return withDb(dbPath, (db) =>
+    db.prepare("SELECT DISTINCT window_start || '..' || window_end FROM removal_checks WHERE organization = 'acme' ORDER BY 1").pluck().all() as string[],
+  );
+}
