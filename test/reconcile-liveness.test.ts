@@ -15,6 +15,8 @@ import { carriedWindows, currentThreats, listed, overdueDays, removedIds, threat
 
 const NOW = '2026-11-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
+/** A backfill this much later walks its days after the first one's: they are due after them. */
+const AN_HOUR_LATER = new Date(Date.parse(NOW) + 3_600_000).toISOString();
 /** Eight days later: every day the backfill walked is due (THREAT_MIRROR_RECONCILE_DAYS 7). */
 const LATER = '2026-11-23T12:00:00.000Z';
 const KEY = 'acme-key-40-liveness';
@@ -83,8 +85,7 @@ describe('reconciliation at a budget its walks fill', { timeout: 180_000 }, () =
     const service = await serveThreats(KEY, NOW, threats);
     const dbPath = tempDbPath();
     expect((await runCli(['--backfill', '--from', sixth, '--to', tenth], env(service, dbPath))).code).toBe(0);
-    const anHourLater = new Date(Date.parse(NOW) + 3_600_000).toISOString();
-    expect((await runCli(['--backfill', '--from', first, '--to', fifth], env(service, dbPath, { THREAT_MIRROR_NOW: anHourLater }))).code).toBe(0);
+    expect((await runCli(['--backfill', '--from', first, '--to', fifth], env(service, dbPath, { THREAT_MIRROR_NOW: AN_HOUR_LATER }))).code).toBe(0);
     const unblocked = threats.filter((threat) => threat.blockedAt >= sixth).filter((_, index) => index % 50 === 7).map((threat) => threat.id);
     expect(unblocked).toHaveLength(2);
     service.removeThreats(unblocked);
@@ -181,8 +182,7 @@ async function overdueReachesZero(testCase: LivenessCase): Promise<void> {
   const split = testCase.split % days.length;
   expect((await runCli(['--backfill', '--from', days[split] as string], env(service, dbPath))).code).toBe(0);
   if (split > 0) {
-    const anHourLater = { THREAT_MIRROR_NOW: new Date(Date.parse(NOW) + 3_600_000).toISOString() };
-    expect((await runCli(['--backfill', '--from', first, '--to', days[split - 1] as string], env(service, dbPath, anHourLater))).code).toBe(0);
+    expect((await runCli(['--backfill', '--from', first, '--to', days[split - 1] as string], env(service, dbPath, { THREAT_MIRROR_NOW: AN_HOUR_LATER }))).code).toBe(0);
   }
   const bound = boundOf(testCase);
   const overdue: number[] = [];

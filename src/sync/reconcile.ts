@@ -10,6 +10,7 @@ import type { OrganizationConfig } from '../config.js';
 import type { Logger } from 'pino';
 import type { CarriedChecks, DueRule, LedgerDay } from '../db/read/ledger-reads.js';
 import type { PlanWindow } from '../db/read/plan-reads.js';
+import { maxDay, minDay } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import { settleCarriedChecks } from './carried-checks.js';
 import { planReconciliation, type ReconcileWindow } from './reconcile-planner.js';
@@ -76,9 +77,8 @@ async function runReconciliation(deps: SyncDeps, { organization, log, windows, c
   const { writer, settings } = deps;
   const name = organization.name;
   const started = deps.clock();
-  const ranges = [...windows.map((window) => [window.start, window.end]), ...carried.map((window) => [window.windowStart, window.windowEnd])] as Array<[string, string]>;
-  const rangeStart = ranges.reduce((first, [start]) => (start < first ? start : first), ranges[0]?.[0] as string);
-  const rangeEnd = ranges.reduce((last, [, end]) => (end > last ? end : last), rangeStart);
+  const planned = windows.map((window): DayRange => [window.start, window.end]);
+  const { start: rangeStart, end: rangeEnd } = spanOf([...planned, ...carried.map((window): DayRange => [window.windowStart, window.windowEnd])]);
   const runId = await writer.call('startRun', { organization: name, stream: 'threats', mode: 'reconcile', rangeStart, rangeEnd, startedAt: started.toISOString() });
   log.info(
     { runId, windows: windows.length, dueDays, carriedChecks: carried.reduce((sum, window) => sum + window.candidates.length, 0), estimatedRequests: windows.reduce((sum, window) => sum + window.estimatedRequests, 0) },
@@ -98,13 +98,8 @@ async function runReconciliation(deps: SyncDeps, { organization, log, windows, c
     if ((await settleCarriedChecks(context, carried, signal)) || windows.length === 0) return;
     // The plan is its windows and nothing more: walkWindows cuts new windows from the last one's end
     // to the plan's, so a plan reaching over a carried window would walk the days that wait for its checks.
-    const plan = await writer.call('createPlan', {
-      organization: name,
-      mode: 'reconcile',
-      rangeStart: windows[0]?.start as string,
-      rangeEnd: windows.reduce((last, window) => (window.end > last ? window.end : last), windows[0]?.end as string),
-      createdAt: started.toISOString(),
-    });
+    const span = spanOf(planned);
+    const plan = await writer.call('createPlan', { organization: name, mode: 'reconcile', rangeStart: span.start, rangeEnd: span.end, createdAt: started.toISOString() });
     await writer.call('addWindows', { windows: windows.map((window) => ({ planId: plan.id, windowStart: window.start, windowEnd: window.end })) });
     await walkWindows(context, plan, signal);
   };
@@ -120,6 +115,14 @@ async function runReconciliation(deps: SyncDeps, { organization, log, windows, c
   await observed.recorded();
   if (outcome.status !== 'interrupted') await writer.call('deletePlans', { organization: name, mode: 'reconcile' });
   return finishRunSummary(deps, log, { organization: name, stream: 'threats', mode: 'reconcile', runId, ...outcome, rangeStart, rangeEnd, started, totals, message: `reconciliation of organization "${name}"` });
+}
+
+type DayRange = readonly [start: string, end: string];
+
+/** The first and the last day of some ranges of days (at least one). */
+function spanOf(ranges: readonly DayRange[]): { start: string; end: string } {
+  const [start, end] = ranges[0] as DayRange;
+  return ranges.reduce((span, [from, to]) => ({ start: minDay(span.start, from), end: maxDay(span.end, to) }), { start, end });
 }
 
 /**

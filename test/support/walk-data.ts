@@ -41,7 +41,6 @@ export function listed(service: Standin, key: string): Listed[] {
   return service.threatsVisibleTo(key).map(({ id, content, type, blockedAt }) => ({ id, content, type, blockedAt }));
 }
 
-
 /** The windows whose removal checks acme's last reconciliation carried over, as `start..end`: the next run settles them without walking their days. */
 export function carriedWindows(dbPath: string): string[] {
   return withDb(dbPath, (db) =>
