@@ -44,6 +44,12 @@ const secondaries: Secondary[] = [];
 
 const zoneChanges = (): number => daemon.logs.filter((line) => line.msg === 'zone changed').length;
 
+/** NOTIFYs the secondaries answered, over every target (threat_mirror_dns_notify_total). */
+async function answeredNotifies(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  return [...text.matchAll(/^threat_mirror_dns_notify_total\{[^}]*outcome="answered"[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+}
+
 describe.skipIf(skipWithout(['named', 'unbound', 'pdns_recursor', 'dig']))('the daemon as DNS primary of its response policy zone', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'threat-mirror-dns-'));
@@ -94,20 +100,24 @@ describe.skipIf(skipWithout(['named', 'unbound', 'pdns_recursor', 'dig']))('the 
     expect(transferred.join('\n')).not.toMatch(/rpz-client-ip|tm-undelegated/);
   });
 
-  it('after a run that adds one host and removes another: BIND and Unbound within 5 s (NOTIFY), PowerDNS within its refresh; IXFR gives the new zone', async () => {
+  it('after a run that adds one host and removes another: BIND and Unbound by NOTIFY within 20 s, PowerDNS within its refresh; IXFR gives the new zone', async () => {
     const before = recordsOf(dig(['@127.0.0.1', '-p', String(dnsPort), ZONE, 'AXFR']).text);
     const oldSerial = serialOf(before);
     const changes = zoneChanges();
+    const notifiedBefore = await answeredNotifies();
     standin.addThreats([threat('https://tm-second-blocked.org/')]);
     standin.removeThreats([LEAVING.id]);
     await daemon.waitForLog(() => zoneChanges() > changes);
     const runEnd = Date.now();
     for (const secondary of secondaries) {
-      // BIND and Unbound on NOTIFY (their SOA refresh is a minute here); PowerDNS 4.8 ignores NOTIFY and refreshes every PDNS_REFRESH s.
-      const limit = secondary.name === 'pdns' ? (PDNS_REFRESH + 5) * 1000 : 5_000;
+      // BIND and Unbound on NOTIFY (their SOA refresh is a minute here: 20 s leaves a loaded 2-core
+      // machine room, where 5 s once took 5.6-6.2); PowerDNS 4.8 ignores NOTIFY and refreshes every PDNS_REFRESH s.
+      const limit = secondary.name === 'pdns' ? (PDNS_REFRESH + 5) * 1000 : 20_000;
       await until(`${secondary.name} blocks the new host and not the removed one`, async () => (await secondary.blocks('tm-second-blocked.org')) && !(await secondary.blocks('tm-leaving-soon.net')), limit);
       expect(Date.now() - runEnd, secondary.name).toBeLessThan(limit);
     }
+    // The change reached them by NOTIFY, not by a refresh that happened to fall within the bound.
+    expect((await answeredNotifies()) - notifiedBefore).toBeGreaterThanOrEqual(2);
     // The incremental transfer from the old serial, applied to the old zone, is the new zone.
     const after = recordsOf(dig(['@127.0.0.1', '-p', String(dnsPort), ZONE, 'AXFR']).text);
     const ixfr = dig(['@127.0.0.1', '-p', String(dnsPort), ZONE, `IXFR=${oldSerial}`]).text;
