@@ -81,17 +81,17 @@ describe('the export index under an allowlist', () => {
       listOf([`https://${c}/`, `${d}`, 'eip155:1:0xabc0000000000000000000000000000000000001', 'who@allowed-mail.com']),
       listOf([]),
     ];
-    const index = await ExportIndex.create(dbPath, join(dir, 'index.db'), undefined);
+    const index = await ExportIndex.create(dbPath, join(dir, 'index.db'), { nowMs: Date.parse(STAMP) });
     const history: Array<{ serial: number; names: Set<string> }> = [{ serial: index.view.state().serial, names: names(index.view) }];
     try {
       for (const [step, list] of versions.entries()) {
-        const change = await index.refresh(list);
+        const change = await index.refresh(list, Date.parse(STAMP));
         expect(change.zoneChanged, `step ${step}`).toBe(true);
         // New threats under the list: an allowed host's subdomain, an allowed address and e-mail, a blocked host; one removed.
         data.add([[`https://sub.${c}/`, 'URL'], ['eip155:1:0xABC0000000000000000000000000000000000001', 'ADDRESS'], ['Who@Allowed-Mail.com', 'EMAIL'], [`https://step${step}-blocked.com/`, 'URL']]);
         data.remove(1_000 + step);
-        await index.refresh(list);
-        const fresh = await ExportIndex.create(dbPath, join(dir, `fresh-${step}.db`), list);
+        await index.refresh(list, Date.parse(STAMP));
+        const fresh = await ExportIndex.create(dbPath, join(dir, `fresh-${step}.db`), { allowlist: list, nowMs: Date.parse(STAMP) });
         try {
           expect(contents(index.view), `step ${step}`).toEqual(contents(fresh.view));
         } finally {

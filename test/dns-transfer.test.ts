@@ -84,7 +84,7 @@ describe('zone transfers over TCP', () => {
     const dbPath = join(dir, 'mirror.db');
     writeMirror(dbPath);
     indexPath = join(dir, 'exports', 'index.db');
-    (await ExportIndex.create(dbPath, indexPath)).close();
+    (await ExportIndex.create(dbPath, indexPath, { nowMs: Date.parse(STAMP) })).close();
     const timers = zoneTimersFor(600);
     zone = new ZoneReader(indexPath, { zone: ZONE, timers });
     zone.markReady();
@@ -142,9 +142,9 @@ describe('zone transfers over TCP', () => {
       expect(checkpointBusy(), 'no reader held the index mid-transfer: the test would prove nothing').toBe(1);
       socket.destroy();
       // The transfer's read transaction ends: a checkpoint that truncates the index's WAL is then not blocked by a reader.
-      const started = Date.now();
+      const started = Date.parse(STAMP);
       let busy = 1;
-      while (Date.now() - started < 5_000) {
+      while (Date.parse(STAMP) - started < 5_000) {
         busy = checkpointBusy();
         if (busy === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 50));

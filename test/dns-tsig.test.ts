@@ -17,7 +17,7 @@ import { skipWithout } from './support/judges.js';
 import { checkAnswerByHand, queryMacOf, signQueryByHand } from './support/tsig-hand.js';
 import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, type TsigKeyConfig, until, ZONE } from './support/secondaries.js';
 import { mirrorEnvFor } from './support/service.js';
-import { recordsOf, zoneFileRecords } from './support/zone-records.js';
+import { apartFromSerial, recordsOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -58,7 +58,7 @@ describe.skipIf(skipWithout(['named', 'pdns_recursor', 'dig']))('the DNS primary
       LOG_LEVEL: 'info',
     });
     daemon = new CliProcess([], env);
-    await daemon.waitForLog((line) => line.msg === 'zone changed' && Number(line.serial) > 1);
+    await daemon.waitForLog((line) => line.msg === 'zone changed' && Number(line.hosts) > 0);
     secondaries.push(await startBind(join(dir, 'bind'), dnsPort, bindPort, TSIG), await startPdnsSecondary(join(dir, 'pdns'), dnsPort, pdnsPort, 3, TSIG));
   }, 60_000);
 
@@ -104,7 +104,7 @@ describe.skipIf(skipWithout(['named', 'pdns_recursor', 'dig']))('the DNS primary
     expect(tsigRecords).toHaveLength(messages);
     const exported = await runCli(['export', '--format', 'rpz'], env);
     expect(exported.code, exported.stderr).toBe(0);
-    expect(recordsOf(axfr.text).filter((record) => !record.includes(' tsig '))).toEqual(zoneFileRecords(exported.stdout, ZONE));
+    expect(apartFromSerial(recordsOf(axfr.text).filter((record) => !record.includes(' tsig ')))).toEqual(apartFromSerial(zoneFileRecords(exported.stdout, ZONE)));
     const soa = signed(TSIG, ZONE, 'SOA');
     expect(soa.status).toBe('NOERROR');
     expect(soa.text).not.toMatch(UNVERIFIED);

@@ -18,6 +18,7 @@ import { listedHosts } from './support/host-lists.js';
 import { mirrorEnvFor } from './support/service.js';
 import { allowlistLinesFor, hostileHostBlock, hostileUrl, PROPERTY_SEED } from './support/hostile-urls.js';
 import { dig, freePort, type Secondary, startBind, stopAll, until, ZONE } from './support/secondaries.js';
+import { recordsOf, serialOf } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -68,7 +69,7 @@ describe.skipIf(skipWithout(['named', 'dig']))('BIND loads the zone of hostile c
     });
     daemon = new CliProcess([], env);
     httpPort = await servingPort(daemon);
-    await daemon.waitForLog((line) => line.msg === 'zone changed' && Number(line.serial) > 1);
+    await daemon.waitForLog((line) => line.msg === 'zone changed' && Number(line.hosts) > 0);
     secondaries.push(await startBind(join(dir, 'bind'), dnsPort, bindPort));
   }, 60_000);
 
@@ -83,7 +84,7 @@ describe.skipIf(skipWithout(['named', 'dig']))('BIND loads the zone of hostile c
     expect(blocked.length).toBeGreaterThan(20);
     expect(passthru).toContain('customer-portal.com');
     expect(passthru.length).toBeGreaterThan(5);
-    const serial = /^@ IN SOA \S+ \S+ (\d+) /m.exec(rpz.stdout)?.[1];
+    const serial = serialOf(recordsOf(dig(['@127.0.0.1', '-p', String(dnsPort), ZONE, 'SOA']).text));
     // Loaded: BIND answers the zone's SOA with the daemon's serial (a refused transfer leaves it none).
     await until('BIND serves the transferred zone', () => new RegExp(`\\sSOA\\s.*\\s${serial}\\s`).test(dig(['@127.0.0.1', '-p', String(bind.port), ZONE, 'SOA']).text), 30_000);
     for (const host of blocked.slice(0, 25)) {

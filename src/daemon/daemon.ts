@@ -48,7 +48,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     logger.error({ err: error }, 'the writer thread failed: stopping the daemon (exit 1) for its supervisor to restart it');
     if (!partFailed.signal.aborted) partFailed.abort(error);
   });
-  const enforcement = new Enforcement({ config, logger, observer: metrics });
+  const enforcement = new Enforcement({ config, logger, observer: metrics, clock });
   const allowlist = config.allowlist === undefined ? undefined : new DaemonAllowlist(config.allowlist, { clock, logger, observer: metrics });
   let serving: ServingSupervisor | undefined;
   const readiness = (): Readiness =>

@@ -4,14 +4,16 @@
 // THREAT_MIRROR_ALLOWLIST is applied the same way at once, without waiting for a run (a run may be
 // going on: the job reads the mirror as committed, page by page). One job at a time; the main
 // thread itself only starts the job and reads its result.
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Allowlist } from '../allowlist/allowlist-entries.js';
 import type { Config } from '../config.js';
-import { exportIndexPathOf, exportsFolderOf, feedsFolderOf } from '../db/database-files.js';
+import { exportIndexPathOf, exportsFolderOf, feedsFolderOf, sqliteFilesOf } from '../db/database-files.js';
 import type { ExportObserver, RefresherState } from '../export/jobs/export-refresher.js';
 import { isHostFormat } from '../config/export-formats.js';
 import { type ZoneTimers, zoneTimersFor } from '../lib/rpz-zone.js';
+import type { Clock } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
 import { schedulePeriodSeconds } from '../lib/schedule.js';
 import type { EnforcementData, EnforcementEvent } from '../serve/protocol.js';
@@ -35,6 +37,7 @@ export class Enforcement {
   readonly #config: Config;
   readonly #logger: Logger;
   readonly #observer: EnforcementObserver;
+  readonly #clock: Clock;
   readonly #timers: ZoneTimers;
   readonly #folder: string;
   /** Whether the export index was built since the daemon started: refreshes then read the change feed only. */
@@ -48,10 +51,11 @@ export class Enforcement {
   /** A refresh asked for that has not started: a later request joins it (it reads the state when it starts). */
   #waiting: Promise<void> | undefined;
 
-  constructor(options: { config: Config; logger: Logger; observer: EnforcementObserver }) {
+  constructor(options: { config: Config; logger: Logger; observer: EnforcementObserver; clock: Clock }) {
     this.#config = options.config;
     this.#logger = options.logger;
     this.#observer = options.observer;
+    this.#clock = options.clock;
     this.#timers = zoneTimersFor(schedulePeriodSeconds(options.config.schedule));
     // Scratch files beside the mirror (its folder is writable; /tmp may not be): rebuilt at every start.
     this.#folder = exportsFolderOf(options.config.dbPath);
@@ -121,6 +125,7 @@ export class Enforcement {
           timers: this.#timers,
           refresher: this.#refresher,
           allowlist: this.#allowlist,
+          nowMs: this.#clock().getTime(),
         },
         (event) => this.#jobEvent(event),
         signal,
@@ -131,7 +136,7 @@ export class Enforcement {
       const { state, hosts } = result.index;
       this.#observer.zoneSerial(state.serial, hosts);
       const zoneChanged = result.change?.zoneChanged ?? false;
-      if (zoneChanged) this.#logger.info({ serial: state.serial, threatsRead: result.change?.threatsRead }, 'zone changed');
+      if (zoneChanged) this.#logger.info({ serial: state.serial, hosts, threatsRead: result.change?.threatsRead }, 'zone changed');
       server?.enforce({ type: 'index-updated', serial: state.serial, zoneChanged });
     } catch (error) {
       if (signal?.aborted) return;
@@ -161,11 +166,18 @@ export class Enforcement {
   /**
    * After the refresh in flight has ended (stopped by the daemon's signal, its thread gone with its
    * connection to the mirror): the writer's last close, which follows, then finds no other
-   * connection, and the scratch folder is no longer in use.
+   * connection, and the scratch folder is no longer in use. The index alone stays: its zone's serial
+   * is what the secondaries hold, and the next start keeps it when the names are the same (a restart
+   * then costs them no transfer; ExportIndex.create).
    */
   async close(): Promise<void> {
     await this.#tail;
-    rmSync(this.#folder, { recursive: true, force: true });
+    const kept = new Set(this.#indexPath === undefined ? [] : sqliteFilesOf(this.#indexPath));
+    for (const entry of existsSync(this.#folder) ? readdirSync(this.#folder) : []) {
+      const path = join(this.#folder, entry);
+      if (!kept.has(path)) rmSync(path, { recursive: true, force: true });
+    }
+    if (kept.size === 0) rmSync(this.#folder, { recursive: true, force: true });
   }
 
   /** A log line or metric of the export thread, logged and counted here (one log stream, one registry). */

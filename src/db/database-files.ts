@@ -35,7 +35,7 @@ export function writerLockPathOf(dbPath: string): string {
   return `${dbPath}${WRITER_LOCK}`;
 }
 
-/** Where the daemon keeps the export index and its feeds; removed whole when it stops. */
+/** Where the daemon keeps the export index and its feeds; emptied when it stops, but for the index (its zone's serial goes on at the next start). */
 export function exportsFolderOf(dbPath: string): string {
   return `${dbPath}${EXPORTS}`;
 }

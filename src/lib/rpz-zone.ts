@@ -33,7 +33,7 @@ export const SOA_MNAME = 'localhost';
 export const SOA_RNAME = 'hostmaster.localhost';
 
 /**
- * The next serial: the mirror's change_seq (so the same mirror gives the same zone), unless that
+ * The next serial of an rpz export file: the mirror's change_seq (so the same mirror gives the same zone), unless that
  * is not after the previous file's serial in RFC 1982 serial arithmetic (a rebuilt mirror starts
  * its change_seq again), then the previous one plus one.
  */
@@ -41,6 +41,27 @@ export function nextRpzSerial(changeSeq: number, previous: number | undefined): 
   const candidate = changeSeq % 2 ** 32 || 1;
   if (previous === undefined || serialAfter(candidate, previous)) return candidate;
   return (previous + 1) % 2 ** 32 || 1;
+}
+
+/**
+ * The DNS primary's next serial (the zone its secondaries compare): the Unix time in seconds when
+ * the zone's names changed, or the previous serial plus one when that is not after it, so that it
+ * grows strictly (RFC 1982) however fast the zone changes. The policy BIND and Knot DNS call
+ * `unixtime`. Not the mirror's change_seq, as before: a mirror built anew (a new pod without a
+ * replica, a volume lost) counts its change_seq from 1 again, and secondaries holding the old
+ * mirror's larger serial kept their old zone, blind to every threat blocked since (BIND, measured:
+ * serial 27 held against the rebuilt primary's 4). A clock has no such reset. `nowMs`: the
+ * daemon's clock (THREAT_MIRROR_NOW moves it in tests).
+ */
+export function nextZoneSerial(previous: number | undefined, nowMs: number): number {
+  const candidate = Math.floor(nowMs / 1000) % 2 ** 32 || 1;
+  if (previous === undefined || serialAfter(candidate, previous)) return candidate;
+  return (previous + 1) % 2 ** 32 || 1;
+}
+
+/** Of two serials, the later one (RFC 1982). */
+export function laterSerial(a: number, b: number): number {
+  return serialAfter(a, b) ? a : b;
 }
 
 /** RFC 1982: whether serial a comes after b. */

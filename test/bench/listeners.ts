@@ -146,7 +146,7 @@ async function zoneUnderHeldConnections(): Promise<void> {
   console.log(`\nmirror of ${ZONE_COUNT} threats written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   started = performance.now();
   const timers = zoneTimersFor(600);
-  const built = await runExportJob({ kind: 'refresh', dbPath, indexPath, rebuild: true, atStart: false, targets: [], timers, refresher: undefined, allowlist: undefined }, () => undefined);
+  const built = await runExportJob({ kind: 'refresh', dbPath, indexPath, rebuild: true, atStart: false, targets: [], timers, refresher: undefined, allowlist: undefined, nowMs: Date.now() }, () => undefined);
   console.log(`export index built in ${((performance.now() - started) / 1000).toFixed(1)} s: ${built.index?.hosts} hosts`);
   const zone = new ZoneReader(indexPath, { zone: ZONE, timers });
   zone.markReady();

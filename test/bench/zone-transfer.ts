@@ -37,7 +37,7 @@ export function bindPath(): string | undefined {
 export async function measureTransfers(dbPath: string, dir: string, threats: number): Promise<TransferFigures> {
   const indexPath = join(dir, 'exports', 'index.db');
   const started = performance.now();
-  const built = await runExportJob({ kind: 'refresh', dbPath, indexPath, rebuild: true, atStart: false, targets: [], timers: TIMERS, refresher: undefined, allowlist: undefined }, () => undefined);
+  const built = await runExportJob({ kind: 'refresh', dbPath, indexPath, rebuild: true, atStart: false, targets: [], timers: TIMERS, refresher: undefined, allowlist: undefined, nowMs: Date.now() }, () => undefined);
   const indexBuildMs = performance.now() - started;
   const transfers: Array<{ kind: string; records: number; ms: number }> = [];
   const zone = new ZoneReader(indexPath, { zone: ZONE, timers: TIMERS });
@@ -65,7 +65,7 @@ export async function measureTransfers(dbPath: string, dir: string, threats: num
     const firstNew = threats + 1_000;
     changeBenchMirror(dbPath, { added: 50, removed: 50, firstNewIndex: firstNew, salt: 'ixfr-' });
     const refreshStarted = performance.now();
-    const refreshed = await runExportJob({ kind: 'refresh', dbPath, indexPath, rebuild: false, atStart: false, targets: [], timers: TIMERS, refresher: undefined, allowlist: undefined }, () => undefined);
+    const refreshed = await runExportJob({ kind: 'refresh', dbPath, indexPath, rebuild: false, atStart: false, targets: [], timers: TIMERS, refresher: undefined, allowlist: undefined, nowMs: Date.now() }, () => undefined);
     const refreshMs = performance.now() - refreshStarted;
     const serial = refreshed.index?.state.serial ?? 0;
     const notifier = new Notifier({ source: '127.0.0.1', settings: { zone: ZONE, timers: TIMERS }, targets: [{ host: '127.0.0.1', port: bind.port }], observer: { notified: () => undefined } });

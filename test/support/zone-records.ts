@@ -23,6 +23,20 @@ export function zoneFileRecords(text: string, zone: string): string[] {
   return [...new Set(records)].sort();
 }
 
+/**
+ * The records with the SOA's serial left out: the daemon's zone takes its serial from the clock
+ * (nextZoneSerial), `export --format rpz` from the mirror's change_seq; every other field and
+ * record is the same.
+ */
+export function apartFromSerial(records: readonly string[]): string[] {
+  return records.map((record) => (record.split(' ')[3] === 'soa' ? record.split(' ').map((field, at) => (at === 6 ? '<serial>' : field)).join(' ') : record));
+}
+
+/** A zone file's text with its SOA's serial left out (as apartFromSerial). */
+export function zoneFileApartFromSerial(text: string): string {
+  return text.replace(/^(@ IN SOA \S+ \S+ )\d+ /m, '$1<serial> ');
+}
+
 export function serialOf(records: readonly string[]): number {
   return Number(records.find((record) => record.split(' ')[3] === 'soa')?.split(' ')[6]);
 }

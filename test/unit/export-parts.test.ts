@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/lib/errors.js';
 import { blockableHost } from '../../src/url/blockable-host.js';
 import { HostSet } from '../../src/export/host-set.js';
-import { nextRpzSerial, rpzSerialOf } from '../../src/export/formats/rpz.js';
+import { laterSerial, nextRpzSerial, nextZoneSerial, rpzSerialOf } from '../../src/export/formats/rpz.js';
 import type { CurrentThreat, IndicatorSource } from '../../src/export/current-threats.js';
 import { type HostEntry, hostEntryOf } from '../../src/export/host-selection.js';
 import { deriveLookupFields } from '../../src/url/lookup-fields.js';
@@ -99,6 +99,20 @@ describe('zone serials', () => {
     expect(nextRpzSerial(5, 2 ** 32 - 10)).toBe(5); // RFC 1982: 5 is after 4294967286
     expect(nextRpzSerial(2 ** 32 + 7, undefined)).toBe(7);
     expect(rpzSerialOf('; c\n$TTL 300\n@ IN SOA localhost. hostmaster.localhost. 4242 3600 600 864000 300\n')).toBe(4242);
+  });
+
+  it("of the daemon's zone follow the clock in seconds, one more than the previous when the clock is not after it", () => {
+    const at = Date.parse('2026-03-15T12:00:00.000Z');
+    expect(nextZoneSerial(undefined, at)).toBe(at / 1000);
+    // A rebuilt mirror's zone after the old one's, whatever its change_seq: the old serials were earlier times, or change_seqs.
+    expect(nextZoneSerial(27, at)).toBe(at / 1000);
+    expect(nextZoneSerial(at / 1000, at)).toBe(at / 1000 + 1);
+    expect(nextZoneSerial(at / 1000 + 5, at + 999)).toBe(at / 1000 + 6);
+    expect(nextZoneSerial(at / 1000, at + 60_000)).toBe(at / 1000 + 60);
+    // RFC 1982 beyond 2106: the clock's seconds wrap, and stay after the serial before.
+    expect(nextZoneSerial(2 ** 32 - 10, (2 ** 32 + 7) * 1000)).toBe(7);
+    expect(laterSerial(5, 2 ** 32 - 10)).toBe(5);
+    expect(laterSerial(100, 101)).toBe(101);
   });
 });
 

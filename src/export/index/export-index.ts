@@ -23,9 +23,10 @@ import { Database, type Statement } from '../../db/sqlite.js';
 import { allowedThreatIds } from '../allowed-threats.js';
 import { allowsRow, CURRENT, HOST_COLUMNS, type IndexAllowlist, indexAllowlistOf, indexEntryOf, passthruChange, THREAT_COLUMNS, type ThreatRow, threatsAllowednessChanged } from './index-allowlist.js';
 import { IndexView } from './index-view.js';
+import { continuedSerial, setAside } from './previous-index.js';
 import { INDEX_SCHEMA, type ZoneName } from './schema.js';
 import type { OwnerRecord } from '../formats/zone-names.js';
-import { MAX_HOST, nextRpzSerial } from '../../lib/rpz-zone.js';
+import { MAX_HOST, nextZoneSerial } from '../../lib/rpz-zone.js';
 import { withSmallPageCache } from '../../db/page-cache.js';
 
 /** Rows between two turns of the event loop: the refresh job's thread has little else to do, but any thread running this stays responsive. */
@@ -70,17 +71,26 @@ export class ExportIndex {
     this.view = new IndexView(this.#db);
   }
 
-  /** A fresh index at `path` (what a killed daemon left there is stale: removed first), built from the mirror and the allowlist. */
-  static async create(mirrorPath: string, path: string, allowlist?: Allowlist): Promise<ExportIndex> {
+  /**
+   * A fresh index at `path`, built from the mirror and the allowlist. What a daemon left there is
+   * stale, but its zone's serial is what the secondaries hold: the new zone keeps it when its names
+   * are the same (a restart that changed nothing costs no transfer), else moves past it
+   * (previous-index.ts). `nowMs`: the daemon's clock, for the serial (nextZoneSerial).
+   */
+  static async create(mirrorPath: string, path: string, { allowlist, nowMs }: { allowlist?: Allowlist | undefined; nowMs: number }): Promise<ExportIndex> {
     mkdirSync(dirname(path), { recursive: true });
-    for (const file of sqliteFilesOf(path)) rmSync(file, { force: true });
+    const previous = setAside(path);
     const index = new ExportIndex(mirrorPath, path, true);
     try {
-      await index.#rebuild(undefined, indexAllowlistOf(allowlist));
+      await index.#rebuild(undefined, indexAllowlistOf(allowlist), nowMs);
+      const serial = previous === undefined ? undefined : continuedSerial(index.#db, previous, nowMs);
+      if (serial !== undefined) index.#db.prepare('UPDATE index_state SET serial = ?').run(serial);
       return index;
     } catch (error) {
       index.close();
       throw error;
+    } finally {
+      if (previous !== undefined) for (const file of sqliteFilesOf(previous)) rmSync(file, { force: true });
     }
   }
 
@@ -89,8 +99,8 @@ export class ExportIndex {
     return new ExportIndex(mirrorPath, path, false);
   }
 
-  /** Brings the index up to the mirror as it is now, and to `allowlist`; never called while another refresh runs. */
-  async refresh(allowlist?: Allowlist): Promise<IndexChange> {
+  /** Brings the index up to the mirror as it is now, and to `allowlist`; never called while another refresh runs. `nowMs`: as create's. */
+  async refresh(allowlist: Allowlist | undefined, nowMs: number): Promise<IndexChange> {
     const mirror = withSmallPageCache(openDatabaseReadOnly(this.#mirrorPath).sqlite);
     try {
       mirror.exec('BEGIN');
@@ -100,8 +110,8 @@ export class ExportIndex {
       const allowlistChanged = allow.version !== before.allowlist;
       if (changeSeq === before.changeSeq && !allowlistChanged) return { hostsChanged: false, zoneChanged: false, serial: before.serial, threatsRead: 0 };
       const changed = mirror.prepare('SELECT count(*) FROM threats WHERE change_seq > ?').pluck().get(before.changeSeq) as number;
-      if (changed > REBUILD_ABOVE || changeSeq < before.changeSeq) return await this.#rebuild(mirror, allow);
-      return await this.#apply(mirror, before.changeSeq, changeSeq, allow, allowlistChanged);
+      if (changed > REBUILD_ABOVE || changeSeq < before.changeSeq) return await this.#rebuild(mirror, allow, nowMs);
+      return await this.#apply(mirror, { from: before.changeSeq, changeSeq, nowMs }, allow, allowlistChanged);
     } finally {
       mirror.close(); // a reader never checkpoints
     }
@@ -124,7 +134,7 @@ export class ExportIndex {
   }
 
   /** Reads every current threat; `mirror` undefined: opens its own connection. A rebuild keeps no history. */
-  async #rebuild(given: Database | undefined, allow: IndexAllowlist): Promise<IndexChange> {
+  async #rebuild(given: Database | undefined, allow: IndexAllowlist, nowMs: number): Promise<IndexChange> {
     const mirror = given ?? withSmallPageCache(openDatabaseReadOnly(this.#mirrorPath).sqlite);
     try {
       if (!mirror.inTransaction) mirror.exec('BEGIN');
@@ -151,7 +161,7 @@ export class ExportIndex {
         const passthru = passthruChange(this.#db, allow.matcher);
         const addPassthru = this.#db.prepare('INSERT INTO passthru (host) VALUES (?)');
         for (const host of passthru.added) addPassthru.run(host);
-        const serial = previous === undefined ? nextRpzSerial(changeSeq, undefined) : nextRpzSerial(changeSeq, previous[1]);
+        const serial = nextZoneSerial(previous?.[1], nowMs);
         this.#db
           .prepare('INSERT OR REPLACE INTO index_state (id, change_seq, hosts_version, serial, allowlist, passthru_not_listed) VALUES (1, ?, ?, ?, ?, ?)')
           .run(changeSeq, (previous?.[0] ?? 0) + 1, serial, allow.version, passthru.notListed);
@@ -170,7 +180,7 @@ export class ExportIndex {
    * Applies the threats whose change_seq moved past `from`, and with a new allowlist those whose
    * allowedness it changed and its passthru names; records the zone's step.
    */
-  async #apply(mirror: Database, from: number, changeSeq: number, allow: IndexAllowlist, allowlistChanged: boolean): Promise<IndexChange> {
+  async #apply(mirror: Database, { from, changeSeq, nowMs }: { from: number; changeSeq: number; nowMs: number }, allow: IndexAllowlist, allowlistChanged: boolean): Promise<IndexChange> {
     const flipped = allowlistChanged ? threatsAllowednessChanged(mirror, this.#db, allow.matcher) : [];
     const byId = mirror.prepare(`SELECT ${THREAT_COLUMNS} FROM threats t WHERE t.id = ?`).raw();
     const fed = mirror.prepare(`SELECT ${THREAT_COLUMNS} FROM threats t WHERE t.change_seq > ? ORDER BY t.change_seq`).raw().iterate(from) as IterableIterator<ThreatRow>;
@@ -219,7 +229,7 @@ export class ExportIndex {
           }
         }
       }
-      const change = this.#recordStep(touched, changeSeq, allowlistChanged ? this.#applyPassthru(allow) : undefined, allow.version);
+      const change = this.#recordStep(touched, { changeSeq, nowMs }, allowlistChanged ? this.#applyPassthru(allow) : undefined, allow.version);
       this.#writeCounts(counts);
       this.#db.exec('COMMIT');
       return { ...change, threatsRead: read };
@@ -240,14 +250,14 @@ export class ExportIndex {
   }
 
   /** The names that came and went, as a new hosts version and (for names that fit a zone) a new zone serial. */
-  #recordStep(touched: Map<string, boolean>, changeSeq: number, passthru: PassthruStep | undefined, allowlist: string | null): Omit<IndexChange, 'threatsRead'> {
+  #recordStep(touched: Map<string, boolean>, { changeSeq, nowMs }: { changeSeq: number; nowMs: number }, passthru: PassthruStep | undefined, allowlist: string | null): Omit<IndexChange, 'threatsRead'> {
     const state = this.view.state();
     const listed = this.#db.prepare('SELECT 1 FROM hosts WHERE host = ?').pluck();
     let hostsChanged = passthru !== undefined && passthru.added.length + passthru.removed.length > 0;
     for (const [host, before] of touched) if (before !== (listed.get(host) !== undefined)) hostsChanged = true;
     const { removed, added } = this.#zoneRecordChanges(touched, passthru);
     const zoneChanged = removed.length + added.length > 0;
-    const serial = zoneChanged ? nextRpzSerial(changeSeq, state.serial) : state.serial;
+    const serial = zoneChanged ? nextZoneSerial(state.serial, nowMs) : state.serial;
     if (zoneChanged) {
       this.#db.prepare('INSERT INTO zone_versions (serial, previous) VALUES (?, ?)').run(serial, state.serial);
       const change = this.#db.prepare('INSERT INTO zone_changes (serial, added, host, passthru) VALUES (?, ?, ?, ?)');

@@ -33,13 +33,13 @@ async function refresh(job: RefreshJob, post: (event: JobEvent) => void): Promis
     let change: IndexChange | undefined;
     if (job.indexPath !== undefined && job.rebuild) {
       const started = performance.now();
-      index = await ExportIndex.create(job.dbPath, job.indexPath, job.allowlist);
+      index = await ExportIndex.create(job.dbPath, job.indexPath, { allowlist: job.allowlist, nowMs: job.nowMs });
       const state = index.view.state();
       log(post, 'info', { hosts: index.view.size, ms: Math.round(performance.now() - started) }, 'export index built');
       change = { hostsChanged: true, zoneChanged: true, serial: state.serial, threatsRead: 0 };
     } else if (job.indexPath !== undefined) {
       index = ExportIndex.open(job.dbPath, job.indexPath);
-      change = await index.refresh(job.allowlist);
+      change = await index.refresh(job.allowlist, job.nowMs);
     }
     let refresher = job.refresher;
     if (job.targets.length > 0) {
@@ -57,7 +57,7 @@ async function refresh(job: RefreshJob, post: (event: JobEvent) => void): Promis
         allowlist: job.allowlist,
       });
       // At start the files are left as they are (rewritten after runs only); the zone's serial follows the rpz file's.
-      if (job.atStart) await files.adoptZoneSerial();
+      if (job.atStart) await files.adoptZoneSerial(job.nowMs);
       else await files.refresh();
       refresher = files.state();
     }

@@ -17,7 +17,7 @@ import { ThreatSnapshot } from '../current-threats.js';
 import { type ExportFormat, type HostFormat, isHostFormat } from '../../config/export-formats.js';
 import type { HostSelection } from '../host-selection.js';
 import type { ExportIndex } from '../index/export-index.js';
-import { nextRpzSerial, type ZoneTimers } from '../formats/rpz.js';
+import { laterSerial, nextZoneSerial, type ZoneTimers } from '../formats/rpz.js';
 import { discardTempFile, fileDigest, writeTempFile } from '../atomic-file.js';
 import { type FileWriteResult, serialOfFile, writeExportFile } from '../write-export.js';
 import { withSmallPageCache } from '../../db/page-cache.js';
@@ -128,9 +128,10 @@ export class ExportRefresher {
   /**
    * Before the first run: the zone takes the serial of the rpz file the last daemon left, when its
    * names are the index's (a restart that changed nothing keeps the secondaries' copy current), or
-   * moves past it. Nothing is written: files are rewritten after runs only.
+   * moves past both it and the index's (`nowMs`: the daemon's clock, nextZoneSerial). Nothing is
+   * written: files are rewritten after runs only.
    */
-  async adoptZoneSerial(): Promise<void> {
+  async adoptZoneSerial(nowMs: number): Promise<void> {
     const index = this.#index;
     const target = this.#targets.find((candidate) => candidate.format === 'rpz');
     this.#serialAdopted = true;
@@ -141,7 +142,7 @@ export class ExportRefresher {
     const temp = await writeTempFile(target.path, built.render(previous), built.commentPrefix);
     await discardTempFile(temp);
     const same = (await fileDigest(target.path, built.commentPrefix)) === temp.digest;
-    index.adoptSerial(same ? previous : nextRpzSerial(index.view.state().serial, previous));
+    index.adoptSerial(same ? previous : nextZoneSerial(laterSerial(index.view.state().serial, previous), nowMs));
   }
 
   /** A host format from the index: rewritten only when the host list changed or the file is not as this process left it. */

@@ -24,6 +24,8 @@ export interface RefreshJob {
   readonly refresher: RefresherState | undefined;
   /** THREAT_MIRROR_ALLOWLIST as the main thread last read it; undefined: none configured. */
   readonly allowlist: Allowlist | undefined;
+  /** The daemon's clock when the job was asked for (epoch ms): a changed zone's serial is the time (nextZoneSerial). */
+  readonly nowMs: number;
 }
 
 export interface RefreshResult {

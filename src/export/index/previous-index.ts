@@ -1,0 +1,46 @@
+// The export index a daemon left (THREAT_MIRROR_DB.exports/index.db: it stays when the daemon
+// stops, and a killed one leaves it too): stale as an index, since the mirror may have moved on,
+// but its zone's serial is what the secondaries hold. ExportIndex.create sets it aside, builds
+// anew, and continues that serial here; then the copy set aside is removed.
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { sqliteFilesOf } from '../../db/database-files.js';
+import type { Database } from '../../db/sqlite.js';
+import { nextZoneSerial } from '../../lib/rpz-zone.js';
+
+/** Moves the index at `path` aside, with its WAL (which may hold its last commits); where it went, or undefined when there was none. */
+export function setAside(path: string): string | undefined {
+  const aside = `${path}.previous`;
+  const asideFiles = sqliteFilesOf(aside);
+  for (const file of asideFiles) rmSync(file, { force: true });
+  const found = existsSync(path);
+  sqliteFilesOf(path).forEach((file, at) => {
+    if (found && existsSync(file)) renameSync(file, asideFiles[at] as string);
+    else rmSync(file, { force: true });
+  });
+  return found ? aside : undefined;
+}
+
+/**
+ * The serial the index just built on `db` takes after the one set aside at `previous`: the same
+ * when its zone had the same names (its hosts and passthru names: the zone is made of those), so a
+ * restart that changed nothing costs the secondaries no transfer; else the next after it. Undefined
+ * when the index set aside cannot be read (a power cut: it is written without syncing) or never
+ * finished its first build: the new one's serial, by the clock, stands.
+ */
+export function continuedSerial(db: Database, previous: string, nowMs: number): number | undefined {
+  let before: number | undefined;
+  let same = false;
+  try {
+    db.prepare('ATTACH DATABASE ? AS previous').run(previous);
+    before = db.prepare('SELECT serial FROM previous.index_state').pluck().get() as number | undefined;
+    const differ = (table: string): boolean =>
+      db.prepare(`SELECT EXISTS (SELECT host FROM main.${table} EXCEPT SELECT host FROM previous.${table}) OR EXISTS (SELECT host FROM previous.${table} EXCEPT SELECT host FROM main.${table})`).pluck().get() === 1;
+    same = before !== undefined && !differ('hosts') && !differ('passthru');
+  } catch {
+    // Unreadable, or of another version's schema: only a serial read before the failure counts.
+  } finally {
+    if (db.prepare("SELECT 1 FROM pragma_database_list WHERE name = 'previous'").get() !== undefined) db.exec('DETACH DATABASE previous');
+  }
+  if (before === undefined) return undefined;
+  return same ? before : nextZoneSerial(before, nowMs);
+}
