@@ -1,8 +1,8 @@
 // The zone's serial across the lives of its primary, judged by BIND as its secondary. A restart on
 // the same volume that changed nothing (after a kill or a stop) keeps the serial (BIND transfers nothing); a primary built
 // anew (a new pod without a replica, a volume lost) serves a serial after the old one, so BIND
-// follows it. With serials from the mirror's change_seq, BIND kept the old primary's zone (serial
-// 6) against the rebuilt one's (5), blind to the threat blocked since.
+// follows it. Serials from the mirror's change_seq, as before, failed here: the rebuilt primary's
+// was behind the old one's, and BIND kept the old zone, blind to the threat blocked since.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,7 +97,7 @@ describe.skipIf(skipWithout(['named', 'dig']))("the zone's serial across restart
     expect(soaSerial(dnsPort)).toBe(beforeRebuild);
     await again.stop('SIGTERM');
 
-    // A new pod without a replica: a new volume, the history walked again, its change_seq counted from 1.
+    // A new pod without a replica: a new volume, the history walked again.
     daemon = primary(join(dir, 'new-volume', 'mirror.db'), TWO_HOURS_LATER);
     const rebuilt = daemon;
     await rebuilt.waitForLog((line) => line.msg === 'zone changed' && Number(line.hosts) > 0);

@@ -47,8 +47,9 @@ describe('lookup columns and text search', () => {
       { id: 1, host: 'evil.example.com', registrable_domain: 'example.com', email: null, email_domain: null, url_expression: 'evil.example.com/login', change_seq: expect.any(Number) },
       { id: 2, host: null, registrable_domain: null, email: 'boss@corp-phish.example', email_domain: 'corp-phish.example', url_expression: null, change_seq: expect.any(Number) },
     ]);
-    // Each row has its own place in the feed, and the re-scan that followed moved nothing again.
-    expect(new Set(rows.map((row) => (row as { change_seq: number }).change_seq))).toEqual(new Set([1, 2]));
+    // Each row has its own place in the feed, one after the other, and the re-scan that followed moved nothing again.
+    const places = rows.map((row) => (row as { change_seq: number }).change_seq).sort((a, b) => a - b);
+    expect(places[1]).toBe((places[0] as number) + 1);
   });
 
   it('are derived on write, indexed, and kept in step on update', async () => {
@@ -133,6 +134,35 @@ describe('change feed and removals', () => {
     const current = withDb(dbPath, (db) => db.prepare("SELECT id FROM current_threats WHERE organization = 'acme' ORDER BY id").pluck().all());
     const want = service.threatsVisibleTo(KEY).filter((t) => t.blockedAt.slice(0, 10) >= addDays(TODAY, -9)).map((t) => t.id);
     expect(current).toEqual(want);
+  });
+
+  it('never give a number twice: a reader keeping its place sees every change of a mirror built anew, or restored from a copy that lags', async () => {
+    const base = generateThreats({ seed: 9, organizations: ['acme'], count: 300, fromDay: addDays(TODAY, -9), toDay: TODAY });
+    const service = await start(base);
+    const later = (hours: number): string => new Date(Date.parse(NOW) + hours * 3_600_000).toISOString();
+    const envAt = (hours: number) => mirrorEnvFor(KEY, later(hours), { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_LOOKBACK_DAYS: '2' });
+    const maxSeq = (dbPath: string): number => scalar<number>(dbPath, 'SELECT max(change_seq) FROM threats');
+    const primary = tempDbPath();
+    expect((await runCli(['--once'], env(service, primary))).code).toBe(0);
+    // The replica a new pod would restore: the file as it was (a Litestream replica lags its primary the same way).
+    const replica = join(tempDir(), 'replica.db');
+    expect((await runCli(['snapshot', '--out', replica], { THREAT_MIRROR_DB: primary })).code).toBe(0);
+    // The primary goes on: a threat blocked, one unblocked; the reader reads them.
+    const added = threat(2_000_000, 'https://after-the-copy.example/', 'URL', TODAY);
+    const unblocked = base.find((t) => t.blockedAt.startsWith(TODAY)) as StandinThreat;
+    service.addThreats([added]);
+    service.removeThreats([unblocked.id]);
+    expect((await runCli(['--once'], envAt(1)(service, primary))).code).toBe(0);
+    const last = maxSeq(primary);
+    const changed = (dbPath: string): number[] => withDb(dbPath, (db) => db.prepare('SELECT id FROM threats WHERE change_seq > ? ORDER BY id').pluck().all(last) as number[]);
+    expect(changed(primary)).toEqual([]);
+    // A pod restored from the replica makes the same changes again: the reader, at `last`, sees each of them.
+    expect((await runCli(['--once'], envAt(2)(service, replica))).code).toBe(0);
+    expect(changed(replica)).toEqual([unblocked.id, added.id].sort((a, b) => a - b));
+    // A pod built anew walks the history again: every row is after the reader's place.
+    const rebuilt = tempDbPath();
+    expect((await runCli(['--once'], envAt(3)(service, rebuilt))).code).toBe(0);
+    expect(changed(rebuilt)).toHaveLength(scalar<number>(rebuilt, 'SELECT count(*) FROM threats'));
   });
 
   it('marks a threat removed only where its day was fully re-scanned, and clears the mark when it returns', async () => {

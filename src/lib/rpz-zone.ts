@@ -33,12 +33,14 @@ export const SOA_MNAME = 'localhost';
 export const SOA_RNAME = 'hostmaster.localhost';
 
 /**
- * The next serial of an rpz export file: the mirror's change_seq (so the same mirror gives the same zone), unless that
- * is not after the previous file's serial in RFC 1982 serial arithmetic (a rebuilt mirror starts
- * its change_seq again), then the previous one plus one.
+ * The serial of `export --format rpz`: the mirror's last change_seq in seconds (the change feed
+ * counts from each writer start's time in microseconds: ThreatRows startFeedAt), so the same
+ * mirror gives the same zone, and a later run that changed it a later serial. Unless that is not
+ * after the serial of the file being replaced (RFC 1982: a file of an older version, whose
+ * change_seq counted from 1), then that one plus one.
  */
 export function nextRpzSerial(changeSeq: number, previous: number | undefined): number {
-  const candidate = changeSeq % 2 ** 32 || 1;
+  const candidate = Math.floor(changeSeq / 1_000_000) % 2 ** 32 || 1;
   if (previous === undefined || serialAfter(candidate, previous)) return candidate;
   return (previous + 1) % 2 ** 32 || 1;
 }

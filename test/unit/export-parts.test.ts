@@ -91,13 +91,16 @@ describe('THREAT_MIRROR_DNS_* variables', () => {
 });
 
 describe('zone serials', () => {
-  it('follow change_seq, and grow past the previous file when a rebuilt mirror starts again', () => {
-    expect(nextRpzSerial(120, undefined)).toBe(120);
-    expect(nextRpzSerial(120, 100)).toBe(120);
-    expect(nextRpzSerial(50, 100)).toBe(101);
+  it("of an export follow change_seq in seconds (it counts from each writer start's microseconds), and grow past the file replaced", () => {
+    const at = Date.parse('2026-03-15T12:00:00.000Z') * 1000;
+    expect(nextRpzSerial(at + 120, undefined)).toBe(at / 1e6);
+    expect(nextRpzSerial(at + 5_000_000, at / 1e6)).toBe(at / 1e6 + 5);
+    // A file of an older version (change_seq from 1), or the same second: one more.
+    expect(nextRpzSerial(at + 1, at / 1e6)).toBe(at / 1e6 + 1);
+    expect(nextRpzSerial(52_000, undefined)).toBe(1);
     expect(nextRpzSerial(0, undefined)).toBe(1);
-    expect(nextRpzSerial(5, 2 ** 32 - 10)).toBe(5); // RFC 1982: 5 is after 4294967286
-    expect(nextRpzSerial(2 ** 32 + 7, undefined)).toBe(7);
+    expect(nextRpzSerial(5_000_000, 2 ** 32 - 10)).toBe(5); // RFC 1982: 5 is after 4294967286
+    expect(nextRpzSerial((2 ** 32 + 7) * 1e6, undefined)).toBe(7);
     expect(rpzSerialOf('; c\n$TTL 300\n@ IN SOA localhost. hostmaster.localhost. 4242 3600 600 864000 300\n')).toBe(4242);
   });
 

@@ -107,6 +107,18 @@ export class ThreatRows {
   }
 
   /**
+   * The change feed goes on from at least `floor`, the writer's start in microseconds since the
+   * epoch: a file built anew (a new pod without a replica, a volume lost) counted from 1 again, and
+   * one restored from a replica that lags counted again numbers its predecessor had given other
+   * changes, so a reader keeping the last number it saw missed every change up to it. A clock has
+   * no such reset: a writer makes far fewer than a million changes a second (a 1M backfill ~50,000),
+   * so every number it gave stays below the next start's floor, whichever file that start opens.
+   */
+  startFeedAt(floor: number): void {
+    this.#changeSeq = Math.max(this.#changeSeq, floor - 1);
+  }
+
+  /**
    * Writes what changed of these threats and links them to the organization, in the caller's
    * transaction; counts the rows inserted and updated. `lookups` are the threats' lookup columns,
    * in order; `scope` the organization's recorded scope (a link of another type is hidden).

@@ -73,7 +73,8 @@ export class MirrorWriter {
   }
 
   /**
-   * Before any call: runs a dead process left marked running are marked interrupted, rows from
+   * Before any call: the change feed's counter goes on from at least this start's time (ThreatRows
+   * startFeedAt), runs a dead process left marked running are marked interrupted, rows from
    * before the lookup columns existed get theirs (and a place in the change feed: this writer's
    * counter then goes on from theirs), rows derived under older lookup rules are derived again
    * (lookup-rules-upgrade.ts), and an empty mirror's first backfill defers its lookup
@@ -81,6 +82,7 @@ export class MirrorWriter {
    * daemon would then build them only at its exit.
    */
   async start(now: string): Promise<Omit<WriterStart, 'walSwitch'>> {
+    this.#statements.threats.startFeedAt(Date.parse(now) * 1000);
     const abandonedRuns = this.#inTransaction(() => this.#statements.runs.markAbandoned(now));
     const derive = async (): Promise<DeriveLookupFields> => (await import('../../url/lookup-fields.js')).deriveLookupFields;
     const backfilled = await this.#statements.threats.backfillLookups(derive);
