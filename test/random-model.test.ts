@@ -10,7 +10,8 @@
 //     for more successful runs than the reconciliation's bound (docs/reconciliation.md);
 //   - complete_through never covers a day not walked whole;
 //   - enforced_threats is current_threats without what the allowlist allows, lookup agrees with
-//     it, and so does the JSONL export.
+//     it, and so does the JSONL export;
+//   - a reader of the change feed, keeping its place, holds every threat as the file does.
 // A fixed seed and a few steps in `npm test`; RANDOM_MODEL_SEED=n and RANDOM_MODEL_STEPS=n run
 // others and longer (e.g. RANDOM_MODEL_SEED=$RANDOM RANDOM_MODEL_STEPS=300 npx vitest run test/random-model.test.ts),
 // RANDOM_MODEL_LOG=1 prints the steps taken.
@@ -24,6 +25,7 @@ import {
   enforcementProblems,
   exportProblems,
   falseStatements,
+  FeedReader,
   missingAfterRun,
   succeededRuns,
 } from './support/model-invariants.js';
@@ -49,6 +51,7 @@ class ModelRun {
   /** What the steps reached: a run that drew no step of a kind, or never saw the mirror behind the service, checked less than it says. */
   readonly reached = { service: 0, config: 0, clock: 0, command: 0, killed: 0, falseWatched: 0 };
   readonly #watched = new Map<string, Watched>();
+  readonly #feed = new FeedReader();
 
   constructor(world: ModelWorld) {
     this.world = world;
@@ -142,6 +145,7 @@ class ModelRun {
     problems.push(...this.#watch());
     problems.push(...completeThroughProblems(world));
     problems.push(...(await enforcementProblems(world)));
+    problems.push(...this.#feed.problems(world));
     if (outcome.ran === 'success') {
       problems.push(...allowlistProblems(world));
       const exported = await runCli(['export', '--format', 'jsonl'], world.env());

@@ -175,3 +175,33 @@ export function allowlistProblems(world: ModelWorld): string[] {
   const values = withDb(world.dbPath, (db) => db.prepare('SELECT value FROM allowlist ORDER BY line').pluck().all() as string[]);
   return JSON.stringify(values) === JSON.stringify(world.config.allowlist) ? [] : [`table allowlist holds ${JSON.stringify(values)}, the file ${JSON.stringify(world.config.allowlist)}`];
 }
+
+/**
+ * A reader of the change feed as docs/schema.md tells one to read it: it keeps the last change_seq
+ * it saw and copies each threat newer than that, with what every organization sees of it (each
+ * link, removed or not, in scope or not). After each step its copy must be the file's: a change
+ * that took no new number, or a number given again, leaves the copy behind.
+ */
+export class FeedReader {
+  #last = 0;
+  readonly #copy = new Map<number, string>();
+
+  problems(world: ModelWorld): string[] {
+    const stateOf = `t.type || ' ' || t.blocked_at || ' ' || t.content || ' ' || coalesce((SELECT group_concat(link, ',') FROM (SELECT organization || '/' || (removed_at IS NULL) || '/' || out_of_scope AS link FROM organization_threats WHERE threat_id = t.id ORDER BY organization)), '')`;
+    return withDb(world.dbPath, (db) => {
+      const problems: string[] = [];
+      const news = db.prepare(`SELECT t.id, t.change_seq, ${stateOf} FROM threats t WHERE t.change_seq > ? ORDER BY t.change_seq`).raw().all(this.#last) as Array<[number, number, string]>;
+      for (const [id, seq, state] of news) {
+        this.#copy.set(id, state);
+        this.#last = seq;
+      }
+      const file = db.prepare(`SELECT t.id, ${stateOf} FROM threats t`).raw().all() as Array<[number, string]>;
+      if (file.length !== this.#copy.size) problems.push(`the change feed's reader holds ${this.#copy.size} threats, the file ${file.length}`);
+      for (const [id, state] of file) {
+        const copied = this.#copy.get(id);
+        if (copied !== state) problems.push(`the change feed's reader holds threat ${id} as "${copied ?? '(nothing)'}", the file as "${state}": a change the feed did not give it`);
+      }
+      return problems.slice(0, 5);
+    });
+  }
+}
