@@ -165,6 +165,23 @@ describe('change feed and removals', () => {
     expect(changed(rebuilt)).toHaveLength(scalar<number>(rebuilt, 'SELECT count(*) FROM threats'));
   });
 
+  it('stay exact whatever the clock: one past 2255 (THREAT_MIRROR_NOW, or a system clock set wrong) still never gives a number twice', async () => {
+    const far = '9999-06-01T12:00:00.000Z';
+    const day = far.slice(0, 10);
+    const service = await serveThreats(KEY, far, [threat(1, 'https://far-one.example/', 'URL', day), threat(2, 'https://far-two.example/', 'URL', day)]);
+    const dbPath = tempDbPath();
+    const farEnv = mirrorEnvFor(KEY, far, { THREAT_MIRROR_INITIAL_DAYS: '2' });
+    expect((await runCli(['--once'], farEnv(service, dbPath))).code).toBe(0);
+    const last = scalar<number>(dbPath, 'SELECT max(change_seq) FROM threats');
+    service.addThreats([threat(3, 'https://far-three.example/', 'URL', day)]);
+    service.updateThreat(1, { content: 'https://far-one.example/changed' });
+    expect((await runCli(['--once'], farEnv(service, dbPath))).code).toBe(0);
+    const places = withDb(dbPath, (db) => db.prepare('SELECT change_seq FROM threats').pluck().all() as number[]);
+    expect(places.every((place) => Number.isSafeInteger(place))).toBe(true);
+    expect(new Set(places).size).toBe(3);
+    expect(withDb(dbPath, (db) => db.prepare('SELECT id FROM threats WHERE change_seq > ? ORDER BY id').pluck().all(last))).toEqual([1, 3]);
+  });
+
   it('marks a threat removed only where its day was fully re-scanned, and clears the mark when it returns', async () => {
     const inRange = threat(10, 'https://in-range.example', 'URL', addDays(TODAY, -1));
     const outOfRange = threat(11, 'https://out-of-range.example', 'URL', addDays(TODAY, -6));

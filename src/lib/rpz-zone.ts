@@ -35,29 +35,28 @@ export const SOA_RNAME = 'hostmaster.localhost';
 /**
  * The serial of `export --format rpz`: the mirror's last change_seq in seconds (the change feed
  * counts from each writer start's time in microseconds: ThreatRows startFeedAt), so the same
- * mirror gives the same zone, and a later run that changed it a later serial. Unless that is not
- * after the serial of the file being replaced (RFC 1982: a file of an older version, whose
- * change_seq counted from 1), then that one plus one.
+ * mirror gives the same zone, and a later run that changed it a later serial; past the serial of
+ * the file being replaced (one of an older version, whose change_seq counted from 1).
  */
 export function nextRpzSerial(changeSeq: number, previous: number | undefined): number {
-  const candidate = Math.floor(changeSeq / 1_000_000) % 2 ** 32 || 1;
-  if (previous === undefined || serialAfter(candidate, previous)) return candidate;
-  return (previous + 1) % 2 ** 32 || 1;
+  return serialPast(Math.floor(changeSeq / 1_000_000), previous);
 }
 
 /**
  * The DNS primary's next serial (the zone its secondaries compare): the Unix time in seconds when
- * the zone's names changed, or the previous serial plus one when that is not after it, so that it
- * grows strictly (RFC 1982) however fast the zone changes. The policy BIND and Knot DNS call
- * `unixtime`. Not the mirror's change_seq, as before: a mirror built anew (a new pod without a
- * replica, a volume lost) counts its change_seq from 1 again, and secondaries holding the old
- * mirror's larger serial kept their old zone, blind to every threat blocked since (BIND, measured:
- * serial 27 held against the rebuilt primary's 4). A clock has no such reset. `nowMs`: the
- * daemon's clock (THREAT_MIRROR_NOW moves it in tests).
+ * the zone's names changed, the policy BIND and Knot DNS call `unixtime`. A clock, not the
+ * mirror's change_seq: a mirror built anew (a new pod without a replica, a volume lost) counts
+ * again from its start, and secondaries holding the old mirror's larger serial would keep their
+ * old zone. `nowMs`: the daemon's clock (THREAT_MIRROR_NOW moves it in tests).
  */
 export function nextZoneSerial(previous: number | undefined, nowMs: number): number {
-  const candidate = Math.floor(nowMs / 1000) % 2 ** 32 || 1;
-  if (previous === undefined || serialAfter(candidate, previous)) return candidate;
+  return serialPast(Math.floor(nowMs / 1000), previous);
+}
+
+/** `candidate` as a serial, or `previous` plus one when it is not after it: serials grow strictly (RFC 1982), however fast they are asked for. */
+function serialPast(candidate: number, previous: number | undefined): number {
+  const serial = candidate % 2 ** 32 || 1;
+  if (previous === undefined || serialAfter(serial, previous)) return serial;
   return (previous + 1) % 2 ** 32 || 1;
 }
 

@@ -62,6 +62,9 @@ export type ScopeTypes = ReadonlySet<string> | null;
 
 const MARK_REMOVED_SQL = 'UPDATE organization_threats SET removed_at = ? WHERE organization = ? AND threat_id = ? AND removed_at IS NULL';
 
+/** The highest floor of the change feed: room for 2^50 changes below Number.MAX_SAFE_INTEGER, past which a double counts no longer one by one. */
+const LATEST_FEED_FLOOR = Number.MAX_SAFE_INTEGER - 2 ** 50;
+
 const MOVE_IN_FEED_SQL = 'UPDATE threats SET change_seq = ? WHERE id = ?';
 
 const BACKFILL_LOOKUPS_SQL = `UPDATE threats SET change_seq = :changeSeq, host = :host, registrable_domain = :registrableDomain,
@@ -113,9 +116,11 @@ export class ThreatRows {
    * changes, so a reader keeping the last number it saw missed every change up to it. A clock has
    * no such reset: a writer makes far fewer than a million changes a second (a 1M backfill ~50,000),
    * so every number it gave stays below the next start's floor, whichever file that start opens.
+   * A clock past LATEST_FEED_FLOOR (2220; THREAT_MIRROR_NOW, or a system clock set wrong) floors
+   * there: the numbers then go on one by one, still exact in a double for 2^50 more changes.
    */
   startFeedAt(floor: number): void {
-    this.#changeSeq = Math.max(this.#changeSeq, floor - 1);
+    this.#changeSeq = Math.max(this.#changeSeq, Math.min(floor, LATEST_FEED_FLOOR) - 1);
   }
 
   /**

@@ -30,8 +30,10 @@ export function setAside(path: string): string | undefined {
 export function continuedSerial(db: Database, previous: string, nowMs: number): number | undefined {
   let before: number | undefined;
   let same = false;
+  let attached = false;
   try {
     db.prepare('ATTACH DATABASE ? AS previous').run(previous);
+    attached = true;
     // The index's small page cache, not the driver's 16 MB: 500,000 hosts compared then cost
     // 150 ms and no resident memory (27 MB with the default caches, measured).
     db.pragma('previous.cache_size = -2048');
@@ -42,7 +44,7 @@ export function continuedSerial(db: Database, previous: string, nowMs: number): 
   } catch {
     // Unreadable, or of another version's schema: only a serial read before the failure counts.
   } finally {
-    if (db.prepare("SELECT 1 FROM pragma_database_list WHERE name = 'previous'").get() !== undefined) db.exec('DETACH DATABASE previous');
+    if (attached) db.exec('DETACH DATABASE previous');
   }
   if (before === undefined) return undefined;
   return same ? before : nextZoneSerial(before, nowMs);
