@@ -4,7 +4,7 @@
 // sync_status.history_from, `status` and `lookup` saying which days the mirror holds.
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
-import { generateThreats, type RequestRecord, type Standin } from '../src/standin/index.js';
+import { generateThreats, type RequestRecord, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { runs, withDb } from './support/mirror-db.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats, startTestStandin } from './support/service.js';
@@ -164,6 +164,59 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
     const holds = await runCli(['lookup', 'innocent.example'], env(service, dbPath));
     expect(holds.stdout).toContain(`(mirror holds ${target} through ${YESTERDAY})`);
+  });
+
+  it.each([
+    { budget: 2, dense: [350, 350] },
+    { budget: 5, dense: [1_200] },
+  ])('with THREAT_MIRROR_HISTORY_MAX_REQUESTS=$budget, every run walks further into days of $dense threats, no page is thrown away, and the walk reaches its start', async ({ budget, dense }) => {
+    // 12 days before the default 10: the newest hold `dense` threats each, the others 25 each.
+    const firstRun = addDays(TODAY, -9);
+    const target = addDays(TODAY, -21);
+    const threats: StandinThreat[] = [];
+    for (let back = 0; back <= 21; back += 1) {
+      const day = addDays(TODAY, -back);
+      for (let n = 0; n < (dense[back - 10] ?? 25); n += 1) {
+        const id = 10_000 + threats.length;
+        threats.push({ id, type: 'URL', organization: 'acme', blockedAt: `${day}T${String(n % 24).padStart(2, '0')}:00:00.000Z`, content: `https://dense${id}.example/` });
+      }
+    }
+    const service = await serveThreats(KEY, NOW, threats);
+    const dbPath = tempDbPath();
+    const settings = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HISTORY_FROM: target, THREAT_MIRROR_HISTORY_MAX_REQUESTS: String(budget) };
+    const pagesOf = (runId: unknown): number => withDb(dbPath, (db) => db.prepare('SELECT pages FROM sync_runs WHERE id = ?').pluck().get(runId) as number);
+    let runs = 0;
+    do {
+      const before = service.stats.requests.length;
+      const result = await runCli(['--once'], env(service, dbPath, settings));
+      expect(result.code, result.stderr).toBe(0);
+      runs += 1;
+      // Every run that walked the history committed pages of it: none spent its budget on checks alone.
+      const walk = historyRuns(dbPath).at(-1);
+      if (runs > 1) expect(pagesOf(walk?.id), `run ${runs}`).toBeGreaterThanOrEqual(1);
+      expect(requestsBefore(service.stats.requests.slice(before), firstRun)).toBeLessThanOrEqual(budget);
+      // Before the fix: with 2 requests, every run from the second on checked two windows and walked none.
+      expect(runs, `history_from ${history(dbPath).historyFrom}`).toBeLessThanOrEqual(budget === 2 ? 20 : 10);
+    } while (history(dbPath).historyFrom !== target);
+    console.log(`history walk with ${budget} requests a run: ${runs} runs`);
+    expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
+    // A page is asked for again only to check a stored cursor: no page is asked for three times, as
+    // one fetched and then thrown away at each run's end would be.
+    const times = new Map<string, number>();
+    for (const request of service.stats.requests) {
+      const body = request.body as { endDate: string };
+      if (body.endDate < firstRun) times.set(JSON.stringify(body), (times.get(JSON.stringify(body)) ?? 0) + 1);
+    }
+    expect([...times].filter(([, count]) => count > 2)).toEqual([]);
+  });
+
+  it('refuses THREAT_MIRROR_HISTORY_MAX_REQUESTS=1 with exit 2 naming it: a run would never get past a day it cut short', async () => {
+    const service = await serveDays(3);
+    const dbPath = tempDbPath();
+    const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_HISTORY_MAX_REQUESTS: '1' }));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('THREAT_MIRROR_HISTORY_MAX_REQUESTS: "1" must be 0 (no history walk) or at least 2');
+    expect(service.stats.requests).toEqual([]);
   });
 
   it("a reader's history_from (a lookup's, read once per change of the file) follows every commit of the writer, and equals sync_status's", () => {

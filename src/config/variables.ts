@@ -5,7 +5,7 @@ import { POLL_MS } from '../allowlist/allowlist-watcher.js';
 import { ConfigError } from '../lib/errors.js';
 import { EXPORT_FORMATS } from './export-formats.js';
 import { isDay } from '../lib/days.js';
-import { choice, decimal, InvalidValue, onOff, optionalNumber, parseVariable, type Setting, text, value, type Variable, wholeNumber } from './read.js';
+import { choice, decimal, InvalidValue, numberWithin, onOff, optionalNumber, parseVariable, type Setting, text, value, type Variable, wholeNumber } from './read.js';
 
 /**
  * 4 MiB, forty times a page of 100 long URLs. The CLI caps its heap (its shebang), and each
@@ -41,12 +41,20 @@ export const HISTORY_FROM: Setting<string | undefined> = {
         });
   },
 };
-export const HISTORY_MAX_REQUESTS = wholeNumber(
-  'THREAT_MIRROR_HISTORY_MAX_REQUESTS',
-  1000,
-  [0, 1_000_000],
-  'Requests a run may spend per organization walking the days before the mirrored range that THREAT_MIRROR_HISTORY_FROM asks for; 0 turns the walk off',
-);
+export const HISTORY_MAX_REQUESTS: Setting<number> = {
+  name: 'THREAT_MIRROR_HISTORY_MAX_REQUESTS',
+  default: '1000',
+  meaning: 'Requests a run may spend per organization walking the days before the mirrored range that THREAT_MIRROR_HISTORY_FROM asks for; 0 turns the walk off, else at least 2',
+  read(env) {
+    return parseVariable(env, this.name, 1000, (raw) => {
+      const requests = numberWithin(0, 1_000_000, true)(raw);
+      // A day a run cuts short costs the next run one request to check where it stopped
+      // (sync/history.ts): with one request a run, a day of more than a page is never walked.
+      if (requests === 1) throw new InvalidValue('must be 0 (no history walk) or at least 2: a day a run cuts short costs the next run one request to check where it stopped, so 1 would never get past a day of more than 100 threats');
+      return requests;
+    });
+  },
+};
 export const LOOKBACK_DAYS = wholeNumber('THREAT_MIRROR_LOOKBACK_DAYS', 2, [0, 3_650], 'Closed days every incremental run re-scans, besides today (late arrivals, removals)');
 export const CONCURRENCY = wholeNumber('THREAT_MIRROR_CONCURRENCY', 4, [1, 64], 'Requests in flight at once per API key');
 export const MAX_RPS = optionalNumber('THREAT_MIRROR_MAX_RPS', '(none)', [0.01, 10_000], 'Optional cap on requests per second per API key', false);

@@ -5,6 +5,7 @@ import type { Plan, PlanWindow } from '../db/read/plan-reads.js';
 import { addDays } from '../lib/days.js';
 import type { WindowRef } from '../db/writer/protocol.js';
 import { MAX_UNCOMMITTED_CHARS_PER_WINDOW } from './commit-pipeline.js';
+import { RequestAllowanceSpent } from './request-allowance.js';
 import type { SyncDeps } from './run-contract.js';
 import { type ProbeAnswer, type WalkOrder, WindowPlanner } from './window-planner.js';
 import { type LastPageFetched, type WalkContext, WindowWalk } from './window-walk.js';
@@ -18,10 +19,12 @@ import { type LastPageFetched, type WalkContext, WindowWalk } from './window-wal
  */
 const HANDOFF_MAX_UNCOMMITTED_CHARS = MAX_UNCOMMITTED_CHARS_PER_WINDOW;
 
-/** How the plan's windows are cut in this run (the history walk's budget and known density). */
+/** How the plan's windows are cut in this run (the history walk's budget and known density), and by how many workers. */
 export interface WalkPlanning {
   readonly requests?: number | undefined;
   readonly density?: number | undefined;
+  /** Fewer than THREAT_MIRROR_CONCURRENCY (history.ts says when). */
+  readonly workers?: number | undefined;
 }
 
 /**
@@ -32,7 +35,7 @@ export async function walkWindows(context: WalkContext, plan: Plan, outerSignal:
   const { writer, reads } = context.deps;
   const windows = reads.plans.planWindows(plan.id);
   const resumed = windows.filter((window) => window.completedAt === null);
-  const workers = context.deps.settings.concurrency;
+  const workers = Math.min(context.deps.settings.concurrency, planning.workers ?? Infinity);
   const order = orderOf(plan);
   const planner = new WindowPlanner(plan.rangeStart, plan.rangeEnd, firstUncovered(plan, windows, order), { workers, order, ...planning });
   const stop = new AbortController();
@@ -40,7 +43,9 @@ export async function walkWindows(context: WalkContext, plan: Plan, outerSignal:
   let failure: { error: unknown } | undefined;
   const fail = (error: unknown): void => {
     failure ??= { error };
-    stop.abort(error);
+    // A spent allowance stops each worker at its next request, not the requests already sent: a
+    // page paid for is committed (aborted, a window's last page was asked for again and again).
+    if (!(error instanceof RequestAllowanceSpent)) stop.abort(error);
   };
   const nextWindow = windowSource(resumed, planner, {
     open: ([windowStart, windowEnd]) => openWindow(writer, { planId: plan.id, windowStart, windowEnd }),
@@ -50,7 +55,7 @@ export async function walkWindows(context: WalkContext, plan: Plan, outerSignal:
     // The window before this one, still committing and settling while this one is walked.
     let finishing: Promise<void> = Promise.resolve();
     try {
-      while (!signal.aborted) {
+      while (!signal.aborted && failure === undefined) {
         const next = await nextWindow();
         if (!next) break;
         const { window, recorded } = next;
