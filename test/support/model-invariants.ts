@@ -7,7 +7,7 @@ import { addDays } from '../../src/lib/days.js';
 import { lookupValues, ThreatLookup } from '../../src/lookup/threat-lookup.js';
 import { Database } from '../../src/db/sqlite.js';
 import { withDb } from './mirror-db.js';
-import { KEYS, LOOKBACK_DAYS, type ModelWorld, type Organization, ORGANIZATIONS } from './model-world.js';
+import { INITIAL_DAYS, KEYS, LOOKBACK_DAYS, type ModelWorld, type Organization, ORGANIZATIONS } from './model-world.js';
 
 interface Row {
   readonly id: number;
@@ -107,6 +107,38 @@ export function completeThroughProblems(world: ModelWorld): string[] {
       const problems: string[] = [];
       for (let day = world.firstDay; day <= through; day = addDays(day, 1)) if (!walked.has(day)) problems.push(`${organization}: complete_through ${through} covers ${day}, never walked whole`);
       return problems;
+    }),
+  );
+}
+
+/**
+ * Where the history held whole begins (sync_status.history_from) against the start the
+ * configuration asks for, per organization that has run; and the pages the days between would
+ * cost at most (a day at least one), for the bound on the runs the walk may take (docs/operations.md,
+ * "Every run gets further": each run walks at least one page further).
+ */
+export interface HistoryGap {
+  readonly organization: Organization;
+  readonly target: string;
+  readonly heldFrom: string | null;
+  readonly pages: number;
+}
+
+export function historyGaps(world: ModelWorld): HistoryGap[] {
+  const target = [world.config.historyFrom ?? addDays(world.today, -(INITIAL_DAYS - 1)), world.today].sort()[0] as string;
+  return withDb(world.dbPath, (db) =>
+    ORGANIZATIONS.flatMap((organization) => {
+      const status = db.prepare('SELECT complete_through AS completeThrough, history_from AS heldFrom FROM sync_status WHERE organization = ?').get(organization) as
+        | { completeThrough: string | null; heldFrom: string | null }
+        | undefined;
+      if (status?.completeThrough === null || status?.completeThrough === undefined) return [];
+      const { heldFrom, completeThrough } = status;
+      if (heldFrom !== null && heldFrom <= target) return [];
+      const perDay = new Map<string, number>();
+      for (const listed of viewsOf(db, world, organization).truth.values()) perDay.set(listed.blockedAt.slice(0, 10), (perDay.get(listed.blockedAt.slice(0, 10)) ?? 0) + 1);
+      let pages = 0;
+      for (let day = target; day < (heldFrom ?? addDays(completeThrough, 1)); day = addDays(day, 1)) pages += Math.max(1, Math.ceil((perDay.get(day) ?? 0) / 100));
+      return [{ organization, target, heldFrom, pages }];
     }),
   );
 }

@@ -17,6 +17,8 @@ export const INITIAL_DAYS = 10;
 const TYPES = ['URL', 'URL', 'PAGE', 'ADDRESS', 'EMAIL'] as const;
 const SCOPES: ReadonlyArray<readonly string[] | null> = [null, ['URL'], ['PAGE', 'URL'], ['ADDRESS', 'PAGE'], ['EMAIL', 'URL']];
 const BUDGETS = [1, 2, 5, 20, 100_000];
+/** THREAT_MIRROR_HISTORY_MAX_REQUESTS: the smallest allowed, a few, and the default. */
+const HISTORY_BUDGETS = [2, 3, 10, 1_000];
 
 export interface ModelConfig {
   /** Per organization; null: THREAT_MIRROR_ASSET_TYPES_<ORG> unset (every type). */
@@ -25,6 +27,10 @@ export interface ModelConfig {
   readonly allowlist: string[];
   /** THREAT_MIRROR_RECONCILE_MAX_REQUESTS. */
   budget: number;
+  /** THREAT_MIRROR_HISTORY_FROM; null: unset (the last INITIAL_DAYS days). */
+  historyFrom: string | null;
+  /** THREAT_MIRROR_HISTORY_MAX_REQUESTS. */
+  historyBudget: number;
 }
 
 export class ModelWorld {
@@ -32,13 +38,15 @@ export class ModelWorld {
   readonly service: Standin;
   readonly dbPath: string;
   readonly allowlistPath: string;
-  readonly config: ModelConfig = { scopes: { acme: null, all: null }, allowlist: [], budget: 20 };
+  readonly config: ModelConfig = { scopes: { acme: null, all: null }, allowlist: [], budget: 20, historyFrom: null, historyBudget: 1_000 };
   /** The model's clock: the service's "now", and THREAT_MIRROR_NOW of every command. */
   now: Date;
   /** The first day a complete run or backfill mirrored. */
   firstDay: string;
   /** Changes of the service so far (a false statement's bound grows with those made meanwhile). */
   changes = 0;
+  /** The days each change touched (a threat's day before and after), by its number in `changes`. */
+  readonly touched: string[][] = [];
   #nextId: number;
   readonly #unblocked = new Map<number, StandinThreat>();
   /** Moved or re-worded, never both: a threat re-dated and re-worded is out of reach (docs/reconciliation.md). */
@@ -62,8 +70,15 @@ export class ModelWorld {
     const now = new Date(start);
     const threats: StandinThreat[] = [];
     const first = addDays(dayOf(now), -(INITIAL_DAYS + 4));
-    for (let id = 1_000; threats.length < 160; id += 1 + Math.floor(random() * 3)) {
+    let id = 1_000;
+    for (; threats.length < 160; id += 1 + Math.floor(random() * 3)) {
       threats.push(threatOf(id, random, instantOn(addDays(first, Math.floor(random() * (INITIAL_DAYS + 5))), random), random() < 0.7 ? 'acme' : 'beta'));
+    }
+    // Two dense days a week before the first mirrored: only the history walk (or a long backfill)
+    // reaches them, and a small budget cuts them short.
+    for (const back of [7, 8]) {
+      const day = addDays(dayOf(now), -(INITIAL_DAYS - 1) - back);
+      for (let n = 0; n < 260; n += 1, id += 1) threats.push(threatOf(id, random, instantOn(day, random), random() < 0.7 ? 'acme' : 'beta'));
     }
     let world: ModelWorld | undefined;
     const service = await startTestStandin({
@@ -95,6 +110,8 @@ export class ModelWorld {
       THREAT_MIRROR_LOOKBACK_DAYS: String(LOOKBACK_DAYS),
       THREAT_MIRROR_RECONCILE_DAYS: '0',
       THREAT_MIRROR_RECONCILE_MAX_REQUESTS: String(this.config.budget),
+      THREAT_MIRROR_HISTORY_MAX_REQUESTS: String(this.config.historyBudget),
+      ...(this.config.historyFrom === null ? {} : { THREAT_MIRROR_HISTORY_FROM: this.config.historyFrom }),
       THREAT_MIRROR_ALLOWLIST: this.allowlistPath,
       THREAT_MIRROR_RETRY_MIN_MS: '5',
       THREAT_MIRROR_RETRY_MAX_MS: '20',
@@ -107,6 +124,20 @@ export class ModelWorld {
   /** One random change of the service; returns what it did, for the step log. */
   changeService(): string {
     this.changes += 1;
+    const state = (): Map<number, string> => new Map(this.service.threatsVisibleTo(KEYS.all).map((threat) => [threat.id, JSON.stringify([threat.blockedAt, threat.type, threat.content, threat.organization])]));
+    const before = state();
+    const done = this.#changeService();
+    const after = state();
+    const days = new Set<string>();
+    for (const id of new Set([...before.keys(), ...after.keys()])) {
+      if (before.get(id) === after.get(id)) continue;
+      for (const was of [before.get(id), after.get(id)]) if (was !== undefined) days.add((JSON.parse(was) as string[])[0]?.slice(0, 10) as string);
+    }
+    this.touched[this.changes] = [...days];
+    return done;
+  }
+
+  #changeService(): string {
     const listed = this.service.threatsVisibleTo(KEYS.all);
     const roll = this.random();
     const threat = this.pick(listed);
@@ -151,15 +182,21 @@ export class ModelWorld {
   /** One random change of the configuration; takes effect at the next command. */
   changeConfig(): string {
     const roll = this.random();
-    if (roll < 0.4) {
+    if (roll < 0.3) {
       const organization = this.pick(ORGANIZATIONS) as Organization;
       const scope = this.pick(SCOPES) ?? null;
       this.config.scopes[organization] = scope;
       return `scope ${organization} ${scope?.join(',') ?? 'every type'}`;
     }
-    if (roll < 0.75) {
+    if (roll < 0.55) {
       this.config.budget = this.pick(BUDGETS) as number;
       return `budget ${this.config.budget}`;
+    }
+    if (roll < 0.8) {
+      // Up to three weeks before the first day mirrored, or a little after it (what is mirrored stays), or unset.
+      this.config.historyFrom = this.random() < 0.25 ? null : addDays(this.firstDay, 2 - Math.floor(this.random() * 24));
+      this.config.historyBudget = this.pick(HISTORY_BUDGETS) as number;
+      return `history from ${this.config.historyFrom ?? 'the last INITIAL_DAYS days'}, ${this.config.historyBudget} requests a run`;
     }
     const threat = this.pick(this.service.threatsVisibleTo(KEYS.all));
     if (this.config.allowlist.length > 3 || threat === undefined) {
