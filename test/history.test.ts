@@ -210,6 +210,31 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     expect([...times].filter(([, count]) => count > 2)).toEqual([]);
   });
 
+  it('a --backfill over days an unfinished history walk has left: the next run walks only the days still missing', async () => {
+    const service = await serveDays(60, 100);
+    const dbPath = tempDbPath();
+    const target = addDays(TODAY, -59);
+    const settings = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HISTORY_FROM: target };
+    // A walk cut short by its budget: its plan stays open, the newest days before the first 10 next.
+    const first = await runCli(['--once'], env(service, dbPath, { ...settings, THREAT_MIRROR_HISTORY_MAX_REQUESTS: '4' }));
+    expect(first.code, first.stderr).toBe(0);
+    expect(history(dbPath).historyFrom).not.toBe(target);
+    // The daemon stopped for a backfill of days 40 back through yesterday: the open plan's next days among them.
+    const backfillFrom = addDays(TODAY, -40);
+    const backfill = await runCli(['--backfill', '--from', backfillFrom, '--to', YESTERDAY], env(service, dbPath, settings));
+    expect(backfill.code, backfill.stderr).toBe(0);
+    const before = service.stats.requests.length;
+    const next = await runCli(['--once'], env(service, dbPath, settings));
+    expect(next.code, next.stderr).toBe(0);
+    // Only the days before the backfill's were asked for (before: every day the plan had left, again).
+    const asked = service.stats.requests.slice(before).map((request) => request.body as { startDate: string; endDate: string });
+    const older = asked.filter((body) => body.endDate < addDays(TODAY, -9));
+    expect(older.length).toBeGreaterThan(0);
+    expect(older.filter((body) => body.endDate >= backfillFrom)).toEqual([]);
+    expect(history(dbPath).historyFrom).toBe(target);
+    expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
+  });
+
   it('refuses THREAT_MIRROR_HISTORY_MAX_REQUESTS=1 with exit 2 naming it: a run would never get past a day it cut short', async () => {
     const service = await serveDays(3);
     const dbPath = tempDbPath();

@@ -10,7 +10,7 @@
 // the budget cut short is resumed by the next run from its stored cursor (one request to check the
 // list did not shift): the history plan stays in sync_plans until every window of it is walked.
 import type { OrganizationConfig } from '../config.js';
-import type { Plan } from '../db/read/plan-reads.js';
+import type { Plan, PlanWindow } from '../db/read/plan-reads.js';
 import { historyWalkKey } from '../db/read/history-reads.js';
 import { addDays, dayOf, maxDay, minDay } from '../lib/days.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
@@ -70,19 +70,36 @@ export async function walkHistory(deps: SyncDeps, organization: OrganizationConf
 }
 
 /**
- * The plan a run walks: the one an earlier run left (unless the start moved later than all of it:
- * dropped, what it walked stays), or a new one over the newest run of days missing between the
- * start and complete_through; undefined when none is missing.
+ * The plan a run walks: the one an earlier run left, or a new one over the newest run of days
+ * missing between the start and complete_through; undefined when none is missing. The plan left is
+ * dropped (what it walked stays) when the start moved later than all of it, or when the next day it
+ * would walk was walked whole since (a `--backfill` over the same days: before, the next run walked
+ * them all again).
  */
 async function openHistoryPlan(deps: SyncDeps, organization: string, target: string, completeThrough: string): Promise<Plan | undefined> {
   const { reads, writer } = deps;
   const [open, ...others] = reads.plans.openPlans(organization, 'history');
   if (others.length > 0) await writer.call('deletePlans', { planIds: others.map((plan) => plan.id) });
-  if (open && open.rangeStart >= target) return open;
+  if (open && open.rangeStart >= target) {
+    const next = nextDayToWalk(open, reads.plans.planWindows(open.id));
+    if (next === undefined || !reads.history.walkedDays(organization, next, next).has(next)) return open;
+  }
   if (open) await writer.call('deletePlans', { planIds: [open.id] });
   const missing = newestMissingDays(reads.history.walkedDays(organization, target, completeThrough), target, completeThrough);
   if (missing === undefined) return undefined;
   return writer.call('createPlan', { organization, mode: 'history', rangeStart: missing.from, rangeEnd: missing.to, createdAt: deps.clock().toISOString() });
+}
+
+/**
+ * The newest day a history plan (walked newest first) has left: its newest window not walked whole,
+ * or the day before the oldest window cut; undefined when every day of it is in a window walked whole.
+ */
+export function nextDayToWalk(plan: Pick<Plan, 'rangeStart' | 'rangeEnd'>, windows: ReadonlyArray<Pick<PlanWindow, 'windowStart' | 'windowEnd' | 'completedAt'>>): string | undefined {
+  const open = windows.filter((window) => window.completedAt === null).map((window) => window.windowEnd);
+  const oldestCut = windows.reduce((oldest, window) => minDay(oldest, window.windowStart), addDays(plan.rangeEnd, 1));
+  const uncovered = addDays(oldestCut, -1);
+  const candidates = uncovered >= plan.rangeStart ? [...open, uncovered] : open;
+  return candidates.length === 0 ? undefined : candidates.reduce(maxDay);
 }
 
 /** The newest days in [from, to] not walked, as one span of consecutive days; undefined when every day was. */

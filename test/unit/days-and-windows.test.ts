@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addDays, daysBetween, isDay } from '../../src/lib/days.js';
 import { type ProbeAnswer, TARGET_RECORDS_PER_WINDOW, WindowPlanner } from '../../src/sync/window-planner.js';
+import { newestMissingDays, nextDayToWalk } from '../../src/sync/history.js';
 
 describe('days', () => {
   it('validates and moves across month, leap-year and year ends', () => {
@@ -124,5 +125,28 @@ describe('WindowPlanner', () => {
   it('continues from the first day no window covers yet (a resumed plan)', () => {
     expectExactCover(planAll(new WindowPlanner('2024-01-01', '2024-03-31', '2024-02-10', four), () => 50), '2024-02-10', '2024-03-31');
     expect(new WindowPlanner('2024-01-01', '2024-03-31', '2024-04-01', four).next()).toBeUndefined();
+  });
+});
+
+describe('the history walk’s days', () => {
+  const plan = { rangeStart: '2026-01-01', rangeEnd: '2026-01-31' };
+  const window = (windowStart: string, windowEnd: string, done: boolean): { windowStart: string; windowEnd: string; completedAt: string | null } => ({
+    windowStart,
+    windowEnd,
+    completedAt: done ? '2026-02-01T00:00:00.000Z' : null,
+  });
+
+  it('nextDayToWalk: a new plan’s newest day, the newest window not walked whole, or the day before the oldest cut', () => {
+    expect(nextDayToWalk(plan, [])).toBe('2026-01-31');
+    expect(nextDayToWalk(plan, [window('2026-01-25', '2026-01-31', true)])).toBe('2026-01-24');
+    expect(nextDayToWalk(plan, [window('2026-01-25', '2026-01-31', true), window('2026-01-20', '2026-01-24', false), window('2026-01-15', '2026-01-19', false)])).toBe('2026-01-24');
+    expect(nextDayToWalk(plan, [window('2026-01-10', '2026-01-31', true), window('2026-01-01', '2026-01-09', false)])).toBe('2026-01-09');
+    expect(nextDayToWalk(plan, [window('2026-01-10', '2026-01-31', true), window('2026-01-01', '2026-01-09', true)])).toBeUndefined();
+  });
+
+  it('newestMissingDays: the newest run of days not walked, ending at the first walked before it', () => {
+    const walked = new Set(['2026-01-31', '2026-01-30', '2026-01-20']);
+    expect(newestMissingDays(walked, '2026-01-01', '2026-01-31')).toEqual({ from: '2026-01-21', to: '2026-01-29' });
+    expect(newestMissingDays(new Set(['2026-01-02', '2026-01-01']), '2026-01-01', '2026-01-02')).toBeUndefined();
   });
 });
