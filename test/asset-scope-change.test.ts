@@ -149,6 +149,47 @@ describe('a widening stopped midway', () => {
   });
 });
 
+describe('a window left midway, then the scope changes', () => {
+  it.each([
+    ['narrowed', undefined, 'URL'],
+    ['widened', 'URL', 'URL,ADDRESS'],
+  ])('%s: the window is walked again from its first page, never from a cursor another scope made, and the mirror ends exact', async (_, before, after) => {
+    // About 800 threats a day: a day is 8 pages or more, 3 or more of one type.
+    const threats = generateThreats({ seed: 32, organizations: ['acme'], count: 48_000, fromDay: FROM, toDay: TODAY, hostile: false });
+    const service = await startTestStandin({ threats, keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+    const dbPath = tempDbPath();
+    // The history walk with 2 requests a run: the newest day before the first 10 is left at its third page.
+    const history = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HISTORY_FROM: FROM, THREAT_MIRROR_HISTORY_MAX_REQUESTS: '2' };
+    const scoped = (types: string | undefined): Env => (types === undefined ? mirrorEnv(service, dbPath, history) : env(service, dbPath, types, history));
+    expect((await runCli(['--once'], scoped(before))).code).toBe(0);
+    const cursors = withDb(dbPath, (db) => db.prepare('SELECT window_start AS windowStart, window_end AS windowEnd, next_page AS nextPage FROM sync_cursors WHERE completed_at IS NULL AND next_page IS NOT NULL').all()) as Array<{
+      windowStart: string;
+      windowEnd: string;
+      nextPage: string;
+    }>;
+    expect(cursors.length).toBeGreaterThan(0);
+    expect(Math.max(...cursors.map((cursor) => Number(cursor.nextPage)))).toBeGreaterThanOrEqual(3);
+    service.stats.reset();
+    expect((await runCli(['--once'], scoped(after))).code).toBe(0);
+    // Each window left midway: its first request under the new scope is its first page (before: page N-1 with the old scope's cursor N).
+    for (const { windowStart, windowEnd } of cursors) {
+      const asked = service.stats.requests.filter((request) => {
+        const body = request.body as { startDate: string; endDate: string };
+        return body.startDate === windowStart && body.endDate === windowEnd;
+      });
+      expect(asked.length, `${windowStart}..${windowEnd}`).toBeGreaterThan(0);
+      expect((asked[0]?.body as { next_page?: string }).next_page, `${windowStart}..${windowEnd}`).toBeUndefined();
+    }
+    // Walked to its start, the history holds exactly the new scope's threats.
+    for (let run = 0; scalar(dbPath, "SELECT history_from FROM sync_status WHERE organization = 'acme'") !== FROM; run += 1) {
+      expect(run).toBeLessThan(60);
+      expect((await runCli(['--once'], env(service, dbPath, after, { ...history, THREAT_MIRROR_HISTORY_MAX_REQUESTS: '200' }))).code).toBe(0);
+    }
+    const current = withDb(dbPath, (db) => db.prepare("SELECT id, content, type, blocked_at AS blockedAt FROM current_threats WHERE organization = 'acme' ORDER BY id").all());
+    expect(current).toEqual(ofTypes(service, after.split(',')));
+  });
+});
+
 describe('narrowing the scope', () => {
   it('hides the dropped type from current_threats, lookup and exports without removed_at, and widening again shows it', async () => {
     const service = await start();

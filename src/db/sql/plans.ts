@@ -34,6 +34,8 @@ const PLAN_SQL = {
   delete: 'DELETE FROM sync_plans WHERE id = ?',
   idsOf: 'SELECT id FROM sync_plans WHERE organization = ? AND mode = ? AND widening IS NULL',
   wideningPlans: 'SELECT id, widening FROM sync_plans WHERE organization = ? AND widening IS NOT NULL',
+  windowsWithCursor:
+    'SELECT c.plan_id AS planId, c.window_start AS windowStart FROM sync_cursors c JOIN sync_plans p ON p.id = c.plan_id WHERE p.organization = ? AND c.completed_at IS NULL AND c.next_page IS NOT NULL',
   ledgerExtent: 'SELECT min(day) AS first, max(day) AS last FROM sync_windows WHERE organization = ?',
   windows: PLAN_WINDOWS_SQL,
   advanceCompleteThrough: ADVANCE_COMPLETE_THROUGH_SQL,
@@ -64,6 +66,15 @@ export class PlanRows {
       if (!walkedAfterDayEnded(window.windowEnd, window.startedAt)) this.#cursors.restart(window);
     }
     return { ...plan, rangeEnd };
+  }
+
+  /**
+   * The organization's windows a walk left midway start again from their first page: their
+   * cursors were made by requests of another scope, and a cursor belongs to the query that made it
+   * (a stored cursor followed under a new scope skips whatever the new scope adds before it).
+   */
+  restartCursors(organization: string): void {
+    for (const window of this.#sql.windowsWithCursor.all(organization) as Array<Pick<WindowRef, 'planId' | 'windowStart'>>) this.#cursors.restart(window);
   }
 
   /** Records windows before their first request, so a restart resumes them rather than re-planning. */

@@ -1,6 +1,7 @@
 // An organization's asset type scope applied before its run (issue 30): recorded, its threats of
-// types it no longer covers hidden (not removed) and those it covers again shown, and a plan that
-// walks only the added types over the days already mirrored. One transaction, on the writer.
+// types it no longer covers hidden (not removed) and those it covers again shown, a plan that
+// walks only the added types over the days already mirrored, and the windows left midway started
+// again under the new scope. One transaction, on the writer.
 import type { Plan } from '../read/plan-reads.js';
 import type { PlanRows } from '../sql/plans.js';
 import { type ScopeRows, type StoredScope, storedScope } from '../sql/scopes.js';
@@ -30,6 +31,7 @@ export function applyScope(scopes: ScopeRows, plans: PlanRows, { organization, a
   if (recorded !== undefined && previous === next) return { previous: previousTypes, moved: 0, widening: null };
   // Types a widening left unwalked stay to walk, if the new scope still has them.
   const unwalked = plans.dropWidening(organization);
+  if (previous !== next) plans.restartCursors(organization);
   const added = addedTypes(previous, next, unwalked);
   // The first record of an unchanged "every type" has nothing to hide or show.
   const moved = scopes.record(organization, next, now, previous !== next);
