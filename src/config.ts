@@ -15,6 +15,7 @@ import { type Environment, type FileReader, value } from './config/read.js';
 import { loadApiUrl, loadOrganizationNames, loadOrganizations, type OrganizationConfig } from './config/service.js';
 import * as variables from './config/variables.js';
 import type { ZoneTimers } from './lib/rpz-zone.js';
+import { clockStartingAt, dayOf } from './lib/days.js';
 
 export type { Environment, FileReader } from './config/read.js';
 export { apiKeyVariableFor, isLoopback, type OrganizationConfig, registerSecretsOf } from './config/service.js';
@@ -147,7 +148,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     dbPath,
     organizations: Object.freeze(loadOrganizations(env, readFile)),
     initialDays: variables.INITIAL_DAYS.read(env),
-    historyFrom: variables.HISTORY_FROM.read(env),
+    historyFrom: loadHistoryFrom(env, fixedNow),
     historyMaxRequests: variables.HISTORY_MAX_REQUESTS.read(env),
     lookbackDays: variables.LOOKBACK_DAYS.read(env),
     logLevel: variables.LOG_LEVEL.read(env),
@@ -178,6 +179,20 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     progressSeconds: variables.PROGRESS_SECONDS.read(env),
     allowlist: loadAllowlist(env),
   });
+}
+
+/**
+ * A start after today is a mistake (a year typed wrong), not a wish: the first run would mirror
+ * today alone and the history walk nothing, while `status` said "synced and fresh". Today by the
+ * writer's clock (THREAT_MIRROR_NOW, else the system's).
+ */
+function loadHistoryFrom(env: Environment, fixedNow: Date | undefined): string | undefined {
+  const historyFrom = variables.HISTORY_FROM.read(env);
+  const today = dayOf(clockStartingAt(fixedNow)());
+  if (historyFrom !== undefined && historyFrom > today) {
+    throw new ConfigError(`${variables.HISTORY_FROM.name}: "${historyFrom}" is after today (${today}, UTC): it is the first day the mirror must hold, so the mirror would hold nothing before today`);
+  }
+  return historyFrom;
 }
 
 /** THREAT_MIRROR_NOW, for the read commands too: they judge freshness on the writer's clock. */

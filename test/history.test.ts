@@ -2,6 +2,7 @@
 // --once) by itself after its incremental runs, newest first, within its budget per run; extended
 // when the setting moves earlier (or THREAT_MIRROR_INITIAL_DAYS grows), kept when it moves later;
 // sync_status.history_from, `status` and `lookup` saying which days the mirror holds.
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type RequestRecord, type Standin, type StandinThreat } from '../src/standin/index.js';
@@ -235,13 +236,18 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
   });
 
-  it('refuses THREAT_MIRROR_HISTORY_MAX_REQUESTS=1 with exit 2 naming it: a run would never get past a day it cut short', async () => {
+  it.each([
+    ['THREAT_MIRROR_HISTORY_MAX_REQUESTS', '1', 'must be 0 (no history walk) or at least 2'],
+    // A year typed wrong: the mirror would have held today alone, "synced and fresh".
+    ['THREAT_MIRROR_HISTORY_FROM', addDays(TODAY, 365), `is after today (${TODAY}, UTC)`],
+  ])('refuses %s=%s with exit 2 naming it, before a request or the file', async (name, value, says) => {
     const service = await serveDays(3);
     const dbPath = tempDbPath();
-    const result = await runCli(['--once'], env(service, dbPath, { THREAT_MIRROR_HISTORY_MAX_REQUESTS: '1' }));
+    const result = await runCli(['--once'], env(service, dbPath, { [name]: value }));
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('THREAT_MIRROR_HISTORY_MAX_REQUESTS: "1" must be 0 (no history walk) or at least 2');
+    expect(result.stderr).toContain(`${name}: "${value}" ${says}`);
     expect(service.stats.requests).toEqual([]);
+    expect(existsSync(dbPath)).toBe(false);
   });
 
   it("a reader's history_from (a lookup's, read once per change of the file) follows every commit of the writer, and equals sync_status's", () => {
