@@ -1,11 +1,13 @@
-// The zone's serial across the lives of its primary, judged by BIND as its secondary. A restart on
-// the same volume that changed nothing (after a kill or a stop) keeps the serial (BIND transfers nothing); a primary built
+// The zone's serial across the lives of its primary, judged by BIND as its secondary, beside the
+// daemon's rpz export file (which carries the same serial). A restart on the same volume that
+// changed nothing (after a kill or a stop) keeps the serial (BIND transfers nothing); one after a
+// change made while stopped (a host allowed) moves past it, and BIND follows; a primary built
 // anew (a new pod without a replica, a volume lost) serves a serial after the old one, so BIND
 // follows it. Serials from the mirror's change_seq, as before, failed here: the rebuilt primary's
 // was behind the old one's, and BIND kept the old zone, blind to the threat blocked since.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Standin, StandinThreat } from '../src/standin/index.js';
 import { startStandin } from '../src/standin/index.js';
@@ -14,7 +16,7 @@ import { CliProcess } from './support/cli.js';
 import { skipWithout } from './support/judges.js';
 import { dig, freePort, type Secondary, startBind, stopAll, until, ZONE } from './support/secondaries.js';
 import { mirrorEnvFor } from './support/service.js';
-import { recordsOf, serialOf } from './support/zone-records.js';
+import { recordsOf, serialOf, zoneFileRecords } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -48,14 +50,21 @@ const dir = mkdtempSync(join(tmpdir(), 'threat-mirror-serial-'));
 afterAll(() => stopAll({ secondaries, daemon, standin, dir }));
 
 describe.skipIf(skipWithout(['named', 'dig']))("the zone's serial across restarts and rebuilds of its primary", () => {
-  it('a restart that changed nothing keeps the serial; a primary built anew serves a later one, and BIND follows it to the next threat', async () => {
+  it('a restart that changed nothing keeps the serial, the rpz file the same; one after a host was allowed moves past it; a primary built anew serves a later one; BIND follows each', async () => {
     const service = await startStandin({ threats: [threat('https://tm-serial-a.com/'), threat('https://tm-serial-b.com/'), threat('https://tm-serial-c.com/')], keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
     standin = service;
     const [dnsPort, bindPort] = [await freePort(), await freePort()];
-    const primary = (dbPath: string, now: string): CliProcess =>
+    // Each volume's daemon also writes the rpz export file: at start the zone takes its serial when
+    // its names are the index's, or moves past both (ExportRefresher.adoptZoneSerial).
+    const rpzFile = (dbPath: string): string => join(dirname(dbPath), 'threats.rpz');
+    const fileSerial = (dbPath: string): number => serialOf(zoneFileRecords(readFileSync(rpzFile(dbPath), 'utf8'), ZONE));
+    const allowlist = join(dir, 'allow.txt');
+    const primary = (dbPath: string, now: string, extra: Record<string, string> = {}): CliProcess =>
       new CliProcess(
         [],
         mirrorEnvFor(KEY, now)(service, dbPath, {
+          ...extra,
+          THREAT_MIRROR_EXPORTS: `rpz=${rpzFile(dbPath)}`,
           THREAT_MIRROR_INITIAL_DAYS: '2',
           THREAT_MIRROR_SCHEDULE: '*/2 * * * * *',
           THREAT_MIRROR_DNS_PORT: String(dnsPort),
@@ -85,6 +94,7 @@ describe.skipIf(skipWithout(['named', 'dig']))("the zone's serial across restart
     const restarted = daemon;
     await restarted.waitForLog(() => runs(restarted) >= 2);
     expect(soaSerial(dnsPort)).toBe(held);
+    expect(fileSerial(first)).toBe(held);
     await zoneChangeAfter(restarted, () => service.addThreats([threat('https://tm-serial-after-restart.com/')]));
     await until('BIND follows the restarted primary', () => bind.blocks('tm-serial-after-restart.com'), 20_000);
     const beforeRebuild = soaSerial(dnsPort);
@@ -95,14 +105,28 @@ describe.skipIf(skipWithout(['named', 'dig']))("the zone's serial across restart
     const again = daemon;
     await again.waitForLog(() => runs(again) >= 2);
     expect(soaSerial(dnsPort)).toBe(beforeRebuild);
+    expect(fileSerial(first)).toBe(beforeRebuild);
     await again.stop('SIGTERM');
+
+    // Stopped, and a host allowed meanwhile: the zone the next start builds has a passthru name the
+    // index and the rpz file left lack, so its serial moves past both, and BIND lets the host through.
+    writeFileSync(allowlist, 'tm-serial-b.com\n');
+    daemon = primary(first, AN_HOUR_LATER, { THREAT_MIRROR_ALLOWLIST: allowlist });
+    const allowing = daemon;
+    await allowing.waitForLog(() => runs(allowing) >= 2);
+    const allowed = soaSerial(dnsPort);
+    expect(serialAfter(allowed, beforeRebuild)).toBe(true);
+    expect(fileSerial(first)).toBe(allowed);
+    await until('BIND lets the allowed host through', async () => !(await bind.blocks('tm-serial-b.com')), 20_000);
+    expect(await bind.blocks('tm-serial-a.com')).toBe(true);
+    await allowing.stop('SIGTERM');
 
     // A new pod without a replica: a new volume, the history walked again.
     daemon = primary(join(dir, 'new-volume', 'mirror.db'), TWO_HOURS_LATER);
     const rebuilt = daemon;
     await rebuilt.waitForLog((line) => line.msg === 'zone changed' && Number(line.hosts) > 0);
     await zoneChangeAfter(rebuilt, () => service.addThreats([threat('https://tm-serial-after-rebuild.com/')]));
-    expect(serialAfter(soaSerial(dnsPort), beforeRebuild)).toBe(true);
+    expect(serialAfter(soaSerial(dnsPort), allowed)).toBe(true);
     await until('BIND follows the rebuilt primary to the threat blocked since', () => bind.blocks('tm-serial-after-rebuild.com'), 20_000);
     expect(soaSerial(bindPort)).toBe(soaSerial(dnsPort));
   }, 120_000);

@@ -12,7 +12,7 @@ import { renderHostsFile } from './formats/hosts.js';
 import { renderMetamask } from './formats/metamask.js';
 import { renderCsv } from './formats/csv.js';
 import { renderJsonl } from './formats/jsonl.js';
-import { renderRpz, rpzShadowed, rpzTooLong, type ZoneTimers } from './formats/rpz.js';
+import { nextRpzSerial, renderRpz, rpzShadowed, rpzTooLong, serialPast, type ZoneTimers } from './formats/rpz.js';
 import { renderStix } from './formats/stix.js';
 import { isRecordFormat, noBlockCounts } from './parallel/row-blocks.js';
 import { renderOnTwoThreads, selectHostsOnTwoThreads } from './parallel/parallel-render.js';
@@ -35,10 +35,14 @@ export interface ExportOptions {
 
 export interface BuiltExport {
   readonly format: ExportFormat;
-  /** The mirror's change_seq in the snapshot: an RPZ serial is derived from it. */
-  readonly changeSeq: number;
   /** Whether the content carries a serial (RPZ's SOA) that must grow on every change. */
   readonly hasSerial: boolean;
+  /**
+   * The serial the content carries when it replaces a zone of serial `previous` (undefined: none),
+   * past it (RFC 1982): from a snapshot, its change_seq in seconds (nextRpzSerial); from the
+   * daemon's export index, the zone's serial, which its DNS primary serves too.
+   */
+  nextSerial(previous: number | undefined): number;
   /** What starts a comment line; comment lines are rendered as chunks of their own and are not compared. */
   readonly commentPrefix: string | undefined;
   /** The content, in chunks; may be called more than once (RPZ: once per serial tried). */
@@ -56,7 +60,7 @@ const COMMENT_PREFIXES: Partial<Record<ExportFormat, string>> = { domains: '#', 
 
 export async function buildExport(snapshot: ThreatSnapshot, options: ExportOptions): Promise<BuiltExport> {
   const { format, organization } = options;
-  const base: ExportBase = { format, changeSeq: snapshot.changeSeq, hasSerial: format === 'rpz', commentPrefix: COMMENT_PREFIXES[format] };
+  const base: ExportBase = { format, hasSerial: format === 'rpz', nextSerial: (previous) => nextRpzSerial(snapshot.changeSeq, previous), commentPrefix: COMMENT_PREFIXES[format] };
   if (format === 'suricata' && options.rules) base.commentPrefix = '#';
   if (isHostFormat(format)) {
     const selection = options.selection ?? (await select(snapshot, options));
@@ -102,11 +106,11 @@ export async function selectSnapshotHosts(snapshot: ThreatSnapshot): Promise<Hos
   return { ...selection, allowlist: allowedHostsOf(snapshot.allowlist, skipped.allowed) };
 }
 
-type ExportBase = { -readonly [K in 'format' | 'changeSeq' | 'hasSerial' | 'commentPrefix']: BuiltExport[K] };
+type ExportBase = { -readonly [K in 'format' | 'hasSerial' | 'nextSerial' | 'commentPrefix']: BuiltExport[K] };
 
 /** A host format from a version of the daemon's export index; an RPZ gets the index's zone serial. */
 export function buildHostExportFromIndex(view: IndexView, format: HostFormat, serial: number, timers: ZoneTimers | undefined): BuiltExport {
-  const base: ExportBase = { format, changeSeq: serial, hasSerial: format === 'rpz', commentPrefix: COMMENT_PREFIXES[format] };
+  const base: ExportBase = { format, hasSerial: format === 'rpz', nextSerial: (previous) => serialPast(serial, previous), commentPrefix: COMMENT_PREFIXES[format] };
   return buildHostExport(view.selection(), { format, organization: undefined, timers }, format, base);
 }
 

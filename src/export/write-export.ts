@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { open, stat } from 'node:fs/promises';
 import { commitTempFile, discardTempFile, fileDigest, writeTempFile } from './atomic-file.js';
 import type { BuiltExport } from './build-export.js';
-import { nextRpzSerial, rpzSerialOf } from './formats/rpz.js';
+import { rpzSerialOf } from './formats/rpz.js';
 
 export interface FileWriteResult {
   /** false: the file already held exactly this content and was left untouched (same mtime). */
@@ -24,7 +24,7 @@ const SERIAL_WINDOW_BYTES = 4096;
  */
 export async function writeExportFile(path: string, built: BuiltExport): Promise<FileWriteResult> {
   const previousSerial = built.hasSerial ? await serialOfFile(path) : undefined;
-  const nextSerial = nextRpzSerial(built.changeSeq, previousSerial);
+  const nextSerial = built.nextSerial(previousSerial);
   const trialSerial = previousSerial ?? nextSerial;
   const existing = await fileExists(path);
   let temp = await writeTempFile(path, built.render(trialSerial), existing ? built.commentPrefix : null);
@@ -78,7 +78,7 @@ export async function writeExportStream(stream: NodeJS.WritableStream, built: Bu
     batch = '';
     await send(data);
   };
-  const chunks = built.render(nextRpzSerial(built.changeSeq, undefined));
+  const chunks = built.render(built.nextSerial(undefined));
   if (Symbol.asyncIterator in chunks) {
     for await (const chunk of chunks) {
       if (typeof chunk === 'string') batch += chunk;

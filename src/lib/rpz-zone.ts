@@ -54,7 +54,7 @@ export function nextZoneSerial(previous: number | undefined, nowMs: number): num
 }
 
 /** `candidate` as a serial, or `previous` plus one when it is not after it: serials grow strictly (RFC 1982), however fast they are asked for. */
-function serialPast(candidate: number, previous: number | undefined): number {
+export function serialPast(candidate: number, previous: number | undefined): number {
   const serial = candidate % 2 ** 32 || 1;
   if (previous === undefined || serialAfter(serial, previous)) return serial;
   return (previous + 1) % 2 ** 32 || 1;

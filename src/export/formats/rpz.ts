@@ -11,7 +11,7 @@ import { headerLines, type HostListContext } from './host-header.js';
 import { MAX_HOST, MAX_ZONE_NAME, SOA_MNAME, SOA_RNAME, TTL, zoneTimersFor } from '../../lib/rpz-zone.js';
 import { zoneNamesOf } from './zone-names.js';
 
-export { laterSerial, MAX_HOST, MAX_ZONE_NAME, nextRpzSerial, nextZoneSerial, RPZ_TTL, serialAfter, SOA_MNAME, SOA_RNAME, type ZoneTimers, zoneTimersFor } from '../../lib/rpz-zone.js';
+export { laterSerial, MAX_HOST, MAX_ZONE_NAME, nextRpzSerial, nextZoneSerial, RPZ_TTL, serialAfter, serialPast, SOA_MNAME, SOA_RNAME, type ZoneTimers, zoneTimersFor } from '../../lib/rpz-zone.js';
 
 /** Hosts too long for a zone; the others are the entries. */
 export function rpzTooLong(context: HostListContext): number {

@@ -11,7 +11,6 @@ import { type ExportLog, ExportRefresher } from './export-refresher.js';
 import { type IndexChange, ExportIndex } from '../index/export-index.js';
 import { isHostFormat } from '../../config/export-formats.js';
 import { IndexView } from '../index/index-view.js';
-import { nextRpzSerial } from '../../lib/rpz-zone.js';
 import type { ExportJob, FeedJob, FromJobThread, JobEvent, RefreshJob, RefreshResult } from './protocol.js';
 
 const port = parentPort;
@@ -76,7 +75,7 @@ async function renderFeed(job: FeedJob): Promise<TempFile> {
       db.exec('BEGIN');
       const view = new IndexView(db);
       const built = buildHostExportFromIndex(view, format, view.state().serial, timers);
-      return await writeTempFile(path, built.render(built.changeSeq), built.commentPrefix ?? undefined);
+      return await writeTempFile(path, built.render(built.nextSerial(undefined)), built.commentPrefix ?? undefined);
     } finally {
       db.close();
     }
@@ -86,7 +85,7 @@ async function renderFeed(job: FeedJob): Promise<TempFile> {
   let built: BuiltExport | undefined;
   try {
     built = await buildExport(snapshot, { format, organization, timers });
-    return await writeTempFile(path, built.render(nextRpzSerial(built.changeSeq, undefined)), built.commentPrefix);
+    return await writeTempFile(path, built.render(built.nextSerial(undefined)), built.commentPrefix);
   } finally {
     built?.close();
     snapshot.close();
