@@ -51,8 +51,7 @@ export async function walkHistory(deps: SyncDeps, organization: OrganizationConf
     async () => {
       // Windows cut to fit the budget, sized at first by the density of the days held; at most one
       // worker for two requests, so that the checks of the windows this run leaves open take at
-      // most half of the next run's (with four workers and 2 requests, every later run spent its
-      // budget checking and no day was walked again: measured).
+      // most half of the next run's: more windows open than that, and checks alone could spend it.
       const workers = Math.max(1, Math.floor(settings.historyMaxRequests / 2));
       await walkWindows(context, plan, signal, { requests: settings.historyMaxRequests, density: reads.history.heldDensity(name), workers });
       await writer.call('finishPlan', { planId: plan.id, completeThrough: null, now: deps.clock().toISOString() });

@@ -44,7 +44,7 @@ export async function walkWindows(context: WalkContext, plan: Plan, outerSignal:
   const fail = (error: unknown): void => {
     failure ??= { error };
     // A spent allowance stops each worker at its next request, not the requests already sent: a
-    // page paid for is committed (aborted, a window's last page was asked for again and again).
+    // page paid for is committed, or a window whose next page came last in every run never got past it.
     if (!(error instanceof RequestAllowanceSpent)) stop.abort(error);
   };
   const nextWindow = windowSource(resumed, planner, {
