@@ -15,7 +15,7 @@ import { historyWalkKey } from '../db/read/history-reads.js';
 import { addDays, dayOf, maxDay, minDay } from '../lib/days.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
 import { emptyTotals, finishRunSummary, type Outcome, outcomeOf, type RunSummary, type SyncDeps, type SyncSettings } from './run-contract.js';
-import { walkWindows } from './walk-windows.js';
+import { firstUncovered, walkWindows } from './walk-windows.js';
 
 /** The first day the mirror must hold today: THREAT_MIRROR_HISTORY_FROM, or the last initialDays days. */
 export function historyStart(settings: Pick<SyncSettings, 'historyFrom' | 'initialDays'>, today: string): string {
@@ -95,8 +95,7 @@ async function openHistoryPlan(deps: SyncDeps, organization: string, target: str
  */
 export function nextDayToWalk(plan: Pick<Plan, 'rangeStart' | 'rangeEnd'>, windows: ReadonlyArray<Pick<PlanWindow, 'windowStart' | 'windowEnd' | 'completedAt'>>): string | undefined {
   const open = windows.filter((window) => window.completedAt === null).map((window) => window.windowEnd);
-  const oldestCut = windows.reduce((oldest, window) => minDay(oldest, window.windowStart), addDays(plan.rangeEnd, 1));
-  const uncovered = addDays(oldestCut, -1);
+  const uncovered = firstUncovered(plan, windows, 'newest-first');
   const candidates = uncovered >= plan.rangeStart ? [...open, uncovered] : open;
   return candidates.length === 0 ? undefined : candidates.reduce(maxDay);
 }

@@ -110,7 +110,7 @@ function orderOf(plan: Plan): WalkOrder {
  * The first day, in walk order, that none of the plan's windows covers: windows are cut from one
  * end and recorded in order, so a killed run leaves them all on that end.
  */
-function firstUncovered(plan: Plan, windows: readonly PlanWindow[], order: WalkOrder): string {
+export function firstUncovered(plan: Pick<Plan, 'rangeStart' | 'rangeEnd'>, windows: ReadonlyArray<Pick<PlanWindow, 'windowStart' | 'windowEnd'>>, order: WalkOrder): string {
   if (order === 'oldest-first') return addDays(windows.reduce((last, window) => (window.windowEnd > last ? window.windowEnd : last), addDays(plan.rangeStart, -1)), 1);
   return addDays(windows.reduce((first, window) => (window.windowStart < first ? window.windowStart : first), addDays(plan.rangeEnd, 1)), -1);
 }
