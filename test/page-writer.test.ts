@@ -4,7 +4,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Threat } from '../src/records.js';
+import type { ReportRecord, Threat } from '../src/records.js';
+import { ReportRows } from '../src/db/sql/reports.js';
 import { type PageInput, PageNotWrittenError, PageWriter } from '../src/db/writer/page-writer.js';
 import type { WriterClient } from '../src/db/writer/writer-client.js';
 import { LedgerReads } from '../src/db/read/ledger-reads.js';
@@ -122,6 +123,38 @@ describe('PageWriter.writeBatch', () => {
       { inserted: 3, updated: 0, rejected: 0, removed: 0 },
       { inserted: 1, updated: 0, rejected: 0, removed: 0 },
     ]);
+  });
+});
+
+describe('a write over rows another process stored', () => {
+  it('tells an update from an insert by what was stored, though the rows carry its very stamp, and joins the moved day to every ledger holding the threat', async () => {
+    opened = await openWritableMirror(join(tempDir(), 'mirror.db'));
+    const { sqlite } = opened;
+    const { planId, runId } = setUp(sqlite);
+    // Two processes, each with a clock of its own that reads the same instant (a replica's primary
+    // ahead of this pod's clock, a clock set back, a test's fixed THREAT_MIRROR_NOW).
+    const now = '2026-03-03T12:00:00.000Z';
+    const stored = new PageWriter(sqlite, { derive: deriveLookupFields }).write({ ...page(planId, runId(1), DAY, [1, 2], 'a2'), now });
+    expect(stored).toMatchObject({ inserted: 2, updated: 0 });
+    sqlite.prepare("INSERT INTO organization_threats (organization, threat_id, first_seen_at, type) VALUES ('beta', 1, ?, 'URL')").run(now);
+
+    const moved: Threat = { ...threat(1), content: 'https://t1.example/moved', blockedAt: '2026-02-20T10:00:00Z' };
+    const next = new PageWriter(sqlite, { derive: deriveLookupFields });
+    const written = next.write({ ...page(planId, runId(2), DAY, [], 'a3'), threats: [moved, threat(3)], now });
+    expect(written).toMatchObject({ inserted: 1, updated: 1 });
+    expect(sqlite.prepare('SELECT threats_inserted, threats_updated FROM sync_runs WHERE id = ?').get(runId(2))).toEqual({ threats_inserted: 1, threats_updated: 1 });
+    // beta's walks never looked at 2026-02-20: the threat moved there must bring that day to them.
+    expect(sqlite.prepare("SELECT day FROM sync_windows WHERE organization = 'beta'").pluck().all()).toEqual(['2026-02-20']);
+  });
+
+  it('tells a report updated from one inserted the same way', async () => {
+    opened = await openWritableMirror(join(tempDir(), 'mirror.db'));
+    const rows = new ReportRows(opened.sqlite);
+    const stamp = '2026-03-03T12:00:00.000Z';
+    const report = (status: string): ReportRecord => ({ id: '7', createdAt: '2026-03-01T00:00:00Z', status, proposals: [], raw: JSON.stringify({ id: 7, status }) });
+    expect(rows.write('acme', report('pending'), 1, stamp)).toBe('inserted');
+    expect(rows.write('acme', report('pending'), 2, stamp)).toBe('unchanged');
+    expect(rows.write('acme', report('approved'), 2, stamp)).toBe('updated');
   });
 });
 

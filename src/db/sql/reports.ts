@@ -68,6 +68,7 @@ export interface SavedReportState {
 }
 
 const REPORT_SQL = {
+  isStored: 'SELECT 1 FROM reports WHERE organization = ? AND id = ?',
   upsertReport: UPSERT_REPORT_SQL,
   markListed: 'UPDATE reports SET last_seen_walk = ?, missed_walk = NULL, removed_at = NULL WHERE organization = ? AND id = ?',
   deleteProposals: 'DELETE FROM report_proposals WHERE organization = ? AND report_id = ?',
@@ -86,12 +87,14 @@ export class ReportRows {
 
   /** Writes the report if it is new or changed, and marks it listed by the walk; 'unchanged', or whether it was inserted. */
   write(organization: string, report: ReportRecord, walkNumber: number, stamp: string): 'inserted' | 'updated' | 'unchanged' {
-    const written = this.#sql.upsertReport.get(organization, report.id, report.createdAt, report.status, report.raw, stamp, stamp) as { first_seen_at: string } | undefined;
+    // Told by what was stored before, not by `first_seen_at = stamp`: a row another process wrote may carry this stamp (threat-rows.ts).
+    const storedBefore = this.#sql.isStored.get(organization, report.id) !== undefined;
+    const written = this.#sql.upsertReport.get(organization, report.id, report.createdAt, report.status, report.raw, stamp, stamp) !== undefined;
     this.#sql.markListed.run(walkNumber, organization, report.id);
     if (!written) return 'unchanged';
     this.#sql.deleteProposals.run(organization, report.id);
     for (const proposal of report.proposals) this.#sql.insertProposal.run({ organization, reportId: report.id, ...proposal });
-    return written.first_seen_at === stamp ? 'inserted' : 'updated';
+    return storedBefore ? 'updated' : 'inserted';
   }
 
   saveState(state: SavedReportState): void {

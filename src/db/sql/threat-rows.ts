@@ -31,6 +31,11 @@ function insertSql(rows: number): string {
   return `INSERT INTO threats (${THREAT_COLUMNS}) VALUES ${placeholders(rows, COLUMN_COUNT)}`;
 }
 
+/** Which of a chunk's ids are stored: asked before the upsert, whose RETURNING shows rows only as they end. */
+function storedAmongSql(rows: number): string {
+  return `SELECT id FROM threats WHERE id IN (${Array.from({ length: rows }, () => '?').join(', ')})`;
+}
+
 /** Writes only what changed, and returns what it wrote. */
 function upsertSql(rows: number): string {
   return `INSERT INTO threats (${THREAT_COLUMNS})
@@ -41,7 +46,7 @@ function upsertSql(rows: number): string {
            address_chain = excluded.address_chain, address = excluded.address, email = excluded.email, email_domain = excluded.email_domain,
            url_expression = excluded.url_expression, export_host = excluded.export_host, export_left_out = excluded.export_left_out
          WHERE threats.content IS NOT excluded.content OR threats.type IS NOT excluded.type OR threats.blocked_at IS NOT excluded.blocked_at
-         RETURNING id, first_seen_at`;
+         RETURNING id`;
 }
 
 /**
@@ -91,6 +96,7 @@ export class ThreatRows {
   // Prepared once per size of multi-row statement (see CHUNK_SIZES).
   readonly #inserts = new Map<number, Statement>();
   readonly #upserts = new Map<number, Statement>();
+  readonly #storedAmong = new Map<number, Statement>();
   readonly #newLinks = new Map<number, Statement>();
   readonly #links = new Map<number, Statement>();
   readonly #anyStoredBetween: Statement;
@@ -157,15 +163,20 @@ export class ThreatRows {
         this.#statement(this.#newLinks, chunk.length, (rows) => linkSql(rows, false)).run(links);
         continue;
       }
-      // A row is returned only when written: first_seen_at equal to this page's stamp means inserted.
-      const written = this.#statement(this.#upserts, chunk.length, upsertSql).all(values) as Array<{ id: number; first_seen_at: string }>;
+      // Inserted or updated is told by what was stored before, never by `first_seen_at = stamp`: a
+      // row stored by another process (a restored replica's primary, a clock set back, a test's
+      // fixed clock) may carry this very stamp, and an update counted as an insert would leave
+      // its day unjoined to the other organizations' ledgers (#joinDays in page-writer.ts).
+      const storedBefore = new Set(this.#statement(this.#storedAmong, chunk.length, storedAmongSql).pluck().all(chunk.map((threat) => threat.id)) as number[]);
+      // A row is returned only when written.
+      const written = this.#statement(this.#upserts, chunk.length, upsertSql).pluck().all(values) as number[];
       const writtenIds = new Set<number>();
-      for (const row of written) {
-        writtenIds.add(row.id);
-        if (row.first_seen_at === stamp) inserted += 1;
+      for (const id of written) {
+        writtenIds.add(id);
+        if (!storedBefore.has(id)) inserted += 1;
         else {
           updated += 1;
-          (updatedIds ??= []).push(row.id);
+          (updatedIds ??= []).push(id);
         }
       }
       // A new or restored link changes what a reader of this organization sees: it moves the feed too.

@@ -1,6 +1,8 @@
 // The stamp of each write (first_seen_at, updated_at, removed_at, completed_at): the sender's clock,
-// made strictly later than the stamp before, so `first_seen_at = stamp` marks exactly the rows one
-// page inserted even when two pages commit within one millisecond.
+// made strictly later than the stamp before in this process, so the stamps of one process's writes
+// are in the order of the writes, two pages within one millisecond included. Across processes no
+// order holds (a replica's primary, a clock set back, a test's fixed clock): no write tells an
+// insert from an update by its stamp (threat-rows.ts).
 export class WriteStamps {
   #lastMs: number;
 
