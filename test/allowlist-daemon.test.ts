@@ -15,7 +15,7 @@ import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { promtoolCheckMetrics, skipWithout } from './support/judges.js';
 import { withDb } from './support/mirror-db.js';
 import { type Authority, type PolicyResolver, startAuthority, startPolicyResolver } from './support/policy-zones.js';
-import { dig, freePort, ZONE } from './support/secondaries.js';
+import { dig, freePort, until as waitUntil, ZONE } from './support/secondaries.js';
 import { mirrorEnvFor } from './support/service.js';
 import { applyIxfr, ixfrRecords, recordsOf, serialOf } from './support/zone-records.js';
 
@@ -45,14 +45,8 @@ let httpPort: number;
 let dnsPort: number;
 const files = (): { rpz: string; hosts: string; csv: string } => ({ rpz: join(dir, 'exports', 'threats.rpz'), hosts: join(dir, 'exports', 'hosts.txt'), csv: join(dir, 'exports', 'threats.csv') });
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms\n${daemon.stdout.split('\n').slice(-15).join('\n')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** A wait that says, on timeout, what the daemon logged last. */
+const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> => waitUntil(what, check, timeoutMs, () => daemon.stdout);
 
 async function blocked(value: string): Promise<boolean> {
   const answer = (await (await fetch(`http://127.0.0.1:${httpPort}/v1/lookup?value=${encodeURIComponent(value)}`)).json()) as { results: Array<{ blocked: boolean }> };

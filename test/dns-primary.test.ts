@@ -80,7 +80,7 @@ describe.skipIf(skipWithout(['named', 'unbound', 'pdns_recursor', 'dig']))('the 
 
   it('is pulled by BIND, Unbound and PowerDNS: each blocks a blocked host and its subdomain, not an unrelated one', async () => {
     for (const secondary of secondaries) {
-      await until(`${secondary.name} blocks tm-first-blocked.com`, () => secondary.blocks('tm-first-blocked.com'), 20_000);
+      await until(`${secondary.name} blocks tm-first-blocked.com`, () => secondary.blocks('tm-first-blocked.com'), 20_000, secondary.log);
       expect(await secondary.blocks('www.tm-first-blocked.com'), secondary.name).toBe(true);
       expect(await secondary.blocks('tm-leaving-soon.net'), secondary.name).toBe(true);
       // A path-level block's host is not in the zone, nor is a name nobody blocked.
@@ -116,7 +116,7 @@ describe.skipIf(skipWithout(['named', 'unbound', 'pdns_recursor', 'dig']))('the 
       // BIND and Unbound on NOTIFY (their SOA refresh is a minute here: 20 s leaves a loaded 2-core
       // machine room, where 5 s once took 5.6-6.2); PowerDNS 4.8 ignores NOTIFY and refreshes every PDNS_REFRESH s.
       const limit = secondary.name === 'pdns' ? (PDNS_REFRESH + 5) * 1000 : 20_000;
-      await until(`${secondary.name} blocks the new host and not the removed one`, async () => (await secondary.blocks('tm-second-blocked.org')) && !(await secondary.blocks('tm-leaving-soon.net')), limit);
+      await until(`${secondary.name} blocks the new host and not the removed one`, async () => (await secondary.blocks('tm-second-blocked.org')) && !(await secondary.blocks('tm-leaving-soon.net')), limit, secondary.log);
       expect(Date.now() - runEnd, secondary.name).toBeLessThan(limit);
     }
     // The change reached them by NOTIFY, not by a refresh that happened to fall within the bound.

@@ -79,13 +79,13 @@ describe.skipIf(skipWithout(['named', 'dig']))("the zone's serial across restart
     await started.waitForLog((line) => line.msg === 'zone changed' && Number(line.hosts) > 0);
     const bind = await startBind(join(dir, 'bind'), dnsPort, bindPort);
     secondaries.push(bind);
-    await until('BIND blocks the first threats', () => bind.blocks('tm-serial-a.com'), 20_000);
+    await until('BIND blocks the first threats', () => bind.blocks('tm-serial-a.com'), 20_000, bind.log);
     // A threat blocked, then unblocked: the mirror's change_seq runs ahead of its count of threats.
     const passing = threat('https://tm-serial-passing.com/');
     await zoneChangeAfter(started, () => service.addThreats([passing]));
     await zoneChangeAfter(started, () => service.removeThreats([passing.id]));
     const held = soaSerial(dnsPort);
-    await until('BIND holds the serial', () => soaSerial(bindPort) === held, 20_000);
+    await until('BIND holds the serial', () => soaSerial(bindPort) === held, 20_000, bind.log);
     // Killed: the index is left as it was, its WAL too.
     await started.stop('SIGKILL');
 
@@ -96,7 +96,7 @@ describe.skipIf(skipWithout(['named', 'dig']))("the zone's serial across restart
     expect(soaSerial(dnsPort)).toBe(held);
     expect(fileSerial(first)).toBe(held);
     await zoneChangeAfter(restarted, () => service.addThreats([threat('https://tm-serial-after-restart.com/')]));
-    await until('BIND follows the restarted primary', () => bind.blocks('tm-serial-after-restart.com'), 20_000);
+    await until('BIND follows the restarted primary', () => bind.blocks('tm-serial-after-restart.com'), 20_000, bind.log);
     const beforeRebuild = soaSerial(dnsPort);
     expect(serialAfter(beforeRebuild, held)).toBe(true);
     // Stopped: the scratch folder is emptied but for the index, and the next start keeps its serial too.
@@ -117,7 +117,7 @@ describe.skipIf(skipWithout(['named', 'dig']))("the zone's serial across restart
     const allowed = soaSerial(dnsPort);
     expect(serialAfter(allowed, beforeRebuild)).toBe(true);
     expect(fileSerial(first)).toBe(allowed);
-    await until('BIND lets the allowed host through', async () => !(await bind.blocks('tm-serial-b.com')), 20_000);
+    await until('BIND lets the allowed host through', async () => !(await bind.blocks('tm-serial-b.com')), 20_000, bind.log);
     expect(await bind.blocks('tm-serial-a.com')).toBe(true);
     await allowing.stop('SIGTERM');
 
@@ -127,7 +127,7 @@ describe.skipIf(skipWithout(['named', 'dig']))("the zone's serial across restart
     await rebuilt.waitForLog((line) => line.msg === 'zone changed' && Number(line.hosts) > 0);
     await zoneChangeAfter(rebuilt, () => service.addThreats([threat('https://tm-serial-after-rebuild.com/')]));
     expect(serialAfter(soaSerial(dnsPort), allowed)).toBe(true);
-    await until('BIND follows the rebuilt primary to the threat blocked since', () => bind.blocks('tm-serial-after-rebuild.com'), 20_000);
+    await until('BIND follows the rebuilt primary to the threat blocked since', () => bind.blocks('tm-serial-after-rebuild.com'), 20_000, bind.log);
     expect(soaSerial(bindPort)).toBe(soaSerial(dnsPort));
   }, 120_000);
 });

@@ -112,7 +112,7 @@ describe.skipIf(skipWithout(['named', 'pdns_recursor', 'dig']))('the DNS primary
 
   it('is pulled by BIND and PowerDNS holding the key, and a change reaches BIND by a signed NOTIFY within 5 s', async () => {
     for (const secondary of secondaries) {
-      await until(`${secondary.name} blocks ${BLOCKED}`, () => secondary.blocks(BLOCKED), 30_000);
+      await until(`${secondary.name} blocks ${BLOCKED}`, () => secondary.blocks(BLOCKED), 30_000, secondary.log);
       expect(await secondary.blocks('tm-tsig-unrelated.org'), secondary.name).toBe(false);
     }
     const changesBefore = daemon.logs.filter((line) => line.msg === 'zone changed').length;

@@ -15,6 +15,8 @@ export interface Secondary {
   readonly port: number;
   /** Whether the resolver answers `host` with its RPZ signal (blocked), or not. */
   blocks(host: string): Promise<boolean>;
+  /** What the resolver printed so far: said when a wait for it times out. */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ zone "${ZONE}" { type secondary; file "tm.rpz.db"; primaries { 127.0.0.1 port ${
   return {
     name: 'bind',
     port,
+    log: process.output,
     // BIND adds the policy zone's SOA to the additional section of an answer it rewrote.
     blocks: async (host) => new RegExp(`^${ZONE.replace(/\./g, '\\.')}\\.\\s.*\\sSOA\\s`, 'm').test(dig(['@127.0.0.1', '-p', String(port), host, 'A', '+additional']).text),
     stop: process.stop,
@@ -91,7 +94,7 @@ export async function startUnboundSecondary(dir: string, primaryPort: number, po
   directory: "${dir}"
   pidfile: ""
   use-syslog: no
-  verbosity: 1
+  verbosity: 2
   access-control: 127.0.0.0/8 allow
   module-config: "respip iterator"
   do-not-query-localhost: no
@@ -105,6 +108,7 @@ rpz:
   return {
     name: 'unbound',
     port,
+    log: process.output,
     // rpz-signal-nxdomain-ra: a blocked name is NXDOMAIN without the RA flag.
     blocks: async (host) => {
       const answer = dig(['@127.0.0.1', '-p', String(port), host, 'A']);
@@ -129,6 +133,7 @@ disable-packetcache=yes
   return {
     name: 'pdns',
     port,
+    log: process.output,
     // extendedErrorCode=15: the answer carries EDE 15 (Blocked).
     blocks: async (host) => /EDE: 15 \(Blocked\)/.test(dig(['@127.0.0.1', '-p', String(port), host, 'A']).text),
     stop: process.stop,
@@ -137,13 +142,24 @@ disable-packetcache=yes
 
 export { freePort };
 
-/** Resolves with the milliseconds `check` took to hold, polling every 100 ms; throws past `timeoutMs`. */
-export async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
+/**
+ * Resolves with the milliseconds `check` took to hold, polling every 50 ms; throws past `timeoutMs`,
+ * after printing the last lines of `log` (the process waited on: a resolver, the daemon), so that a
+ * timeout says why without a rerun.
+ */
+export async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, log?: () => string): Promise<number> {
   const started = Date.now();
   for (;;) {
     if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (Date.now() - started > timeoutMs) {
+      // On stderr, which the test report shows whole (a failure's summary shows its message's first
+      // line); after a turn of the event loop, which reads what the process wrote while a check
+      // (dig, spawned synchronously) held the loop.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (log !== undefined) console.error(`${what}: not within ${timeoutMs} ms; the last lines it logged:\n${log().trimEnd().split('\n').slice(-25).join('\n')}`);
+      throw new Error(`${what}: not within ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
