@@ -28,6 +28,7 @@ import {
   falseStatements,
   FeedReader,
   historyGaps,
+  insertCountProblems,
   missingAfterRun,
   succeededRuns,
 } from './support/model-invariants.js';
@@ -149,6 +150,7 @@ class ModelRun {
     problems.push(...this.#watch());
     problems.push(...this.#watchHistory());
     problems.push(...completeThroughProblems(world));
+    problems.push(...insertCountProblems(world));
     problems.push(...(await enforcementProblems(world)));
     problems.push(...this.#feed.problems(world));
     if (outcome.ran === 'success') {

@@ -96,6 +96,19 @@ export function succeededRuns(world: ModelWorld, organization: Organization): nu
   return withDb(world.dbPath, (db) => db.prepare("SELECT count(*) FROM sync_runs WHERE organization = ? AND mode = 'incremental' AND status = 'succeeded' AND stream = 'threats'").pluck().get(organization) as number);
 }
 
+/**
+ * Every threat row counted once as inserted, by the run that wrote it: rows are never deleted, and
+ * a page's counts commit with its rows, killed or not. An update counted as an insert (another
+ * process's row carrying this page's stamp: the model's processes share one fixed clock) shows here.
+ */
+export function insertCountProblems(world: ModelWorld): string[] {
+  return withDb(world.dbPath, (db) => {
+    const rows = db.prepare('SELECT count(*) FROM threats').pluck().get() as number;
+    const counted = db.prepare('SELECT coalesce(sum(threats_inserted), 0) FROM sync_runs').pluck().get() as number;
+    return rows === counted ? [] : [`the runs counted ${counted} threats inserted; the file holds ${rows}`];
+  });
+}
+
 /** complete_through never covers a day not walked whole, nor today. */
 export function completeThroughProblems(world: ModelWorld): string[] {
   return withDb(world.dbPath, (db) =>
