@@ -6,8 +6,9 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type RequestRecord, type Standin, type StandinThreat } from '../src/standin/index.js';
-import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
 import { runs, withDb } from './support/mirror-db.js';
+import { until } from './support/secondaries.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 import { openWritableMirrorSync } from './support/writable-mirror.js';
@@ -58,6 +59,13 @@ function requestsBefore(requests: readonly RequestRecord[], before: string): num
   }).length;
 }
 
+/** The daemon's threat_mirror_history_missing_days for acme; undefined before its first history check. */
+async function missingDays(port: number): Promise<number | undefined> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const match = /^threat_mirror_history_missing_days\{organization="acme"\} (\d+)$/m.exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
 const historyRuns = (dbPath: string): Array<Record<string, unknown>> => runs(dbPath).filter((run) => run.mode === 'history');
 
 describe('the history a mirror holds', { timeout: 120_000 }, () => {
@@ -67,11 +75,16 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     const target = addDays(TODAY, -59);
     const budget = 20;
     const daemon: CliProcess = startCli([], env(service, dbPath, { ...EVERY_SECOND_DAEMON, THREAT_MIRROR_HISTORY_FROM: target, THREAT_MIRROR_HISTORY_MAX_REQUESTS: String(budget) }));
+    const port = await servingPort(daemon);
     const seen: string[] = [];
+    // threat_mirror_history_missing_days as scraped at each step (set just after the step's log line: it may lag a run).
+    const missing: number[] = [];
     let finished = 0;
     for (;;) {
       finished += 1;
       await daemon.waitForLog(() => daemon.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('history walk of organization')).length >= finished);
+      const scraped = await missingDays(port);
+      if (scraped !== undefined) missing.push(scraped);
       const step = history(dbPath);
       // Each step: every day from history_from through complete_through holds what the service lists.
       expect(step.historyTarget).toBe(target);
@@ -84,6 +97,11 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
       if (from === target) break;
       expect(finished).toBeLessThan(20);
     }
+    // The gauge an alert watches (deploy/prometheus): days missing, falling run by run to none.
+    await until('threat_mirror_history_missing_days 0', async () => (await missingDays(port)) === 0, 20_000, () => daemon.stdout);
+    expect(missing.length).toBeGreaterThan(0);
+    expect(missing.some((days) => days > 0 && days <= 30)).toBe(true);
+    expect(missing).toEqual([...missing].sort((a, b) => b - a));
     await daemon.stop('SIGTERM');
     // The first run mirrored the default 30 days; the history walk the 30 before, newest first
     // (the first window begun ends the day before), in windows that cover them once each.

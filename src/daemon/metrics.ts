@@ -89,6 +89,11 @@ function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): 
     ['organization', 'stream'],
   );
   const overdueDays = gauge('threat_mirror_reconcile_overdue', 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run', ['organization']);
+  const missingHistory = gauge(
+    'threat_mirror_history_missing_days',
+    'Days from the configured start of the history (THREAT_MIRROR_HISTORY_FROM, else the last THREAT_MIRROR_INITIAL_DAYS days) through the mirrored range not yet walked whole, after the last run; absent while the walk is off (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0)',
+    ['organization'],
+  );
   const buckets = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600];
   const duration = new Histogram({ name: 'threat_mirror_run_duration_seconds', help: 'Duration of a run of one organization', labelNames: ['organization'], buckets, registers: [registry] });
   return {
@@ -109,9 +114,11 @@ function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): 
       threats.inc({ organization, result: 'rejected' }, counts.rejected);
     },
     reconcileChecked: (organization: string, overdue: { readonly days: number }) => overdueDays.set({ organization }, overdue.days),
+    historyChecked: (organization: string, history: { readonly missingDays: number }) => missingHistory.set({ organization }, history.missingDays),
     runFinished: (summary: RunSummary) => {
       runs.inc({ organization: summary.organization, stream: summary.stream, outcome: summary.status });
-      // The incremental sync's health only: the re-walks and the history walk have their own gauges and status.
+      // The incremental sync's health only: the re-walks and the history walk have their own gauges
+      // (reconcileChecked, historyChecked) and status.
       if (summary.mode === 'reconcile' || summary.mode === 'history') return;
       const streamOf = { organization: summary.organization, stream: summary.stream };
       if (summary.status === 'failed') failedInARow.inc(streamOf);

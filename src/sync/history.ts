@@ -12,7 +12,7 @@
 import type { OrganizationConfig } from '../config.js';
 import type { Plan, PlanWindow } from '../db/read/plan-reads.js';
 import { historyWalkKey } from '../db/read/history-reads.js';
-import { addDays, dayOf, maxDay, minDay } from '../lib/days.js';
+import { addDays, dayOf, daysBetween, maxDay, minDay } from '../lib/days.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
 import { emptyTotals, finishRunSummary, type Outcome, outcomeOf, type RunSummary, type SyncDeps, type SyncSettings } from './run-contract.js';
 import { firstUncovered, walkWindows } from './walk-windows.js';
@@ -32,12 +32,23 @@ export function firstRunStart(settings: Pick<SyncSettings, 'historyFrom' | 'init
  * undefined when it sent no request (the history is whole, or the walk is off).
  */
 export async function walkHistory(deps: SyncDeps, organization: OrganizationConfig, signal: AbortSignal): Promise<RunSummary | undefined> {
-  const { reads, settings, writer } = deps;
+  const { reads, settings } = deps;
   const name = organization.name;
   const completeThrough = reads.plans.completeThrough(name);
   if (settings.historyMaxRequests === 0 || completeThrough === null) return undefined;
   const target = historyStart(settings, dayOf(deps.clock()));
   await recordWalkState(deps, name, target);
+  const summary = await walkTowards(deps, organization, target, completeThrough, signal);
+  // What is still missing, for the metrics: a walk that stops making progress alerts (deploy/prometheus).
+  const missingDays = daysBetween(target, completeThrough) - reads.history.walkedDays(name, target, completeThrough).size;
+  deps.observer?.historyChecked?.(name, { target, missingDays });
+  return summary;
+}
+
+/** One run's walk of the days missing between `target` and complete_through; undefined when none is. */
+async function walkTowards(deps: SyncDeps, organization: OrganizationConfig, target: string, completeThrough: string, signal: AbortSignal): Promise<RunSummary | undefined> {
+  const { reads, settings, writer } = deps;
+  const name = organization.name;
   const plan = await openHistoryPlan(deps, name, target, completeThrough);
   if (plan === undefined) return undefined;
   const log = deps.logger.child({ organization: name, phase: 'history' });

@@ -58,6 +58,8 @@ export interface SyncObserver {
   runFinished?(summary: RunSummary): void;
   /** After an incremental run: the organization's mirrored days overdue for their re-walk. */
   reconcileChecked?(organization: string, overdue: { readonly days: number; readonly oldestDay: string | null }): void;
+  /** After the walk toward the configured start of the history (walked or not): the days it still lacks. */
+  historyChecked?(organization: string, history: { readonly target: string; readonly missingDays: number }): void;
 }
 
 export interface SyncDeps {
