@@ -15,7 +15,8 @@ import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { promtoolCheckMetrics, skipWithout } from './support/judges.js';
 import { withDb } from './support/mirror-db.js';
 import { type Authority, type PolicyResolver, startAuthority, startPolicyResolver } from './support/policy-zones.js';
-import { dig, freePort, until as waitUntil, ZONE } from './support/secondaries.js';
+import { dig, freePort, ZONE } from './support/secondaries.js';
+import { until as waitUntil } from './support/until.js';
 import { mirrorEnvFor } from './support/service.js';
 import { applyIxfr, ixfrRecords, recordsOf, serialOf } from './support/zone-records.js';
 

@@ -14,7 +14,8 @@ import { generateThreats, type Standin, startStandin } from '../src/standin/inde
 import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { closedWithin, connectFrom, pipelineWithoutReading, residentMb, trickle } from './support/dns-clients.js';
 import { skipWithout } from './support/judges.js';
-import { dig, freePort, stopAll, until, ZONE } from './support/secondaries.js';
+import { dig, freePort, stopAll, ZONE } from './support/secondaries.js';
+import { until } from './support/until.js';
 import { mirrorEnvFor, organizationKey } from './support/service.js';
 import { apartFromSerial, recordsOf, zoneFileRecords } from './support/zone-records.js';
 

@@ -10,7 +10,8 @@ import type { Standin, StandinThreat } from '../src/standin/index.js';
 import { startStandin } from '../src/standin/index.js';
 import { CliProcess, runCli, servingPort } from './support/cli.js';
 import { skipWithout } from './support/judges.js';
-import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, startUnboundSecondary, until, ZONE } from './support/secondaries.js';
+import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, startUnboundSecondary, ZONE } from './support/secondaries.js';
+import { until } from './support/until.js';
 import { mirrorEnvFor } from './support/service.js';
 import { apartFromSerial, applyIxfr, ixfrRecords, recordsOf, serialOf, zoneFileApartFromSerial, zoneFileRecords } from './support/zone-records.js';
 

@@ -14,7 +14,8 @@ import { startStandin } from '../src/standin/index.js';
 import { serialAfter } from '../src/lib/rpz-zone.js';
 import { CliProcess } from './support/cli.js';
 import { skipWithout } from './support/judges.js';
-import { dig, freePort, type Secondary, startBind, stopAll, until, ZONE } from './support/secondaries.js';
+import { dig, freePort, type Secondary, startBind, stopAll, ZONE } from './support/secondaries.js';
+import { until } from './support/until.js';
 import { mirrorEnvFor } from './support/service.js';
 import { recordsOf, serialOf, zoneFileRecords } from './support/zone-records.js';
 

@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { CliProcess, runCli, startCli } from './support/cli.js';
 import { skipWithout } from './support/judges.js';
 import { checkAnswerByHand, queryMacOf, signQueryByHand } from './support/tsig-hand.js';
-import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, type TsigKeyConfig, until, ZONE } from './support/secondaries.js';
+import { dig, freePort, type Secondary, startBind, stopAll, startPdnsSecondary, type TsigKeyConfig, ZONE } from './support/secondaries.js';
+import { until } from './support/until.js';
 import { mirrorEnvFor } from './support/service.js';
 import { apartFromSerial, recordsOf, zoneFileRecords } from './support/zone-records.js';
 

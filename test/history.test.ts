@@ -8,7 +8,7 @@ import { addDays } from '../src/lib/days.js';
 import { generateThreats, type RequestRecord, type Standin, type StandinThreat } from '../src/standin/index.js';
 import { type CliProcess, runCli, servingPort, startCli } from './support/cli.js';
 import { runs, withDb } from './support/mirror-db.js';
-import { until } from './support/secondaries.js';
+import { until } from './support/until.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
 import { openWritableMirrorSync } from './support/writable-mirror.js';

@@ -17,7 +17,8 @@ import { skipWithout } from './support/judges.js';
 import { listedHosts } from './support/host-lists.js';
 import { mirrorEnvFor } from './support/service.js';
 import { allowlistLinesFor, hostileHostBlock, hostileUrl, PROPERTY_SEED } from './support/hostile-urls.js';
-import { dig, freePort, type Secondary, startBind, stopAll, until, ZONE } from './support/secondaries.js';
+import { dig, freePort, type Secondary, startBind, stopAll, ZONE } from './support/secondaries.js';
+import { until } from './support/until.js';
 import { recordsOf, serialOf } from './support/zone-records.js';
 
 const NOW = '2026-03-15T12:00:00.000Z';
