@@ -35,11 +35,12 @@ function serve(): Promise<Standin> {
   return serveThreats(KEY, NOW, generateThreats({ seed: 4101, organizations: ['acme'], count: 3000, fromDay: addDays(TODAY, -(DAYS - 1)), toDay: TODAY }));
 }
 
-/** Runs `litestream replicate` until the test ends; resolves once its first snapshot is written. */
-async function replicate(config: string): Promise<void> {
+/** Runs `litestream replicate` until the test ends (or the kill it resolves with); resolves once its first snapshot is written. */
+async function replicate(config: string): Promise<() => void> {
   let log = '';
   const replicator = spawn(LITESTREAM, ['replicate', '-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  afterThisTest('processes', () => replicator.kill('SIGKILL'));
+  const kill = (): void => void replicator.kill('SIGKILL');
+  afterThisTest('processes', kill);
   await new Promise<void>((resolve, reject) => {
     const read = (chunk: string): void => {
       log += chunk;
@@ -49,6 +50,44 @@ async function replicate(config: string): Promise<void> {
     replicator.stderr.setEncoding('utf8').on('data', read);
     replicator.on('close', (code) => reject(new Error(`litestream exited (${code}) before writing a snapshot: ${log}`)));
   });
+  return kill;
+}
+
+const FEED_ID_SQL = "SELECT value FROM mirror_settings WHERE key = 'feed_id'";
+
+/**
+ * A reader of the change feed as docs/schema.md tells one to be: its copy of acme's current
+ * threats, kept by change_seq, started over when the feed's id is not the one its place belongs to.
+ */
+class FeedCopy {
+  readonly held = new Set<number>();
+  startedOver = 0;
+  #feedId: string | undefined;
+  #last = 0;
+
+  read(dbPath: string): void {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      const feedId = db.prepare(FEED_ID_SQL).pluck().get() as string | undefined;
+      if (feedId !== this.#feedId) {
+        if (this.#feedId !== undefined) this.startedOver += 1;
+        this.held.clear();
+        this.#last = 0;
+        this.#feedId = feedId;
+      }
+      const rows = db
+        .prepare(`SELECT t.id, t.change_seq AS seq, EXISTS (SELECT 1 FROM current_threats c WHERE c.id = t.id AND c.organization = 'acme') AS current
+                    FROM threats t WHERE t.change_seq > ? ORDER BY t.change_seq`)
+        .all(this.#last) as Array<{ id: number; seq: number; current: number }>;
+      for (const row of rows) {
+        if (row.current === 1) this.held.add(row.id);
+        else this.held.delete(row.id);
+        this.#last = row.seq;
+      }
+    } finally {
+      db.close();
+    }
+  }
 }
 
 /**
@@ -111,6 +150,47 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
     }
     // Without the replica, a pod walked the 40 days.
     expect(walked).toBeGreaterThan(10 * 3);
+  });
+
+  it("gives a restored file's change feed a new id: a reader that kept its place in the primary's feed starts over, and holds no threat unblocked within the replica's lag", async () => {
+    const service = await serve();
+    const folder = tempDir();
+    const primary = join(folder, 'primary.db');
+    expect((await runCli(['--once'], env(service, primary))).code).toBe(0);
+    const config = join(folder, 'litestream.yml');
+    writeFileSync(config, `dbs:\n  - path: ${primary}\n    replicas:\n      - type: file\n        path: ${join(folder, 'replica')}\n        sync-interval: 1s\n`);
+    const stopReplicating = await replicate(config);
+    await expectOneGeneration(config, primary);
+    // Replication stops: from here on the replica lags its primary.
+    stopReplicating();
+    const reader = new FeedCopy();
+    reader.read(primary);
+    // Blocked, seen by the reader in the primary's feed, then unblocked before the new pod starts.
+    const fleeting = { id: 9_000_001, content: 'https://blocked-within-the-lag.example/', type: 'URL', blockedAt: `${TODAY}T09:00:00.000Z`, organization: 'acme' };
+    service.addThreats([fleeting]);
+    expect((await runCli(['--once'], env(service, primary))).code).toBe(0);
+    reader.read(primary);
+    expect(reader.held.has(fleeting.id)).toBe(true);
+    service.removeThreats([fleeting.id]);
+
+    // The pod's daemon restores, then runs again and again (its writer thread starts anew at each run).
+    const restored = tempDbPath();
+    const pod = startCli([], env(service, restored, { ...EVERY_SECOND_DAEMON, THREAT_MIRROR_RESTORE_FROM: `file://${join(folder, 'replica')}` }));
+    const runsDone = (): number => pod.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('sync of organization') && line.status === 'succeeded').length;
+    await pod.waitForLog(() => runsDone() >= 1);
+    const feedId = scalar<string>(restored, FEED_ID_SQL);
+    expect(feedId).not.toBe(scalar<string>(primary, FEED_ID_SQL));
+    reader.read(restored);
+    expect(reader.startedOver).toBe(1);
+    expect(reader.held.has(fleeting.id)).toBe(false);
+    expect([...reader.held].sort((a, b) => a - b)).toEqual(currentThreats(restored).map((threat) => threat.id));
+    await pod.waitForLog(() => runsDone() >= 3);
+    await pod.stop('SIGTERM');
+    // Later runs of the same file keep its id: the reader goes on from its place.
+    expect(scalar<string>(restored, FEED_ID_SQL)).toBe(feedId);
+    reader.read(restored);
+    expect(reader.startedOver).toBe(1);
+    expect([...reader.held].sort((a, b) => a - b)).toEqual(currentThreats(restored).map((threat) => threat.id));
   });
 
   it('starts empty when the replica holds no backup yet, and refuses a replica that is not a mirror (exit 1, the file left absent)', async () => {

@@ -19,6 +19,13 @@ export const ALLOWLIST_APPLIED_AT_KEY = 'allowlist_applied_at';
 /** Per organization, where its walk toward THREAT_MIRROR_HISTORY_FROM began (JSON; db/read/history-reads.ts). */
 export const HISTORY_WALK_KEY_PREFIX = 'history_walk:';
 
+/**
+ * The change feed's identity (docs/schema.md, "Change feed"): set when the file has none (a file
+ * built anew) and anew when it was restored from a replica at this start. A reader keeps it with
+ * its last change_seq; another value means a copy that may lack changes the reader saw.
+ */
+export const FEED_ID_KEY = 'feed_id';
+
 /** The version of the lookup rules (url/lookup-rules.ts) every stored row's lookup columns follow. */
 export const LOOKUP_RULES_KEY = 'lookup_rules';
 /** While the rows are derived again under newer rules: `version:last id done`, so a killed start resumes. */

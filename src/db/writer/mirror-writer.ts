@@ -3,6 +3,8 @@
 // wait for their group commit (commit-queue.ts); every other call commits at once, in its own
 // transaction, before pages still waiting: the sync sends none that must follow a page it has not
 // seen committed.
+import { randomUUID } from 'node:crypto';
+import { FEED_ID_KEY } from '../setting-keys.js';
 import { buildDeferredIndexes, deferLookupIndexes } from '../sql/deferred-indexes.js';
 import { prepareWriteStatements, type WriteStatements } from '../sql/statements.js';
 import type { DeriveLookupFields } from '../sql/threat-rows.js';
@@ -81,8 +83,12 @@ export class MirrorWriter {
    * indexes to the next checkpoint or the close. Not when a replicator does the checkpoints: a
    * daemon would then build them only at its exit.
    */
-  async start(now: string): Promise<Omit<WriterStart, 'walSwitch'>> {
+  async start(now: string, restored = false): Promise<Omit<WriterStart, 'walSwitch'>> {
     this.#statements.threats.startFeedAt(Date.parse(now) * 1000);
+    // A restored copy may lack changes its primary's readers saw after the replica's last sync: a
+    // reader that kept its place in that feed must start over, which a new id tells it.
+    const { settings } = this.#statements;
+    if (restored || settings.value(FEED_ID_KEY) === undefined) this.#inTransaction(() => settings.record(FEED_ID_KEY, randomUUID(), now));
     const abandonedRuns = this.#inTransaction(() => this.#statements.runs.markAbandoned(now));
     const derive = async (): Promise<DeriveLookupFields> => (await import('../../url/lookup-fields.js')).deriveLookupFields;
     const backfilled = await this.#statements.threats.backfillLookups(derive);

@@ -37,7 +37,7 @@ async function start(data: WriterThreadData, answer: Answer): Promise<{ writer: 
   const sqlite = await openWriterConnection(data.dbPath, { autoCheckpoint: data.autoCheckpoint, onWalSwitch: (switched) => (walSwitch = switched) });
   try {
     const writer = new MirrorWriter(sqlite, { autoCheckpoint: data.autoCheckpoint, answer, stampsAfterMs: data.stampsAfterMs });
-    return { writer, started: { ...(await writer.start(data.now)), walSwitch } };
+    return { writer, started: { ...(await writer.start(data.now, data.restored === true)), walSwitch } };
   } catch (error) {
     sqlite.close();
     throw error;
