@@ -59,10 +59,10 @@ function requestsBefore(requests: readonly RequestRecord[], before: string): num
   }).length;
 }
 
-/** The daemon's threat_mirror_history_missing_days for acme; undefined before its first history check. */
+/** The daemon's threat_mirror_history_missing for acme; undefined before its first history check. */
 async function missingDays(port: number): Promise<number | undefined> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const match = /^threat_mirror_history_missing_days\{organization="acme"\} (\d+)$/m.exec(text);
+  const match = /^threat_mirror_history_missing\{organization="acme"\} (\d+)$/m.exec(text);
   return match ? Number(match[1]) : undefined;
 }
 
@@ -77,7 +77,7 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     const daemon: CliProcess = startCli([], env(service, dbPath, { ...EVERY_SECOND_DAEMON, THREAT_MIRROR_HISTORY_FROM: target, THREAT_MIRROR_HISTORY_MAX_REQUESTS: String(budget) }));
     const port = await servingPort(daemon);
     const seen: string[] = [];
-    // threat_mirror_history_missing_days as scraped at each step (set just after the step's log line: it may lag a run).
+    // threat_mirror_history_missing as scraped at each step (set just after the step's log line: it may lag a run).
     const missing: number[] = [];
     let finished = 0;
     for (;;) {
@@ -98,7 +98,7 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
       expect(finished).toBeLessThan(20);
     }
     // The gauge an alert watches (deploy/prometheus): days missing, falling run by run to none.
-    await until('threat_mirror_history_missing_days 0', async () => (await missingDays(port)) === 0, 20_000, () => daemon.stdout);
+    await until('threat_mirror_history_missing 0', async () => (await missingDays(port)) === 0, 20_000, () => daemon.stdout);
     expect(missing.length).toBeGreaterThan(0);
     expect(missing.some((days) => days > 0 && days <= 30)).toBe(true);
     expect(missing).toEqual([...missing].sort((a, b) => b - a));

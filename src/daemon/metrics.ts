@@ -57,6 +57,7 @@ export function createMetrics(): MirrorMetrics {
   return {
     registry,
     ...runMetrics(registry, counter, gauge),
+    historyChecked: historyMetrics(gauge),
     ...requestMetrics(counter),
     ...exportMetrics(counter, gauge),
     ...lookupMetrics(registry, counter),
@@ -89,11 +90,6 @@ function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): 
     ['organization', 'stream'],
   );
   const overdueDays = gauge('threat_mirror_reconcile_overdue', 'Mirrored days not re-walked within THREAT_MIRROR_RECONCILE_DAYS, after the last incremental run', ['organization']);
-  const missingHistory = gauge(
-    'threat_mirror_history_missing_days',
-    'Days from the configured start of the history (THREAT_MIRROR_HISTORY_FROM, else the last THREAT_MIRROR_INITIAL_DAYS days) through the mirrored range not yet walked whole, after the last run; absent while the walk is off (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0)',
-    ['organization'],
-  );
   const buckets = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600];
   const duration = new Histogram({ name: 'threat_mirror_run_duration_seconds', help: 'Duration of a run of one organization', labelNames: ['organization'], buckets, registers: [registry] });
   return {
@@ -114,11 +110,10 @@ function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): 
       threats.inc({ organization, result: 'rejected' }, counts.rejected);
     },
     reconcileChecked: (organization: string, overdue: { readonly days: number }) => overdueDays.set({ organization }, overdue.days),
-    historyChecked: (organization: string, history: { readonly missingDays: number }) => missingHistory.set({ organization }, history.missingDays),
     runFinished: (summary: RunSummary) => {
       runs.inc({ organization: summary.organization, stream: summary.stream, outcome: summary.status });
       // The incremental sync's health only: the re-walks and the history walk have their own gauges
-      // (reconcileChecked, historyChecked) and status.
+      // (reconcileChecked, historyMetrics) and status.
       if (summary.mode === 'reconcile' || summary.mode === 'history') return;
       const streamOf = { organization: summary.organization, stream: summary.stream };
       if (summary.status === 'failed') failedInARow.inc(streamOf);
@@ -131,6 +126,19 @@ function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): 
       everSynced.set({ organization: summary.organization }, 1);
     },
   };
+}
+
+/**
+ * The walk toward the configured start of the history: the days it still lacks after each run
+ * (named without "days": `promtool check metrics` asks for seconds after a unit).
+ */
+function historyMetrics(gauge: GaugeFactory): NonNullable<SyncObserver['historyChecked']> {
+  const missing = gauge(
+    'threat_mirror_history_missing',
+    'Days from the configured start of the history (THREAT_MIRROR_HISTORY_FROM, else the last THREAT_MIRROR_INITIAL_DAYS days) through the mirrored range not yet walked whole, after the last run; absent while the walk is off (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0)',
+    ['organization'],
+  );
+  return (organization, history) => missing.set({ organization }, history.missingDays);
 }
 
 /** What the API client reports: requests by outcome, retries, Retry-After waits, deprecation notices. */
