@@ -12,6 +12,7 @@ import { runs } from './support/mirror-db.js';
 import { mirrorEnvFor } from './support/service.js';
 import { tempDir } from './support/temp.js';
 import { dig, freePort, ZONE } from './support/secondaries.js';
+import { until } from './support/until.js';
 import { SERVING_LOG_MESSAGE } from '../src/serve/endpoints.js';
 
 /** Resolves with what `check` gives once it gives something, polling every 50 ms; throws past `timeoutMs`. */
@@ -163,12 +164,13 @@ describe('the HTTP server thread', () => {
 
 describe('the writer thread', () => {
   it('stops the daemon with exit 1, saying why, when it dies: no write could be made after it', async () => {
-    // An allowlist to change: the write that starts the writer again if the daemon has already
-    // ended it between runs when the signal comes (the fixture then ends that one).
+    // An allowlist to change: the write that starts the writer again once the daemon has ended it
+    // after its first run (the fixture then ends the thread that write starts).
     const allowlist = join(tempDir(), 'allow.txt');
     writeFileSync(allowlist, '');
     const { dbPath } = await startDaemon('end-writer', { THREAT_MIRROR_ALLOWLIST: allowlist });
     const running = daemon as CliProcess;
+    await until('the writer ended between runs', () => running.stderr.includes('first worker ended\n'), 20_000, () => running.stdout);
     running.kill('SIGUSR2');
     writeFileSync(allowlist, 'allowed.example\n');
     const result = await running.exited;
