@@ -147,6 +147,9 @@ describe('change feed and removals', () => {
     // The replica a new pod would restore: the file as it was (a Litestream replica lags its primary the same way).
     const replica = join(tempDir(), 'replica.db');
     expect((await runCli(['snapshot', '--out', replica], { THREAT_MIRROR_DB: primary })).code).toBe(0);
+    // A snapshot is the same lineage: its readers follow one feed (docs/schema.md, feed_id).
+    const feedId = "SELECT value FROM mirror_settings WHERE key = 'feed_id'";
+    expect(scalar<string>(replica, feedId)).toBe(scalar<string>(primary, feedId));
     // The primary goes on: a threat blocked, one unblocked; the reader reads them.
     const added = threat(2_000_000, 'https://after-the-copy.example/', 'URL', TODAY);
     const unblocked = base.find((t) => t.blockedAt.startsWith(TODAY)) as StandinThreat;

@@ -135,7 +135,7 @@ function runMetrics(registry: Registry, counter: Factory, gauge: GaugeFactory): 
 function historyMetrics(gauge: GaugeFactory): NonNullable<SyncObserver['historyChecked']> {
   const missing = gauge(
     'threat_mirror_history_missing',
-    'Days from the configured start of the history (THREAT_MIRROR_HISTORY_FROM, else the last THREAT_MIRROR_INITIAL_DAYS days) through the mirrored range not yet walked whole, after the last run; absent while the walk is off (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0)',
+    'Days from the configured start of the history (THREAT_MIRROR_HISTORY_FROM, else the last THREAT_MIRROR_INITIAL_DAYS days) before sync_status.history_from, the first day from which every day is held whole: what status counts down, after the last run; absent while the walk is off (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0)',
     ['organization'],
   );
   return (organization, history) => missing.set({ organization }, history.missingDays);

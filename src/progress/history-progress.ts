@@ -1,5 +1,6 @@
 // How far an organization's mirror reaches back, and how far its walk toward the configured start
 // has come (sync/history.ts): what `status` shows, read from the file alone.
+import { historyDaysMissing } from '../db/read/history-reads.js';
 import type { HistoryRow } from '../db/read/status-reads.js';
 import { daysBetween } from '../lib/days.js';
 import { formatDuration } from './plan-progress.js';
@@ -29,7 +30,7 @@ export function historyProgress(row: HistoryRow | undefined): HistoryProgress {
   // Days before the first held at the walk's start (or the first held now, if later).
   const startedFrom = row.heldFromAtStart !== null && row.heldFromAtStart > heldFrom ? row.heldFromAtStart : heldFrom;
   const daysTotal = daysBetween(target, startedFrom) - 1;
-  const daysDone = daysBetween(heldFrom, startedFrom) - 1;
+  const daysDone = daysTotal - historyDaysMissing(target, heldFrom, heldThrough ?? heldFrom);
   const elapsedSeconds = row.lastRunAt === null ? 0 : (Date.parse(row.lastRunAt) - Date.parse(row.walkStartedAt)) / 1000;
   const etaSeconds = daysDone > 0 && elapsedSeconds > 0 ? Math.round((elapsedSeconds * (daysTotal - daysDone)) / daysDone) : null;
   return { heldFrom, heldThrough, target, daysDone, daysTotal, etaSeconds };

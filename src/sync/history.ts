@@ -11,8 +11,8 @@
 // list did not shift): the history plan stays in sync_plans until every window of it is walked.
 import type { OrganizationConfig } from '../config.js';
 import type { Plan, PlanWindow } from '../db/read/plan-reads.js';
-import { historyWalkKey } from '../db/read/history-reads.js';
-import { addDays, dayOf, daysBetween, maxDay, minDay } from '../lib/days.js';
+import { historyDaysMissing, historyWalkKey } from '../db/read/history-reads.js';
+import { addDays, dayOf, maxDay, minDay } from '../lib/days.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
 import { emptyTotals, finishRunSummary, type Outcome, outcomeOf, type RunSummary, type SyncDeps, type SyncSettings } from './run-contract.js';
 import { firstUncovered, walkWindows } from './walk-windows.js';
@@ -40,7 +40,7 @@ export async function walkHistory(deps: SyncDeps, organization: OrganizationConf
   await recordWalkState(deps, name, target);
   const summary = await walkTowards(deps, organization, target, completeThrough, signal);
   // What is still missing, for the metrics: a walk that stops making progress alerts (deploy/prometheus).
-  const missingDays = daysBetween(target, completeThrough) - reads.history.walkedDays(name, target, completeThrough).size;
+  const missingDays = historyDaysMissing(target, reads.history.heldFrom(name), completeThrough);
   deps.observer?.historyChecked?.(name, { target, missingDays });
   return summary;
 }

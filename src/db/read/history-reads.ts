@@ -1,5 +1,6 @@
 // What the walk toward THREAT_MIRROR_HISTORY_FROM reads (sync/history.ts), and `status` shows: the
 // days the ledger holds as walked whole, and where the walk toward the configured start began.
+import { daysBetween } from '../../lib/days.js';
 import { HISTORY_WALK_KEY_PREFIX } from '../setting-keys.js';
 import type { Database, Statement } from '../sqlite.js';
 
@@ -8,6 +9,16 @@ import type { Database, Statement } from '../sqlite.js';
  * threat moved there) is not: the history walk and `history_from` count it as missing.
  */
 export const WALKED_DAY = 'run_id > 0';
+
+/**
+ * The days the history still lacks toward `target`: those before `heldFrom` (sync_status.history_from),
+ * or every one through complete_through when no day is held whole. What `status` counts down and
+ * /metrics reports (threat_mirror_history_missing).
+ */
+export function historyDaysMissing(target: string, heldFrom: string | null, completeThrough: string): number {
+  if (heldFrom === null) return daysBetween(target, completeThrough);
+  return heldFrom <= target ? 0 : daysBetween(target, heldFrom) - 1;
+}
 
 /** Where an organization's walk toward its configured start began (mirror_settings, `history_walk:NAME`). */
 export interface HistoryWalkState {

@@ -33,7 +33,7 @@ function insertSql(rows: number): string {
 
 /** Which of a chunk's ids are stored: asked before the upsert, whose RETURNING shows rows only as they end. */
 function storedAmongSql(rows: number): string {
-  return `SELECT id FROM threats WHERE id IN (${Array.from({ length: rows }, () => '?').join(', ')})`;
+  return `SELECT id FROM threats WHERE id IN ${placeholders(1, rows)}`;
 }
 
 /** Writes only what changed, and returns what it wrote. */
