@@ -12,6 +12,7 @@ import { withSmallPageCache } from '../db/page-cache.js';
 import { writeExportFile, writeExportStream } from '../export/write-export.js';
 import { errorMessage } from '../lib/errors.js';
 import type { ExportCommand } from './command.js';
+import { organizationStanding, retiredMessage } from '../db/read/answered-organizations.js';
 import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 
 export async function runExport(command: ExportCommand, config: ExportConfig, io: Io): Promise<number> {
@@ -22,8 +23,9 @@ export async function runExport(command: ExportCommand, config: ExportConfig, io
     io.stderr(`threat-mirror: ${refusal}\n`);
     return EXIT_USAGE;
   }
-  if (command.organization !== undefined && !mirrorKnowsOrganization(dbPath, command.organization)) {
-    io.stderr(`threat-mirror: --org: the mirror holds nothing for organization "${command.organization}"\n`);
+  const problem = command.organization === undefined ? undefined : organizationProblem(dbPath, command.organization);
+  if (problem !== undefined) {
+    io.stderr(`threat-mirror: --org: ${problem}\n`);
     return EXIT_USAGE;
   }
   try {
@@ -35,15 +37,13 @@ export async function runExport(command: ExportCommand, config: ExportConfig, io
   }
 }
 
-/** Whether the mirror knows this organization at all: an unknown name is a mistake, not an empty list. */
-function mirrorKnowsOrganization(dbPath: string, organization: string): boolean {
+/** Why the mirror cannot export this organization: an unknown name is a mistake, not an empty list; a retired one answers nothing. */
+function organizationProblem(dbPath: string, organization: string): string | undefined {
   const opened = openDatabaseReadOnly(dbPath);
   try {
-    return (
-      opened.sqlite
-        .prepare('SELECT 1 FROM organization_threats WHERE organization = ? UNION ALL SELECT 1 FROM sync_runs WHERE organization = ? LIMIT 1')
-        .get(organization, organization) !== undefined
-    );
+    const standing = organizationStanding(opened.sqlite, organization);
+    if (!standing.held) return `the mirror holds nothing for organization "${organization}"`;
+    return standing.retiredAt === null ? undefined : retiredMessage(organization, standing.retiredAt);
   } finally {
     opened.sqlite.close(); // a reader never checkpoints (opened.close() would)
   }

@@ -5,6 +5,7 @@
 // answered "not blocked" or "nothing wrong".
 import type { ReadConfig } from '../config.js';
 import { openDatabaseReadOnly } from '../db/open-database.js';
+import { organizationStanding, retiredMessage } from '../db/read/answered-organizations.js';
 import { SyncHealthReads } from '../db/read/sync-health.js';
 import type { Database } from '../db/sqlite.js';
 import { clockStartingAt } from '../lib/days.js';
@@ -27,16 +28,24 @@ export async function readJudgedMirror(config: ReadConfig, only: string | undefi
   const opened = openDatabaseReadOnly(config.dbPath);
   try {
     const reads = new SyncHealthReads(opened.sqlite);
-    const organizations = readSync(reads, organizationsAskedAbout(only, config.organizationNames, reads.heldOrganizations()), now);
+    const retiredAt = only === undefined ? null : retiredSince(opened.sqlite, only);
+    const organizations = readSync(reads, organizationsAskedAbout(only, config.organizationNames, reads.heldOrganizations(), retiredAt), now);
     return await read({ sqlite: opened.sqlite, organizations, now });
   } finally {
     opened.close();
   }
 }
 
-function organizationsAskedAbout(only: string | undefined, configured: readonly string[] | undefined, held: readonly string[]): string[] {
+function retiredSince(sqlite: Database, organization: string): string | null {
+  const standing = organizationStanding(sqlite, organization);
+  return standing.held ? standing.retiredAt : null;
+}
+
+/** `retiredAt`: when `only` was retired; a reader configured with it still asks (and cannot vouch for it). */
+function organizationsAskedAbout(only: string | undefined, configured: readonly string[] | undefined, held: readonly string[], retiredAt: string | null): string[] {
   if (only === undefined) return [...(configured ?? held)];
   if (configured?.includes(only) || held.includes(only)) return [only];
+  if (retiredAt !== null) throw new ConfigError(`--org: ${retiredMessage(only, retiredAt)}`);
   const holds = held.length === 0 ? 'it holds none yet' : `it holds ${held.join(', ')}`;
   const names = configured === undefined ? '' : `; configured: ${configured.join(', ')}`;
   throw new ConfigError(`--org: "${only}" is not an organization of this file (${holds}${names})`);

@@ -2,6 +2,7 @@
 // complete_through, open work, recent runs, service notices and file sizes (read-only). Exits 0
 // when every organization asked about is synced and fresh, 3 otherwise, naming each and why.
 import type { ReadConfig } from '../config.js';
+import { readRetiredOrganizations, type RetiredOrganization } from '../db/read/answered-organizations.js';
 import { readAllowlistStatus } from '../db/read/allowlist-status.js';
 import { readServiceNotices } from '../db/read/notice-reads.js';
 import type { StatusCommand } from './command.js';
@@ -18,13 +19,21 @@ export function showStatus(command: StatusCommand, config: ReadConfig, io: Io): 
     const notices = readServiceNotices(sqlite);
     const files = readFileSizes(dbPath);
     const allowlist = readAllowlistStatus(sqlite);
+    const retired = readRetiredOrganizations(sqlite);
     io.stdout(
       command.json
-        ? `${JSON.stringify({ database: dbPath, syncedAndFresh: problems.length === 0, problems, organizations: statuses, serviceNotices: notices, allowlist }, null, 2)}\n`
-        : `${formatStatus(statuses)}${formatServiceNotices(notices)}${formatAllowlistStatus(allowlist)}${formatFileSizes(files)}${formatVerdict(problems)}`,
+        ? `${JSON.stringify({ database: dbPath, syncedAndFresh: problems.length === 0, problems, organizations: statuses, retiredOrganizations: retired, serviceNotices: notices, allowlist }, null, 2)}\n`
+        : `${formatStatus(statuses)}${formatRetired(retired)}${formatServiceNotices(notices)}${formatAllowlistStatus(allowlist)}${formatFileSizes(files)}${formatVerdict(problems)}`,
     );
     return problems.length === 0 ? EXIT_OK : EXIT_CANNOT_VOUCH;
   });
+}
+
+/** Organizations the file holds but answers nothing for: a configuration that left one out by mistake shows here. */
+function formatRetired(retired: readonly RetiredOrganization[]): string {
+  return retired
+    .map(({ organization, retiredAt, threats }) => `${organization}: no longer configured since ${retiredAt}; its ${threats} threats are hidden from every answer, kept until it is configured again\n`)
+    .join('');
 }
 
 /** The last line, for a person and a script alike. */

@@ -169,6 +169,12 @@ export const organizationScopes = sqliteTable('organization_scopes', {
   organization: text('organization').primaryKey(),
   assetTypes: text('asset_types'),
   changedAt: text('changed_at').notNull(),
+  /**
+   * Set while the organization is no longer configured (the last writer's THREAT_MIRROR_ORG /
+   * THREAT_MIRROR_ORGS left it out): every threat of it hidden (out_of_scope), none removed, and it
+   * is left out of sync_status; cleared when a writer configures it again.
+   */
+  retiredAt: text('retired_at'),
 });
 
 /**

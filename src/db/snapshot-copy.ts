@@ -51,7 +51,8 @@ export function writeSnapshot(dbPath: string, snapshotPath: string, createdAt: s
       facts = {
         maxChangeSeq: copy.prepare('SELECT max(change_seq) FROM threats').pluck().get() as number | null,
         organizations: copy
-          .prepare('SELECT organization, complete_through AS completeThrough FROM sync_checkpoints ORDER BY organization')
+          // Those the copy answers for: sync_status leaves out those retired (no longer configured).
+          .prepare('SELECT organization, complete_through AS completeThrough FROM sync_status WHERE complete_through IS NOT NULL ORDER BY organization')
           .all() as SnapshotManifest['organizations'],
       };
     } finally {

@@ -18,6 +18,7 @@ import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { runExportJob } from '../export/jobs/export-job-client.js';
 import { InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 import { openReadOnly } from '../db/open-database.js';
+import { organizationStanding, retiredMessage } from '../db/read/answered-organizations.js';
 
 /**
  * Feeds in flight at once. A feed takes its place in the HTTP thread's budget of requests (shared
@@ -82,9 +83,8 @@ export function createFeedHandler(options: FeedOptions): FeedHandler {
       return sendJson(response, 503, { error }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
     const organization = url.searchParams.get('org') ?? undefined;
-    if (organization !== undefined && !files.knowsOrganization(organization)) {
-      return sendJson(response, 404, { error: `the mirror holds nothing for organization "${organization}"` });
-    }
+    const problem = organization === undefined ? undefined : files.organizationProblem(organization);
+    if (problem !== undefined) return sendJson(response, 404, { error: problem });
     files.current(format, organization).then(
       (feed) => serveFeed(request, response, feed, CONTENT_TYPES[format], options.maxAgeSeconds),
       (error: unknown) => {
@@ -146,8 +146,11 @@ class FeedFiles {
     return feed;
   }
 
-  knowsOrganization(organization: string): boolean {
-    return this.#mirror.prepare('SELECT 1 FROM organization_threats WHERE organization = ? LIMIT 1').get(organization) !== undefined;
+  /** Why there is no feed of this organization (unknown, or retired); undefined when there is. */
+  organizationProblem(organization: string): string | undefined {
+    const standing = organizationStanding(this.#mirror, organization);
+    if (!standing.held) return `the mirror holds nothing for organization "${organization}"`;
+    return standing.retiredAt === null ? undefined : retiredMessage(organization, standing.retiredAt);
   }
 
   close(): void {

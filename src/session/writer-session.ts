@@ -9,6 +9,7 @@ import { openDatabaseReadOnly } from '../db/open-database.js';
 import { MirrorReads } from '../db/read/mirror-reads.js';
 import { LOOKBACK_DAYS_KEY, RECONCILE_DAYS_KEY } from '../db/setting-keys.js';
 import type { Database } from '../db/sqlite.js';
+import type { ConfiguredOrganizations } from '../db/writer/configured-organizations.js';
 import type { MirroredAllowlist } from '../db/writer/protocol.js';
 import type { WriterClient } from '../db/writer/writer-client.js';
 import type { Clock } from '../lib/days.js';
@@ -54,12 +55,15 @@ export async function openWriterSession({ writer, releasers }: StartedWriter, op
     // Readers see in sync_status how far back each run re-scans (only those days can show
     // removals), and how old a day's last walk may be before it counts as overdue.
     const now = clock().toISOString();
-    await Promise.all([
+    const [, , , configured] = await Promise.all([
       writer.call('recordSetting', { key: LOOKBACK_DAYS_KEY, value: String(config.lookbackDays), now }),
       writer.call('recordSetting', { key: RECONCILE_DAYS_KEY, value: String(config.reconcileDays), now }),
       // SQL readers (enforced_threats) see THREAT_MIRROR_ALLOWLIST as this process has it; unset empties the table.
       writer.call('mirrorAllowlist', { list: mirroredAllowlist(config, now), now }),
+      // Every reader answers for the organizations this process is configured with, and no other.
+      writer.call('configureOrganizations', { organizations: config.organizations.map((organization) => organization.name), now }),
     ]);
+    logConfiguredOrganizations(configured, logger);
     // Closed before the writer: its last close then finds no other connection and leaves the
     // file in rollback mode for read-only mounts (writer-connection.ts).
     const reader = openDatabaseReadOnly(config.dbPath);
@@ -68,6 +72,19 @@ export async function openWriterSession({ writer, releasers }: StartedWriter, op
   } catch (error) {
     await releaseAll(releasers);
     throw error;
+  }
+}
+
+/** An organization left out of the configuration, or configured again: said once, at the start that changed it. */
+function logConfiguredOrganizations({ retired, returned }: ConfiguredOrganizations, logger: Logger): void {
+  for (const { organization, hidden } of retired) {
+    logger.warn(
+      { organization, hidden },
+      `organization "${organization}" is no longer configured (THREAT_MIRROR_ORG / THREAT_MIRROR_ORGS): its ${hidden} threats are hidden from every answer and kept; configure it again to show them and go on syncing it`,
+    );
+  }
+  for (const { organization, shown } of returned) {
+    logger.info({ organization, shown }, `organization "${organization}" is configured again: its ${shown} threats are shown and its runs go on from its checkpoints`);
   }
 }
 

@@ -4,6 +4,7 @@
 // runs in a row, and the staleness threshold the daemon recorded. Indexed reads by organization
 // (sync_runs_organization), cheap enough for every lookup request; none writes.
 import { STALE_AFTER_SECONDS_KEY } from '../setting-keys.js';
+import { RETIRED_ORGANIZATIONS_SQL } from './answered-organizations.js';
 import type { Database, Statement } from '../sqlite.js';
 
 /**
@@ -69,7 +70,10 @@ export class SyncHealthReads {
     this.#staleAfter = sqlite.prepare('SELECT CAST(value AS INTEGER) FROM mirror_settings WHERE key = ?').pluck();
     // Every row of organization_threats was written by a run: the runs name them all, from an index
     // of a few thousand rows, where organization_threats would be read whole (a million, for a lookup).
-    this.#held = sqlite.prepare('SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints ORDER BY 1').pluck();
+    // Not those retired (no longer configured): the file answers for none of their threats.
+    this.#held = sqlite
+      .prepare(`SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints EXCEPT ${RETIRED_ORGANIZATIONS_SQL} ORDER BY 1`)
+      .pluck();
     // As the daemon counts in memory: a failure adds one, a success starts again at 0, an
     // interrupted (or skipped) run changes nothing; reconciliation runs are left out.
     this.#failedInARow = sqlite
@@ -118,7 +122,7 @@ export class SyncHealthReads {
     return (this.#staleAfter.get(STALE_AFTER_SECONDS_KEY) as number | null | undefined) ?? DEFAULT_STALE_AFTER_SECONDS;
   }
 
-  /** Every organization the file holds anything of (runs, a checkpoint), by name. */
+  /** Every organization the file answers for (it holds runs or a checkpoint of it, and it is not retired), by name. */
   heldOrganizations(): string[] {
     return this.#held.all() as string[];
   }

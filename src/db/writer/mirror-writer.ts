@@ -15,6 +15,7 @@ import type { CallInput, CallResult, WriterCallKind, WriterClosed, WriterRequest
 import { ReportPages } from './report-pages.js';
 import { upgradeLookupRules } from './lookup-rules-upgrade.js';
 import { applyScope } from './scope-change.js';
+import { configureOrganizations } from './configured-organizations.js';
 import { checkpointWithoutWaiting, foldWalWithoutWaiting, type WalCheckpoint } from './wal-checkpoint.js';
 import { closeWriterConnection } from './writer-connection.js';
 import { WriteStamps } from './write-stamps.js';
@@ -148,6 +149,7 @@ export class MirrorWriter {
       recordObservedSize: (size) => ledger.recordObservedSize(size),
       recordReconcileCycle: ({ organization, at }) => reconcile.recordCycleCompleted(organization, at),
       applyScope: (scope) => applyScope(this.#statements.scopes, plans, scope),
+      configureOrganizations: (configured) => configureOrganizations(this.#statements.scopes, configured),
       mirrorAllowlist: ({ list, now }) => this.#statements.allowlist.mirror(list, now),
     };
   }

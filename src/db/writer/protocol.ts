@@ -10,6 +10,7 @@ import type { WindowRef } from '../sql/window-cursors.js';
 import type { LookupRulesUpgrade } from './lookup-rules-upgrade.js';
 import type { PageInput, PageResult } from './page-writer.js';
 import type { AppliedScope, ScopeToApply } from './scope-change.js';
+import type { ConfiguredOrganizations, OrganizationsToConfigure } from './configured-organizations.js';
 import type { FinishedReportWalk, ReportPageInput, ReportPageResult, ReportsDisabled } from './report-pages.js';
 import type { WalCheckpoint } from './wal-checkpoint.js';
 import type { WalSwitch } from './writer-pragmas.js';
@@ -68,6 +69,8 @@ export interface WriterCalls {
   readonly recordObservedSize: { readonly input: ObservedSize; readonly result: { readonly before: number; readonly after: number } };
   /** An organization's asset type scope, before its run: recorded, threats hidden or shown, a widening planned. */
   readonly applyScope: { readonly input: ScopeToApply; readonly result: AppliedScope };
+  /** The configured organizations, at the start: those left out retired (hidden, kept), those configured again shown. */
+  readonly configureOrganizations: { readonly input: OrganizationsToConfigure; readonly result: ConfiguredOrganizations };
   readonly recordReconcileCycle: { readonly input: { readonly organization: string; readonly at: string }; readonly result: void };
   /** THREAT_MIRROR_ALLOWLIST into the table allowlist (null: none configured, emptied); answers whether it wrote. */
   readonly mirrorAllowlist: { readonly input: { readonly list: MirroredAllowlist | null; readonly now: string }; readonly result: boolean };
