@@ -28,3 +28,12 @@ export type Statements<Name extends string> = { readonly [Key in Name]: Statemen
 export function prepareAll<const T extends Record<string, string>>(sqlite: Database, sql: T): Statements<Extract<keyof T, string>> {
   return Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, sqlite.prepare(text)])) as Statements<Extract<keyof T, string>>;
 }
+
+/** The statement, or undefined on a file the writer of this version has not migrated yet (it lacks the newer tables or columns): its readers show none. */
+export function prepareIfMigrated(sqlite: Database, query: string): Statement | undefined {
+  try {
+    return sqlite.prepare(query);
+  } catch {
+    return undefined;
+  }
+}

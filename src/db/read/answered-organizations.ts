@@ -2,7 +2,7 @@
 // (no longer configured by the last writer: docs/configuration.md "Organizations no longer
 // configured"). One definition for every reader that takes an organization's name (lookup, status,
 // export, the feeds); sync_status (and a snapshot's manifest, read from it) leaves them out too.
-import type { Database } from '../sqlite.js';
+import { type Database, prepareIfMigrated } from '../sqlite.js';
 
 /** The organizations retired: their threats hidden from every answer (organization_scopes.retired_at). */
 export const RETIRED_ORGANIZATIONS_SQL = 'SELECT organization FROM organization_scopes WHERE retired_at IS NOT NULL';
@@ -13,7 +13,8 @@ export type OrganizationStanding = { readonly held: false } | { readonly held: t
 export function organizationStanding(sqlite: Database, organization: string): OrganizationStanding {
   const held = sqlite.prepare('SELECT 1 FROM organization_threats WHERE organization = @organization UNION ALL SELECT 1 FROM sync_runs WHERE organization = @organization LIMIT 1').get({ organization });
   if (held === undefined) return { held: false };
-  const retiredAt = sqlite.prepare('SELECT retired_at FROM organization_scopes WHERE organization = ?').pluck().get(organization) as string | null | undefined;
+  // A file from before retirements (migration 0019) has none.
+  const retiredAt = prepareIfMigrated(sqlite, 'SELECT retired_at FROM organization_scopes WHERE organization = ?')?.pluck().get(organization) as string | null | undefined;
   return { held: true, retiredAt: retiredAt ?? null };
 }
 
@@ -31,10 +32,10 @@ export interface RetiredOrganization {
 
 /** The organizations retired, by name, for `status`. */
 export function readRetiredOrganizations(sqlite: Database): RetiredOrganization[] {
-  return sqlite
-    .prepare(
-      `SELECT s.organization, s.retired_at AS retiredAt, (SELECT count(*) FROM organization_threats o WHERE o.organization = s.organization) AS threats
-         FROM organization_scopes s WHERE s.retired_at IS NOT NULL ORDER BY s.organization`,
-    )
-    .all() as RetiredOrganization[];
+  const retired = prepareIfMigrated(
+    sqlite,
+    `SELECT s.organization, s.retired_at AS retiredAt, (SELECT count(*) FROM organization_threats o WHERE o.organization = s.organization) AS threats
+       FROM organization_scopes s WHERE s.retired_at IS NOT NULL ORDER BY s.organization`,
+  );
+  return (retired?.all() ?? []) as RetiredOrganization[];
 }

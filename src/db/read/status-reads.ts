@@ -2,7 +2,7 @@
 // about itself, on any connection (read-only included). Each statement is prepared once per call
 // site; none writes.
 import { keyRangeOf } from '../setting-keys.js';
-import type { Database, Statement } from '../sqlite.js';
+import { type Database, prepareIfMigrated, type Statement } from '../sqlite.js';
 
 /** A run as `status` lists it; a report run's counts are its reports_* columns. */
 export interface RecentRun {
@@ -250,11 +250,3 @@ export function readSettingsWithPrefix(sqlite: Database, prefix: string): Array<
   }>;
 }
 
-/** A file the writer of this version has not migrated yet lacks the newer columns: show none. */
-function prepareIfMigrated(sqlite: Database, query: string): Statement | undefined {
-  try {
-    return sqlite.prepare(query);
-  } catch {
-    return undefined;
-  }
-}

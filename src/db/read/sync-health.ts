@@ -5,7 +5,7 @@
 // (sync_runs_organization), cheap enough for every lookup request; none writes.
 import { STALE_AFTER_SECONDS_KEY } from '../setting-keys.js';
 import { RETIRED_ORGANIZATIONS_SQL } from './answered-organizations.js';
-import type { Database, Statement } from '../sqlite.js';
+import { type Database, prepareIfMigrated, type Statement } from '../sqlite.js';
 
 /**
  * No successful incremental run for this long is stale when no daemon has recorded its own
@@ -70,10 +70,10 @@ export class SyncHealthReads {
     this.#staleAfter = sqlite.prepare('SELECT CAST(value AS INTEGER) FROM mirror_settings WHERE key = ?').pluck();
     // Every row of organization_threats was written by a run: the runs name them all, from an index
     // of a few thousand rows, where organization_threats would be read whole (a million, for a lookup).
-    // Not those retired (no longer configured): the file answers for none of their threats.
-    this.#held = sqlite
-      .prepare(`SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints EXCEPT ${RETIRED_ORGANIZATIONS_SQL} ORDER BY 1`)
-      .pluck();
+    // Not those retired (no longer configured): the file answers for none of their threats. A file
+    // from before retirements (migration 0019) has none.
+    const held = 'SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints';
+    this.#held = (prepareIfMigrated(sqlite, `${held} EXCEPT ${RETIRED_ORGANIZATIONS_SQL} ORDER BY 1`) ?? sqlite.prepare(`${held} ORDER BY 1`)).pluck();
     // As the daemon counts in memory: a failure adds one, a success starts again at 0, an
     // interrupted (or skipped) run changes nothing; reconciliation runs are left out.
     this.#failedInARow = sqlite
