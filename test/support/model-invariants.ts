@@ -18,6 +18,12 @@ interface Row {
 
 const key = (row: Row): string => `${row.id}|${row.content}|${row.type}|${row.blockedAt}`;
 
+/** The organizations the file answers for: a retired one (left out of the configuration) is held to retirementProblems alone. */
+function answered(db: Database): Organization[] {
+  const retired = new Set(db.prepare('SELECT organization FROM organization_scopes WHERE retired_at IS NOT NULL').pluck().all() as string[]);
+  return ORGANIZATIONS.filter((organization) => !retired.has(organization));
+}
+
 /** Everything a reader of one organization sees, and what the service lists for it in the scope the mirror records. */
 interface Views {
   readonly current: Map<number, Row>;
@@ -51,7 +57,7 @@ function viewsOf(db: Database, world: ModelWorld, organization: Organization): V
 export function falseStatements(world: ModelWorld): Map<string, string> {
   return withDb(world.dbPath, (db) => {
     const found = new Map<string, string>();
-    for (const organization of ORGANIZATIONS) {
+    for (const organization of answered(db)) {
       const { current, truth, ledgerDays } = viewsOf(db, world, organization);
       for (const row of current.values()) {
         const listed = truth.get(row.id);
@@ -72,7 +78,7 @@ export function falseStatements(world: ModelWorld): Map<string, string> {
 export function missingAfterRun(world: ModelWorld): string[] {
   const from = addDays(world.today, -LOOKBACK_DAYS);
   return withDb(world.dbPath, (db) =>
-    ORGANIZATIONS.flatMap((organization) => {
+    answered(db).flatMap((organization) => {
       const { current, truth } = viewsOf(db, world, organization);
       return [...truth.values()]
         .filter((listed) => listed.blockedAt.slice(0, 10) >= from)
@@ -109,16 +115,46 @@ export function insertCountProblems(world: ModelWorld): string[] {
   });
 }
 
+/** The organizations the file holds retired now. */
+export function retiredNow(world: ModelWorld): Organization[] {
+  return withDb(world.dbPath, (db) => {
+    const answering = answered(db);
+    return ORGANIZATIONS.filter((organization) => !answering.includes(organization));
+  });
+}
+
+/**
+ * A retired organization has nothing in force and no row in sync_status; after a writer that ran to
+ * its end (`writerStarted`), the retired are exactly those the configuration leaves out.
+ */
+export function retirementProblems(world: ModelWorld, writerStarted: boolean): string[] {
+  return withDb(world.dbPath, (db) => {
+    const problems: string[] = [];
+    const answering = answered(db);
+    const retired = ORGANIZATIONS.filter((organization) => !answering.includes(organization));
+    for (const organization of retired) {
+      const inForce = db.prepare('SELECT count(*) FROM in_force WHERE organization = ?').pluck().get(organization) as number;
+      if (inForce > 0) problems.push(`${organization} is retired, yet ${inForce} of its threats are in force`);
+      if (db.prepare('SELECT 1 FROM sync_status WHERE organization = ?').get(organization) !== undefined) problems.push(`${organization} is retired, yet sync_status lists it`);
+    }
+    const leftOut = ORGANIZATIONS.filter((organization) => !world.config.organizations.includes(organization));
+    const held = new Set(db.prepare('SELECT organization FROM sync_runs').pluck().all() as string[]);
+    const expected = leftOut.filter((organization) => held.has(organization));
+    if (writerStarted && retired.join(',') !== expected.join(',')) problems.push(`after a writer configured with ${world.config.organizations.join(',')}, the retired are ${retired.join(',') || 'none'}, not ${expected.join(',') || 'none'}`);
+    return problems;
+  });
+}
+
 /** complete_through never covers a day not walked whole, nor today. */
 export function completeThroughProblems(world: ModelWorld): string[] {
   return withDb(world.dbPath, (db) =>
-    ORGANIZATIONS.flatMap((organization) => {
+    answered(db).flatMap((organization) => {
       const through = db.prepare('SELECT complete_through FROM sync_checkpoints WHERE organization = ?').pluck().get(organization) as string | null | undefined;
       if (through === null || through === undefined) return [];
       if (through >= world.today) return [`${organization}: complete_through ${through} covers today (${world.today})`];
       const walked = new Set(db.prepare('SELECT day FROM sync_windows WHERE organization = ? AND run_id > 0').pluck().all(organization) as string[]);
       const problems: string[] = [];
-      for (let day = world.firstDay; day <= through; day = addDays(day, 1)) if (!walked.has(day)) problems.push(`${organization}: complete_through ${through} covers ${day}, never walked whole`);
+      for (let day = world.firstDays[organization]; day <= through; day = addDays(day, 1)) if (!walked.has(day)) problems.push(`${organization}: complete_through ${through} covers ${day}, never walked whole`);
       return problems;
     }),
   );
@@ -140,7 +176,7 @@ export interface HistoryGap {
 export function historyGaps(world: ModelWorld): HistoryGap[] {
   const target = [world.config.historyFrom ?? addDays(world.today, -(INITIAL_DAYS - 1)), world.today].sort()[0] as string;
   return withDb(world.dbPath, (db) =>
-    ORGANIZATIONS.flatMap((organization) => {
+    answered(db).flatMap((organization) => {
       const status = db.prepare('SELECT complete_through AS completeThrough, history_from AS heldFrom FROM sync_status WHERE organization = ?').get(organization) as
         | { completeThrough: string | null; heldFrom: string | null }
         | undefined;

@@ -1,6 +1,7 @@
 // The world of the model-based randomized test (test/random-model.test.ts): the service (the
-// stand-in, changed at random as a busy service changes), the configuration (scopes, allowlist,
-// budget) and the model's clock, from one seeded generator so that a failing run repeats.
+// stand-in, changed at random as a busy service changes), the configuration (the organizations
+// configured, scopes, allowlist, budget) and the model's clock, from one seeded generator so that
+// a failing run repeats.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addDays, dayOf } from '../../src/lib/days.js';
@@ -21,6 +22,8 @@ const BUDGETS = [1, 2, 5, 20, 100_000];
 const HISTORY_BUDGETS = [2, 3, 10, 1_000];
 
 export interface ModelConfig {
+  /** THREAT_MIRROR_ORGS: one of the organizations at least; one left out is retired by the next writer. */
+  organizations: Organization[];
   /** Per organization; null: THREAT_MIRROR_ASSET_TYPES_<ORG> unset (every type). */
   readonly scopes: Record<Organization, readonly string[] | null>;
   /** THREAT_MIRROR_ALLOWLIST's lines. */
@@ -38,11 +41,11 @@ export class ModelWorld {
   readonly service: Standin;
   readonly dbPath: string;
   readonly allowlistPath: string;
-  readonly config: ModelConfig = { scopes: { acme: null, all: null }, allowlist: [], budget: 20, historyFrom: null, historyBudget: 1_000 };
+  readonly config: ModelConfig = { organizations: [...ORGANIZATIONS], scopes: { acme: null, all: null }, allowlist: [], budget: 20, historyFrom: null, historyBudget: 1_000 };
   /** The model's clock: the service's "now", and THREAT_MIRROR_NOW of every command. */
   now: Date;
-  /** The first day a complete run or backfill mirrored. */
-  firstDay: string;
+  /** The first day a complete run or backfill mirrored, per organization: a backfill walks those configured. */
+  readonly firstDays: Record<Organization, string>;
   /** Changes of the service so far (a false statement's bound grows with those made meanwhile). */
   changes = 0;
   /** The days each change touched (a threat's day before and after), by its number in `changes`. */
@@ -60,7 +63,8 @@ export class ModelWorld {
     const folder = tempDir();
     this.dbPath = join(folder, 'mirror.db');
     this.allowlistPath = join(folder, 'allow.txt');
-    this.firstDay = addDays(dayOf(now), -(INITIAL_DAYS - 1));
+    const first = addDays(dayOf(now), -(INITIAL_DAYS - 1));
+    this.firstDays = { acme: first, all: first };
     this.#nextId = Math.max(...threats.map((threat) => threat.id)) + 1;
     this.writeAllowlist();
   }
@@ -94,6 +98,16 @@ export class ModelWorld {
     return dayOf(this.now);
   }
 
+  /** The earliest first day of any organization. */
+  get firstDay(): string {
+    return ORGANIZATIONS.map((organization) => this.firstDays[organization]).sort()[0] as string;
+  }
+
+  /** A backfill from `from` finished: the organizations configured hold from there. */
+  backfilled(from: string): void {
+    for (const organization of this.config.organizations) if (from < this.firstDays[organization]) this.firstDays[organization] = from;
+  }
+
   pick<T>(items: readonly T[]): T | undefined {
     return items.length === 0 ? undefined : items[Math.floor(this.random() * items.length)];
   }
@@ -101,11 +115,13 @@ export class ModelWorld {
   /** The environment of a command now; `without`: an organization whose scope variable is left out. */
   env(extra: Record<string, string> = {}, without?: Organization): Record<string, string> {
     const scopes: Record<string, string> = {};
-    for (const organization of ORGANIZATIONS) {
+    // Only the configured: a scope variable of another organization is a configuration error (exit 2).
+    for (const organization of this.config.organizations) {
       const types = this.config.scopes[organization];
       if (types !== null && organization !== without) scopes[`THREAT_MIRROR_ASSET_TYPES_${organization.toUpperCase()}`] = types.join(',');
     }
-    return mirrorEnvFor(KEYS, this.now.toISOString())(this.service, this.dbPath, {
+    const keys = Object.fromEntries(this.config.organizations.map((organization) => [organization, KEYS[organization]]));
+    return mirrorEnvFor(keys, this.now.toISOString())(this.service, this.dbPath, {
       THREAT_MIRROR_INITIAL_DAYS: String(INITIAL_DAYS),
       THREAT_MIRROR_LOOKBACK_DAYS: String(LOOKBACK_DAYS),
       THREAT_MIRROR_RECONCILE_DAYS: '0',
@@ -182,21 +198,29 @@ export class ModelWorld {
   /** One random change of the configuration; takes effect at the next command. */
   changeConfig(): string {
     const roll = this.random();
-    if (roll < 0.3) {
+    if (roll < 0.25) {
       const organization = this.pick(ORGANIZATIONS) as Organization;
       const scope = this.pick(SCOPES) ?? null;
       this.config.scopes[organization] = scope;
       return `scope ${organization} ${scope?.join(',') ?? 'every type'}`;
     }
-    if (roll < 0.55) {
+    if (roll < 0.45) {
       this.config.budget = this.pick(BUDGETS) as number;
       return `budget ${this.config.budget}`;
     }
-    if (roll < 0.8) {
+    if (roll < 0.7) {
       // Up to three weeks before the first day mirrored, or a little after it (what is mirrored stays), or unset.
       this.config.historyFrom = this.random() < 0.25 ? null : addDays(this.firstDay, 2 - Math.floor(this.random() * 24));
       this.config.historyBudget = this.pick(HISTORY_BUDGETS) as number;
       return `history from ${this.config.historyFrom ?? 'the last INITIAL_DAYS days'}, ${this.config.historyBudget} requests a run`;
+    }
+    if (roll < 0.82) {
+      // One organization left out of THREAT_MIRROR_ORGS (never both), or configured again.
+      const organization = this.pick(ORGANIZATIONS) as Organization;
+      const configured = this.config.organizations.includes(organization);
+      if (configured && this.config.organizations.length === 1) return `organizations ${organization} kept (the last configured)`;
+      this.config.organizations = configured ? this.config.organizations.filter((name) => name !== organization) : ORGANIZATIONS.filter((name) => name === organization || this.config.organizations.includes(name));
+      return `organizations ${this.config.organizations.join(',')} (${organization} ${configured ? 'left out' : 'configured again'})`;
     }
     const threat = this.pick(this.service.threatsVisibleTo(KEYS.all));
     if (this.config.allowlist.length > 3 || threat === undefined) {
