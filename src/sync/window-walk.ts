@@ -6,6 +6,7 @@ import { PermanentApiError, ProtocolError } from '../api/errors.js';
 import { fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
 import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
 import type { PlanWindow } from '../db/read/plan-reads.js';
+import { pageChars } from '../db/writer/page-room.js';
 import type { RemovalCandidate } from '../db/writer/window-end.js';
 import { dayOf } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';
@@ -330,13 +331,6 @@ export class WindowWalk {
       );
     }
   }
-}
-
-/** Characters a page holds, roughly: its contents and a little for each record's other fields. */
-function pageChars(page: ThreatPage): number {
-  let chars = 256 * page.rejected.length;
-  for (const threat of page.threats) chars += 256 + threat.content.length;
-  return chars;
 }
 
 function reportUnknownTypes(page: ThreatPage, log: Logger): void {
