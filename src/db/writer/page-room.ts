@@ -30,15 +30,6 @@ export class PageRoom {
     this.#limit = heapMb * CHARS_PER_HEAP_MB;
   }
 
-  /** Characters of the pages taken in and not yet given back. */
-  get used(): number {
-    return this.#used;
-  }
-
-  get limit(): number {
-    return this.#limit;
-  }
-
   /** Resolves once the page fits, after every page that asked before it. */
   async enter(chars: number): Promise<void> {
     if (this.#waiting.length === 0 && this.#fits(chars)) {

@@ -104,11 +104,6 @@ export class WriterClient {
     }
   }
 
-  /** Characters of the pages sent and not yet answered, and the most the thread's heap is given for them. */
-  get pagesInFlight(): { readonly chars: number; readonly limit: number } {
-    return { chars: this.#room.used, limit: this.#room.limit };
-  }
-
   /** What the sync found out about a window's removal candidates, committed at once. */
   async concludeWindow(conclusion: ConclusionToWrite): Promise<PageResult> {
     const derive = this.#derive ?? (await this.#loadDerive());
