@@ -5,7 +5,8 @@
 // would ever sync (stale, so "unknown" for every value, 20 minutes on). Now a writer retires it at
 // its start: hidden from every answer (through in_force), kept, moved in the change feed, left out
 // of sync_status, and shown again when a writer configures it again, its runs going on from its
-// checkpoints. With the built CLI against the stand-in.
+// checkpoints; a reader still configured with it cannot vouch for it. With the built CLI against
+// the stand-in.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { StandinThreat } from '../src/standin/index.js';
@@ -73,6 +74,11 @@ describe('an organization left out of the configuration', () => {
     const hosts = await runCli(['export', '--format', 'hosts'], readerOf(dbPath));
     expect(hosts.stdout).toContain('acme-phish-retire.com');
     expect(hosts.stdout).not.toContain('globex-phish-retire.com');
+    // A reader still configured with it: never "not blocked" for it (its threats are hidden), but
+    // "cannot vouch", at once, not only once its last run is old enough to be stale.
+    const configured = await runCli(['lookup', GLOBEX_URL], both(service, dbPath));
+    expect(configured.stdout).toMatch(/cannot vouch.*organization "globex" is no longer configured/s);
+    expect(configured.code).toBe(3);
     // Asked about by name: a usage error that says what to fix, never an empty list or "not blocked".
     for (const args of [['lookup', '--org', 'globex', GLOBEX_URL], ['export', '--format', 'hosts', '--org', 'globex']]) {
       const refused = await runCli(args, readerOf(dbPath));

@@ -3,10 +3,11 @@
 // synced and fresh when it has a successful incremental run, its last finished incremental run
 // did not fail, and its last success is no older than the staleness threshold (twice the
 // longest gap of the daemon's schedule). Anything else is a reason the mirror cannot vouch.
+import { retiredMessage } from '../db/read/answered-organizations.js';
 import type { SyncHealthReads, SyncRecord } from '../db/read/sync-health.js';
 
-/** fresh, or the first reason it is not: never synced, its last run failed, or its last success too old. */
-export type SyncState = 'fresh' | 'never_synced' | 'failing' | 'stale';
+/** fresh, or the first reason it is not: retired (no longer configured), never synced, its last run failed, or its last success too old. */
+export type SyncState = 'fresh' | 'retired' | 'never_synced' | 'failing' | 'stale';
 
 export interface OrganizationSync extends SyncRecord {
   readonly state: SyncState;
@@ -18,15 +19,17 @@ export interface OrganizationSync extends SyncRecord {
 /** The judgement of each of `organizations` at `now`, against `staleAfterSeconds`. */
 export function judgeSync(records: ReadonlyArray<SyncRecord>, now: Date, staleAfterSeconds: number): OrganizationSync[] {
   return records.map((record) => {
-    const { organization, lastSuccessAt, lastRunStatus } = record;
+    const { organization, lastSuccessAt, lastRunStatus, retiredAt } = record;
     const problems: string[] = [];
+    // A reader configured with it, the writer not: its threats are hidden, so nothing about it can be vouched for.
+    if (retiredAt !== null) problems.push(retiredMessage(organization, retiredAt));
     // A success recorded ahead of this clock (a writer with THREAT_MIRROR_NOW ahead) is not old.
     const stale = lastSuccessAt === null || now.getTime() - Date.parse(lastSuccessAt) > staleAfterSeconds * 1000;
     if (lastSuccessAt === null) problems.push(`organization "${organization}" has not synced successfully yet`);
     else if (stale) problems.push(`organization "${organization}" last synced successfully at ${lastSuccessAt}, over ${staleAfterSeconds} s ago`);
     const failing = lastRunStatus === 'failed';
     if (failing) problems.push(`organization "${organization}": the last run failed: ${record.lastError ?? 'unknown error'}`);
-    const state: SyncState = lastSuccessAt === null ? 'never_synced' : failing ? 'failing' : stale ? 'stale' : 'fresh';
+    const state: SyncState = retiredAt !== null ? 'retired' : lastSuccessAt === null ? 'never_synced' : failing ? 'failing' : stale ? 'stale' : 'fresh';
     return { ...record, state, stale, problems };
   });
 }

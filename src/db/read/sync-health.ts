@@ -28,6 +28,8 @@ export interface SyncRecord {
    * history_from (drizzle/0018), read for one organization from its ledger; null before any.
    */
   readonly historyFrom: string | null;
+  /** When a writer retired it (no longer configured): the file answers for none of its threats; null while configured. */
+  readonly retiredAt: string | null;
 }
 
 const INCREMENTAL = "organization = @organization AND stream = 'threats' AND mode = 'incremental'";
@@ -43,6 +45,8 @@ export class SyncHealthReads {
   #heldAt: unknown;
   readonly #staleAfter: Statement;
   readonly #held: Statement;
+  /** Undefined on a file from before retirements (migration 0019): none is retired there. */
+  readonly #retiredAt: Statement | undefined;
   readonly #failedInARow: Statement;
   readonly #firstRun: Statement;
 
@@ -72,6 +76,7 @@ export class SyncHealthReads {
     // of a few thousand rows, where organization_threats would be read whole (a million, for a lookup).
     // Not those retired (no longer configured): the file answers for none of their threats. A file
     // from before retirements (migration 0019) has none.
+    this.#retiredAt = prepareIfMigrated(sqlite, 'SELECT retired_at FROM organization_scopes WHERE organization = ?')?.pluck();
     const held = 'SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints';
     this.#held = (prepareIfMigrated(sqlite, `${held} EXCEPT ${RETIRED_ORGANIZATIONS_SQL} ORDER BY 1`) ?? sqlite.prepare(`${held} ORDER BY 1`)).pluck();
     // As the daemon counts in memory: a failure adds one, a success starts again at 0, an
@@ -96,6 +101,7 @@ export class SyncHealthReads {
       lastError: last?.status === 'failed' ? last.error : null,
       completeThrough: (this.#completeThrough.get(organization) as string | null | undefined) ?? null,
       historyFrom: this.#heldFrom(organization),
+      retiredAt: (this.#retiredAt?.get(organization) as string | null | undefined) ?? null,
     };
   }
 
