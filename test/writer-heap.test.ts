@@ -2,9 +2,9 @@
 // organization at once, in a heap capped at 16 MB. Each window bounded its own pages only, so four
 // organizations backfilled together (sixteen windows in flight) ended the thread with "JS heap out
 // of memory" (3 runs of 3 before the fix; two organizations of 100,000 threats each: about half the
-// runs). The writer's client now lets into the thread only what its heap has room for
-// (db/writer/page-room.ts). The stand-in runs as its own process, as users run it: in the test's
-// process it answered too slowly for the pages to pile up.
+// runs). A batch of 2M characters now commits before the thread takes the next page off its port
+// (db/writer/commit-queue.ts). The stand-in runs as its own process, as users run it: in the
+// test's process it answered too slowly for the pages to pile up.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';

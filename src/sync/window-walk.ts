@@ -6,7 +6,7 @@ import { PermanentApiError, ProtocolError } from '../api/errors.js';
 import { fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
 import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
 import type { PlanWindow } from '../db/read/plan-reads.js';
-import { pageChars } from '../db/writer/page-room.js';
+import { pageChars } from '../db/writer/commit-queue.js';
 import type { RemovalCandidate } from '../db/writer/window-end.js';
 import { dayOf } from '../lib/days.js';
 import { errorMessage } from '../lib/errors.js';

@@ -1,13 +1,14 @@
 // When the writer thread commits (src/db/writer/commit-queue.ts): pages wait for others up to the
-// interval, except a window's last page, a full batch, and pages that already waited for a commit.
+// interval, except a window's last page, a full batch (by pages or by characters), and pages that
+// already waited for a commit.
 import { describe, expect, it } from 'vitest';
-import { CommitQueue, MAX_PAGES_PER_COMMIT, type QueuedPage } from '../../src/db/writer/commit-queue.js';
+import { CommitQueue, MAX_CHARS_PER_COMMIT, MAX_PAGES_PER_COMMIT, type QueuedPage } from '../../src/db/writer/commit-queue.js';
 import type { PageInput } from '../../src/db/writer/page-writer.js';
 
 const HOUR = 3_600_000;
 
-function page(id: number, sentAt: number, nextPage: string | null = String(id + 1)): QueuedPage {
-  const input = { nextPage } as unknown as PageInput;
+function page(id: number, sentAt: number, nextPage: string | null = String(id + 1), content = ''): QueuedPage {
+  const input = { nextPage, threats: [{ content }], rejected: [] } as unknown as PageInput;
   return { id, input, sentAt };
 }
 
@@ -50,13 +51,28 @@ describe('CommitQueue', () => {
     expect(batches).toEqual([[1, 2, 3]]);
   });
 
-  it('commits a full batch at once', async () => {
-    const { queue, batches, nextCommit } = recorded({ intervalMs: HOUR });
-    const committed = nextCommit();
+  it('commits a full batch at once, before it takes the next page off the port', () => {
+    const { queue, batches } = recorded({ intervalMs: HOUR });
     for (let id = 1; id <= MAX_PAGES_PER_COMMIT; id += 1) queue.add(page(id, 0));
-    await committed;
     expect(batches).toHaveLength(1);
     expect(batches[0]).toHaveLength(MAX_PAGES_PER_COMMIT);
+    expect(queue.size).toBe(0);
+  });
+
+  it('commits at once a batch whose records hold MAX_CHARS_PER_COMMIT characters, however few its pages', () => {
+    const { queue, batches } = recorded({ intervalMs: HOUR });
+    const large = 'x'.repeat(MAX_CHARS_PER_COMMIT / 4);
+    for (let id = 1; id <= 9; id += 1) queue.add(page(id, 0, String(id + 1), large));
+    // Four pages of a quarter each (and 256 characters a record more) fill one; the next four another.
+    expect(batches).toEqual([
+      [1, 2, 3, 4],
+      [5, 6, 7, 8],
+    ]);
+    expect(queue.size).toBe(1);
+    // A page larger than the bound commits alone.
+    queue.flush();
+    queue.add(page(10, 0, '11', 'x'.repeat(MAX_CHARS_PER_COMMIT + 1)));
+    expect(batches.at(-1)).toEqual([10]);
   });
 
   it('commits at once the pages that were sent while the last commit ran (the writer is the bottleneck)', async () => {

@@ -20,6 +20,21 @@ import type { PageInput } from './page-writer.js';
 export const COMMIT_INTERVAL_MS = 100;
 /** Pages of one commit at most (~12,800 records): beyond ~100 the gain per page is gone (measured). */
 export const MAX_PAGES_PER_COMMIT = 128;
+/**
+ * And at most about this many characters (pageChars): the thread's heap (16 MB) holds the pages
+ * queued, and a batch this full commits at once, before the port hands over the next message.
+ * Each window bounded its own pages only: with four organizations backfilling, pages of sixteen
+ * windows queued up behind a commit and ended the thread (docs/performance.md, "Room in the
+ * writer's heap"). A page larger than this commits alone.
+ */
+export const MAX_CHARS_PER_COMMIT = 2_000_000;
+
+/** Characters a page holds, roughly: its contents and a little for each record's other fields. */
+export function pageChars(page: { readonly threats: ReadonlyArray<{ readonly content: string }>; readonly rejected: readonly unknown[] }): number {
+  let chars = 256 * page.rejected.length;
+  for (const threat of page.threats) chars += 256 + threat.content.length;
+  return chars;
+}
 
 export interface QueuedPage {
   readonly id: number;
@@ -35,6 +50,8 @@ export class CommitQueue<Outcome = void> {
   readonly #now: () => number;
   readonly #whileWaiting: () => void;
   #queued: QueuedPage[] = [];
+  /** pageChars of the queued pages. */
+  #queuedChars = 0;
   /** When the oldest queued page was sent. */
   #oldestAt = 0;
   /** When the last commit ended: a page sent before that waited at the port while it ran. */
@@ -74,12 +91,18 @@ export class CommitQueue<Outcome = void> {
   }
 
   add(page: QueuedPage): void {
-    if (this.#queued.length === 0) this.#oldestAt = page.sentAt;
+    if (this.#queued.length === 0) {
+      this.#oldestAt = page.sentAt;
+      this.#queuedChars = 0;
+    }
     this.#queued.push(page);
+    this.#queuedChars += pageChars(page.input);
+    // A full batch commits now: the port holds the rest serialized, off this heap, until it returns.
+    if (this.#queued.length >= MAX_PAGES_PER_COMMIT || this.#queuedChars >= MAX_CHARS_PER_COMMIT) return this.flush();
     // A page sent while the last commit ran has waited already: the writer is the bottleneck, and
     // what queued up meanwhile is the group. Soon rather than now: the rest of it is at the port.
     const waitedForCommit = this.#oldestAt < this.#lastCommitEnd;
-    if (waitedForCommit || page.input.nextPage === null || this.#queued.length >= MAX_PAGES_PER_COMMIT) this.#commitSoon();
+    if (waitedForCommit || page.input.nextPage === null) this.#commitSoon();
     else this.#commitWithin(this.#intervalMs - (this.#now() - this.#oldestAt));
   }
 

@@ -8,7 +8,6 @@ import { epochMs } from './commit-queue.js';
 import type { PageInput, PageResult } from './page-writer.js';
 import { type CallInput, type CallResult, START_ID, type WriterCallKind, type WriterClosed, type WriterRequest, type WriterResponse, type WriterStart, type WriterThreadData } from './protocol.js';
 import type { CarriedConclusion, WindowConclusion } from './window-end.js';
-import { pageChars, PageRoom } from './page-room.js';
 import { placeTemporaryFilesBeside } from './temporary-files.js';
 
 export interface WriterClientOptions {
@@ -56,8 +55,6 @@ export class WriterClient {
    */
   #derive: Derive | undefined;
   #deriving: Promise<Derive> | undefined;
-  /** Room in the thread's heap for the pages sent and not answered, of every window at once. */
-  readonly #room: PageRoom;
   /**
    * Resolves once the thread has opened (and migrated) the file and is ready for calls; rejects
    * with why it could not. Calls sent before wait at its port, and fail with this reason if it
@@ -70,7 +67,6 @@ export class WriterClient {
 
   constructor(options: WriterClientOptions) {
     this.#options = options;
-    this.#room = new PageRoom(writerHeapMb(options.maxPageBytes));
     this.ready = new Promise((resolve, reject) => this.#pending.set(START_ID, { resolve: (start) => resolve(start as WriterStart), reject }));
     this.ready.catch(() => undefined);
     this.failed = new Promise((resolve) => (this.#reportFailure = resolve));
@@ -94,14 +90,7 @@ export class WriterClient {
   async writePage(page: PageToWrite): Promise<PageResult> {
     // Pages handed over while it loads wait for it in the order they came; later ones do not wait.
     const derive = this.#derive ?? (await this.#loadDerive());
-    const lookups = page.threats.map((threat) => derive(threat.type, threat.content));
-    const chars = pageChars(page);
-    await this.#room.enter(chars);
-    try {
-      return (await this.#send('page', { ...page, lookups })) as PageResult;
-    } finally {
-      this.#room.leave(chars);
-    }
+    return this.#send('page', { ...page, lookups: page.threats.map((threat) => derive(threat.type, threat.content)) }) as Promise<PageResult>;
   }
 
   /** What the sync found out about a window's removal candidates, committed at once. */
@@ -189,7 +178,7 @@ export class WriterClient {
       workerData: { dbPath, autoCheckpoint, now, stampsAfterMs: this.#lastStampMs, restored: this.#spawned++ === 0 && this.#options.restored === true } satisfies WriterThreadData,
       // The thread holds at most a few pages: keep its heap small (16 MB holds pages of 4 MiB,
       // the default limit; measured), larger only where larger pages are allowed.
-      resourceLimits: { maxOldGenerationSizeMb: writerHeapMb(maxPageBytes), maxYoungGenerationSizeMb: 2 },
+      resourceLimits: { maxOldGenerationSizeMb: Math.max(16, Math.ceil((4 * maxPageBytes) / 2 ** 20)), maxYoungGenerationSizeMb: 2 },
     });
     worker.on('message', (response: WriterResponse) => {
       const pending = this.#pending.get(response.id);
@@ -216,9 +205,4 @@ export class WriterClient {
     for (const call of pending) call.reject(error);
     if (!this.#closed) this.#reportFailure?.(error);
   }
-}
-
-/** The thread's old generation, in MB: 16 holds pages of 4 MiB (the default limit; measured), more where larger pages are allowed. */
-function writerHeapMb(maxPageBytes: number): number {
-  return Math.max(16, Math.ceil((4 * maxPageBytes) / 2 ** 20));
 }
