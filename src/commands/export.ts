@@ -12,7 +12,7 @@ import { withSmallPageCache } from '../db/page-cache.js';
 import { writeExportFile, writeExportStream } from '../export/write-export.js';
 import { errorMessage } from '../lib/errors.js';
 import type { ExportCommand } from './command.js';
-import { organizationStanding, retiredMessage } from '../db/read/answered-organizations.js';
+import { organizationProblem } from '../db/read/answered-organizations.js';
 import { databaseExists, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 
 export async function runExport(command: ExportCommand, config: ExportConfig, io: Io): Promise<number> {
@@ -23,7 +23,7 @@ export async function runExport(command: ExportCommand, config: ExportConfig, io
     io.stderr(`threat-mirror: ${refusal}\n`);
     return EXIT_USAGE;
   }
-  const problem = command.organization === undefined ? undefined : organizationProblem(dbPath, command.organization);
+  const problem = command.organization === undefined ? undefined : exportProblem(dbPath, command.organization);
   if (problem !== undefined) {
     io.stderr(`threat-mirror: --org: ${problem}\n`);
     return EXIT_USAGE;
@@ -38,12 +38,10 @@ export async function runExport(command: ExportCommand, config: ExportConfig, io
 }
 
 /** Why the mirror cannot export this organization: an unknown name is a mistake, not an empty list; a retired one answers nothing. */
-function organizationProblem(dbPath: string, organization: string): string | undefined {
+function exportProblem(dbPath: string, organization: string): string | undefined {
   const opened = openDatabaseReadOnly(dbPath);
   try {
-    const standing = organizationStanding(opened.sqlite, organization);
-    if (!standing.held) return `the mirror holds nothing for organization "${organization}"`;
-    return standing.retiredAt === null ? undefined : retiredMessage(organization, standing.retiredAt);
+    return organizationProblem(opened.sqlite, organization);
   } finally {
     opened.sqlite.close(); // a reader never checkpoints (opened.close() would)
   }

@@ -18,7 +18,7 @@ import type { ZoneTimers } from '../lib/rpz-zone.js';
 import { runExportJob } from '../export/jobs/export-job-client.js';
 import { InFlightBudget, RETRY_AFTER_SECONDS } from './http-limits.js';
 import { openReadOnly } from '../db/open-database.js';
-import { organizationStanding, retiredMessage } from '../db/read/answered-organizations.js';
+import { organizationProblem } from '../db/read/answered-organizations.js';
 
 /**
  * Feeds in flight at once. A feed takes its place in the HTTP thread's budget of requests (shared
@@ -148,9 +148,7 @@ class FeedFiles {
 
   /** Why there is no feed of this organization (unknown, or retired); undefined when there is. */
   organizationProblem(organization: string): string | undefined {
-    const standing = organizationStanding(this.#mirror, organization);
-    if (!standing.held) return `the mirror holds nothing for organization "${organization}"`;
-    return standing.retiredAt === null ? undefined : retiredMessage(organization, standing.retiredAt);
+    return organizationProblem(this.#mirror, organization);
   }
 
   close(): void {

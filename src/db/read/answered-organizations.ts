@@ -7,15 +7,24 @@ import { type Database, prepareIfMigrated } from '../sqlite.js';
 /** The organizations retired: their threats hidden from every answer (organization_scopes.retired_at). */
 export const RETIRED_ORGANIZATIONS_SQL = 'SELECT organization FROM organization_scopes WHERE retired_at IS NOT NULL';
 
+/** When the organization was retired (NULL or no row: it is not); a file from before retirements (migration 0019) has no such column. */
+export const RETIRED_AT_SQL = 'SELECT retired_at FROM organization_scopes WHERE organization = ?';
+
 /** What the file is to an organization asked about by name. */
 export type OrganizationStanding = { readonly held: false } | { readonly held: true; readonly retiredAt: string | null };
 
 export function organizationStanding(sqlite: Database, organization: string): OrganizationStanding {
   const held = sqlite.prepare('SELECT 1 FROM organization_threats WHERE organization = @organization UNION ALL SELECT 1 FROM sync_runs WHERE organization = @organization LIMIT 1').get({ organization });
   if (held === undefined) return { held: false };
-  // A file from before retirements (migration 0019) has none.
-  const retiredAt = prepareIfMigrated(sqlite, 'SELECT retired_at FROM organization_scopes WHERE organization = ?')?.pluck().get(organization) as string | null | undefined;
+  const retiredAt = prepareIfMigrated(sqlite, RETIRED_AT_SQL)?.pluck().get(organization) as string | null | undefined;
   return { held: true, retiredAt: retiredAt ?? null };
+}
+
+/** Why a reader has nothing to give for this organization by name (unknown to the file, or retired); undefined when it has. */
+export function organizationProblem(sqlite: Database, organization: string): string | undefined {
+  const standing = organizationStanding(sqlite, organization);
+  if (!standing.held) return `the mirror holds nothing for organization "${organization}"`;
+  return standing.retiredAt === null ? undefined : retiredMessage(organization, standing.retiredAt);
 }
 
 /** Why a reader answers nothing for a retired organization, for its message. */

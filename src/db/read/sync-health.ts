@@ -4,7 +4,7 @@
 // runs in a row, and the staleness threshold the daemon recorded. Indexed reads by organization
 // (sync_runs_organization), cheap enough for every lookup request; none writes.
 import { STALE_AFTER_SECONDS_KEY } from '../setting-keys.js';
-import { RETIRED_ORGANIZATIONS_SQL } from './answered-organizations.js';
+import { RETIRED_AT_SQL, RETIRED_ORGANIZATIONS_SQL } from './answered-organizations.js';
 import { type Database, prepareIfMigrated, type Statement } from '../sqlite.js';
 
 /**
@@ -76,7 +76,7 @@ export class SyncHealthReads {
     // of a few thousand rows, where organization_threats would be read whole (a million, for a lookup).
     // Not those retired (no longer configured): the file answers for none of their threats. A file
     // from before retirements (migration 0019) has none.
-    this.#retiredAt = prepareIfMigrated(sqlite, 'SELECT retired_at FROM organization_scopes WHERE organization = ?')?.pluck();
+    this.#retiredAt = prepareIfMigrated(sqlite, RETIRED_AT_SQL)?.pluck();
     const held = 'SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints';
     this.#held = (prepareIfMigrated(sqlite, `${held} EXCEPT ${RETIRED_ORGANIZATIONS_SQL} ORDER BY 1`) ?? sqlite.prepare(`${held} ORDER BY 1`)).pluck();
     // As the daemon counts in memory: a failure adds one, a success starts again at 0, an
