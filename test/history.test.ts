@@ -229,6 +229,54 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     expect([...times].filter(([, count]) => count > 2)).toEqual([]);
   });
 
+  it("a resumed window's check is paid together with the page after it: a slow check leaves the budget to no other window, and no page is asked for a third time", async () => {
+    // The budget-5 case above, made certain: the day of 1,200 threats is left at its fifth page by
+    // the first run; in the second, the check of its stored cursor (its fourth page again) is slow,
+    // and the other worker's windows took the rest of the budget before the page after the check
+    // went out. The check was thrown away, the third run checked again: a page asked for three
+    // times (CI, 2026-12-07, 1 run in 6 here without the delay).
+    const firstRun = addDays(TODAY, -9);
+    const target = addDays(TODAY, -21);
+    const dense = addDays(TODAY, -10);
+    const threats: StandinThreat[] = [];
+    for (let back = 0; back <= 21; back += 1) {
+      const day = addDays(TODAY, -back);
+      for (let n = 0; n < (day === dense ? 1_200 : 25); n += 1) {
+        const id = 20_000 + threats.length;
+        threats.push({ id, type: 'URL', organization: 'acme', blockedAt: `${day}T${String(n % 24).padStart(2, '0')}:00:00.000Z`, content: `https://checked${id}.example/` });
+      }
+    }
+    const service = await serveThreats(KEY, NOW, threats);
+    const dbPath = tempDbPath();
+    const settings = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HISTORY_FROM: target, THREAT_MIRROR_HISTORY_MAX_REQUESTS: '5' };
+    const denseRequests = (from: number): Array<string | undefined> =>
+      service.stats.requests
+        .slice(from)
+        .map((request) => request.body as { startDate: string; endDate: string; next_page?: string })
+        .filter((body) => body.startDate === dense && body.endDate === dense)
+        .map((body) => body.next_page);
+    expect((await runCli(['--once'], env(service, dbPath, settings))).code).toBe(0);
+    const left = denseRequests(0).at(-1);
+    expect(left, 'the first run stops within the dense day').toBeDefined();
+    const stored = String(Number(left) + 1);
+    service.onListRequest({ match: { startDate: dense, endDate: dense, page: left }, fault: { kind: 'delay', ms: 400 } });
+    const before = service.stats.requests.length;
+    const second = await runCli(['--once'], env(service, dbPath, settings));
+    expect(second.code, second.stderr).toBe(0);
+    expect(requestsBefore(service.stats.requests.slice(before), firstRun)).toBeLessThanOrEqual(5);
+    // The check, then the page it vouches for.
+    expect(denseRequests(before)).toEqual([left, stored]);
+    for (let runs = 3; history(dbPath).historyFrom !== target; runs += 1) {
+      expect(runs, `history_from ${history(dbPath).historyFrom}`).toBeLessThanOrEqual(12);
+      expect((await runCli(['--once'], env(service, dbPath, settings))).code).toBe(0);
+    }
+    expect(currentThreats(dbPath)).toEqual(listed(service, KEY));
+    const asked = denseRequests(0);
+    const times = (page: string | undefined): number => asked.filter((other) => other === page).length;
+    expect(times(left)).toBe(2);
+    expect(asked.filter((page) => times(page) > 2), 'pages of the dense day asked for a third time').toEqual([]);
+  });
+
   it('a --backfill over days an unfinished history walk has left: the next run walks only the days still missing', async () => {
     const service = await serveDays(60, 100);
     const dbPath = tempDbPath();

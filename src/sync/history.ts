@@ -8,7 +8,7 @@
 // re-walks, or the re-walks the history. It comes first because a day it walks enters the ledger
 // as just walked: the reconciliation then has nothing to do there. Unlike a reconciliation, a window
 // the budget cut short is resumed by the next run from its stored cursor (one request to check the
-// list did not shift): the history plan stays in sync_plans until every window of it is walked.
+// list did not shift, paid for with the page after it): the history plan stays in sync_plans until every window of it is walked.
 import type { OrganizationConfig } from '../config.js';
 import type { Plan, PlanWindow } from '../db/read/plan-reads.js';
 import { historyDaysMissing, historyWalkKey } from '../db/read/history-reads.js';
@@ -57,7 +57,14 @@ async function walkTowards(deps: SyncDeps, organization: OrganizationConfig, tar
   log.info({ runId, rangeStart: plan.rangeStart, rangeEnd: plan.rangeEnd, target, maxRequests: settings.historyMaxRequests }, 'walking the days before the mirrored range, newest first');
   const allowance = new RequestAllowance(settings.historyMaxRequests);
   const totals = emptyTotals();
-  const context = { deps: { ...deps, api: { ...deps.api, budgets: allowance.budgets(deps.api.budgets) } }, organization, runId, totals, log };
+  const context = {
+    deps: { ...deps, api: { ...deps.api, budgets: allowance.budgets(deps.api.budgets) } },
+    prepay: (requests: number) => allowance.prepaid(deps.api.budgets, requests),
+    organization,
+    runId,
+    totals,
+    log,
+  };
   const outcome = await outcomeOf(
     async () => {
       // Windows cut to fit the budget, sized at first by the density of the days held; at most one

@@ -33,16 +33,39 @@ export class RequestAllowance {
 
   /** Counts one request, or throws when none is left. */
   take(): void {
-    if (this.#used >= this.#total) throw new RequestAllowanceSpent(this.#total);
-    this.#used += 1;
+    this.#takeAtOnce(1);
   }
 
-  #limited(budget: KeyBudget): KeyBudget {
+  /**
+   * `units` requests counted now, all of them or none (throws when fewer are left): the budgets
+   * returned send those requests without counting them again, and any after them as budgets(shared)
+   * does. A resumed window's check and the page after it are paid so (window-walk.ts): a check whose
+   * page another window's request took the last unit for was thrown away, and the next run paid
+   * for it again.
+   */
+  prepaid(shared: KeyBudgets, units: number): KeyBudgets {
+    this.#takeAtOnce(units);
+    let left = units;
+    const paid = (): boolean => {
+      if (left === 0) return false;
+      left -= 1;
+      return true;
+    };
+    return { forKey: (apiKey) => this.#limited(shared.forKey(apiKey), paid) };
+  }
+
+  #takeAtOnce(units: number): void {
+    if (this.#used + units > this.#total) throw new RequestAllowanceSpent(this.#total);
+    this.#used += units;
+  }
+
+  /** `paid`: whether a request was paid for already (it then takes nothing from the allowance). */
+  #limited(budget: KeyBudget, paid: () => boolean = () => false): KeyBudget {
     return {
       acquire: async (signal) => {
         const release = await budget.acquire(signal);
         try {
-          this.take();
+          if (!paid()) this.take();
         } catch (error) {
           release();
           throw error;

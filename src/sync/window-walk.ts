@@ -3,6 +3,7 @@
 // it did not see settled before removals (the pool of workers: walk-windows.ts).
 import type { Logger } from 'pino';
 import { PermanentApiError, ProtocolError } from '../api/errors.js';
+import type { KeyBudgets } from '../api/request-budget.js';
 import { fetchThreatPage, type ThreatPage } from '../api/threat-client.js';
 import { DOCUMENTED_ASSET_TYPES } from '../api/threat-record.js';
 import type { PlanWindow } from '../db/read/plan-reads.js';
@@ -32,6 +33,11 @@ export interface WalkContext extends RunContext {
    * request allowance is spent) instead of walking the window again for them.
    */
   readonly carriesChecksOver?: ((error: unknown) => boolean) | undefined;
+  /**
+   * history: key budgets for this many requests, paid from the run's allowance at once or not at all
+   * (RequestAllowanceSpent); a window resumed from a stored cursor pays its check and the page after it so.
+   */
+  readonly prepay?: ((requests: number) => KeyBudgets) | undefined;
 }
 
 /** After this many empty pages in a row that still carry a cursor, the service is looping. */
@@ -89,6 +95,8 @@ export class WindowWalk {
   #emptyPagesInARow = 0;
   /** The current walk read the window's last page. */
   #walkedWhole = false;
+  /** How its requests reach the service: the run's, or after a prepaid resume those paid for first. */
+  #api: WalkContext['deps']['api'];
 
   /** `recorded`: a new window's record, which commits before its pages; it fails the walk if it fails. */
   constructor(context: WalkContext, window: PlanWindow, signal: AbortSignal, recorded?: Promise<void>) {
@@ -99,6 +107,7 @@ export class WindowWalk {
     this.#cursor = window.nextPage;
     this.#seen = new WindowSeen(window.windowStart, window.windowEnd);
     this.#cursors = this.#newCursorGuard();
+    this.#api = context.deps.api;
   }
 
   /** Records the service sent in the current walk (a stopped walk's progress). */
@@ -178,6 +187,10 @@ export class WindowWalk {
       );
       return false;
     }
+    // The check and the page after it are paid for together, or the walk stops here: a check
+    // whose page the run could not pay for is thrown away, and the next run checks again.
+    const prepaid = this.#context.prepay?.(2);
+    if (prepaid) this.#api = { ...this.#api, budgets: prepaid };
     let before: ThreatPage;
     try {
       before = await this.#fetch(page === 2 ? null : String(page - 1));
@@ -255,9 +268,8 @@ export class WindowWalk {
   }
 
   #fetch(nextPage: string | null): Promise<ThreatPage> {
-    const { deps, organization } = this.#context;
     const request = { startDate: this.#window.windowStart, endDate: this.#window.windowEnd, nextPage };
-    const pending = fetchThreatPage(deps.api, organization, request, this.#signal);
+    const pending = fetchThreatPage(this.#api, this.#context.organization, request, this.#signal);
     // Awaited in run(); this only keeps a prefetch abandoned by a failed write from being "unhandled".
     pending.catch(() => undefined);
     return pending;
