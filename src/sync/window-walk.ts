@@ -33,10 +33,7 @@ export interface WalkContext extends RunContext {
    * request allowance is spent) instead of walking the window again for them.
    */
   readonly carriesChecksOver?: ((error: unknown) => boolean) | undefined;
-  /**
-   * history: key budgets for this many requests, paid from the run's allowance at once or not at all
-   * (RequestAllowanceSpent); a window resumed from a stored cursor pays its check and the page after it so.
-   */
+  /** history: budgets for this many requests, paid from the run's allowance at once or not at all (a resumed window's check and the page after it). */
   readonly prepay?: ((requests: number) => KeyBudgets) | undefined;
 }
 
@@ -187,10 +184,8 @@ export class WindowWalk {
       );
       return false;
     }
-    // The check and the page after it are paid for together, or the walk stops here: a check
-    // whose page the run could not pay for is thrown away, and the next run checks again.
-    const prepaid = this.#context.prepay?.(2);
-    if (prepaid) this.#api = { ...this.#api, budgets: prepaid };
+    // Paid with the page after it, or the walk stops here: a check alone is thrown away, and the next run checks again.
+    if (this.#context.prepay) this.#api = { ...this.#api, budgets: this.#context.prepay(2) };
     let before: ThreatPage;
     try {
       before = await this.#fetch(page === 2 ? null : String(page - 1));
