@@ -3,9 +3,10 @@
 # (bind9-utils), named (bind9), unbound and pdns_recursor (pdns-recursor) for the RPZ export and the
 # zone the daemon serves, dig (bind9-dnsutils) to query them, the sqlite3 shell, promtool
 # (prometheus), setpriv (util-linux) for readers without write access, strace to see which thread
-# writes the database, script (bsdutils) for a pseudo-terminal. Installed only if missing.
+# writes the database, script (bsdutils) for a pseudo-terminal, heaptrack for what threads leave
+# allocated. Installed only if missing.
 set -euo pipefail
-declare -A needs=([named-checkzone]=bind9-utils [named]=bind9 [unbound]=unbound [pdns_recursor]=pdns-recursor [dig]=bind9-dnsutils [sqlite3]=sqlite3 [promtool]=prometheus [setpriv]=util-linux [strace]=strace [script]=bsdutils)
+declare -A needs=([named-checkzone]=bind9-utils [named]=bind9 [unbound]=unbound [pdns_recursor]=pdns-recursor [dig]=bind9-dnsutils [sqlite3]=sqlite3 [promtool]=prometheus [setpriv]=util-linux [strace]=strace [script]=bsdutils [heaptrack]=heaptrack [heaptrack_print]=heaptrack)
 # A tool is here when an executable file of that name is on PATH or in /usr/sbin (bash's command -v
 # also names a file it cannot execute).
 have() {

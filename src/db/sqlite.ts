@@ -9,6 +9,8 @@
 // better-sqlite3-napi, with prebuilt binaries and no compile step) and the running Node picks one;
 // drizzle only wraps the connection it is given, so it works over either.
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type BetterSqlite3 from 'better-sqlite3';
 
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
@@ -36,4 +38,31 @@ export function prepareIfMigrated(sqlite: Database, query: string): Statement | 
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Frees, before a thread ends, the native part of this thread's connections and statements that
+ * nothing references any more. better-sqlite3 12's ObjectWrap frees its C++ objects only when a
+ * garbage collection finds their JS objects unreachable, and a thread's teardown runs none: each
+ * daemon run's threads (the writer's, the export job's) left ~10 KB behind on Node 20, and the
+ * daemon grew without bound (docs/performance.md, "Memory over many runs"). Node-API (13, Node 22
+ * on) finalizes them at teardown itself: nothing to do there. Call it from a callback of its own
+ * (no frame of the work above it), after the last connection is closed.
+ */
+export function releaseUnreachable(): void {
+  if (SQLITE_DRIVER !== 'better-sqlite3') return;
+  collectGarbage ??= exposedGc();
+  collectGarbage();
+}
+
+let collectGarbage: (() => void) | undefined;
+
+/** V8's full collection, as --expose-gc offers it, without the flag on the command line (nor on for contexts made later). */
+function exposedGc(): () => void {
+  const exposed = (globalThis as { gc?: () => void }).gc;
+  if (exposed !== undefined) return exposed;
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  setFlagsFromString('--no-expose-gc');
+  return gc;
 }

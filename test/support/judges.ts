@@ -15,6 +15,8 @@ const PACKAGE_OF: Readonly<Record<string, string>> = {
   setpriv: 'util-linux',
   strace: 'strace',
   script: 'bsdutils',
+  heaptrack: 'heaptrack',
+  heaptrack_print: 'heaptrack',
 };
 
 /** True when `command` runs on this machine: on PATH, or in /usr/sbin (where Debian puts daemons). */

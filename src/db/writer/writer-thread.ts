@@ -6,30 +6,48 @@ import { type Answer, MirrorWriter } from './mirror-writer.js';
 import { START_ID, type WriterRequest, type WriterResponse, type WriterStart, type WriterThreadData } from './protocol.js';
 import type { WalSwitch } from './writer-pragmas.js';
 import { openWriterConnection } from './writer-connection.js';
+import { releaseUnreachable } from '../sqlite.js';
 
 if (parentPort) serve(parentPort, workerData as WriterThreadData);
 
 function serve(port: MessagePort, data: WriterThreadData): void {
   const post = (response: WriterResponse): void => port.postMessage(response);
+  /** The close's id once it is asked for: its answer is the thread's last message. */
+  let closeId: number | undefined;
   const answer: Answer = (id, outcome) => {
-    if ('result' in outcome) return post({ id, result: outcome.result });
-    const code = (outcome.error as { code?: unknown }).code;
-    post({ id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } });
+    const response = responseTo(id, outcome);
+    if (id !== closeId) return post(response);
+    // The client ends the thread on this answer: first the connection's statements are freed (sqlite.ts).
+    setImmediate(() => {
+      releaseUnreachable();
+      post(response);
+      port.close();
+    });
   };
   start(data, answer).then(
     ({ writer, started }) => {
       post({ id: START_ID, result: started });
       // Calls sent while the thread started waited at the port, in order; they are taken from here on.
-      port.on('message', (request: WriterRequest) => {
+      const take = (request: WriterRequest): void => {
+        if (request.kind === 'close') {
+          closeId = request.id;
+          port.off('message', take); // nothing holds the writer (and its statements) after this call
+        }
         writer.take(request);
-        if (request.kind === 'close') port.close();
-      });
+      };
+      port.on('message', take);
     },
     (error: unknown) => {
       post({ id: START_ID, error: { message: error instanceof Error ? error.message : String(error) } });
       port.close();
     },
   );
+}
+
+function responseTo(id: number, outcome: Parameters<Answer>[1]): WriterResponse {
+  if ('result' in outcome) return { id, result: outcome.result };
+  const code = (outcome.error as { code?: unknown }).code;
+  return { id, error: { message: outcome.error.message, ...(typeof code === 'string' ? { code } : {}) } };
 }
 
 async function start(data: WriterThreadData, answer: Answer): Promise<{ writer: MirrorWriter; started: WriterStart }> {

@@ -4,6 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { matcherFor } from '../../allowlist/allow-matcher.js';
 import { openReadOnly } from '../../db/open-database.js';
+import { releaseUnreachable } from '../../db/sqlite.js';
 import { type TempFile, writeTempFile } from '../atomic-file.js';
 import { buildExport, buildHostExportFromIndex, type BuiltExport } from '../build-export.js';
 import { ThreatSnapshot } from '../current-threats.js';
@@ -14,7 +15,8 @@ import { IndexView } from '../index/index-view.js';
 import type { ExportJob, FeedJob, FromJobThread, JobEvent, RefreshJob, RefreshResult } from './protocol.js';
 
 const port = parentPort;
-if (port) void run(workerData as ExportJob, (message) => port.postMessage(message));
+// Its connections are closed by then; their statements are freed before the thread ends (sqlite.ts).
+if (port) void run(workerData as ExportJob, (message) => port.postMessage(message)).then(() => setImmediate(releaseUnreachable));
 
 async function run(job: ExportJob, post: (message: FromJobThread) => void): Promise<void> {
   try {

@@ -4,13 +4,14 @@
 // filled again.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReadOnly } from '../../db/open-database.js';
+import { releaseUnreachable } from '../../db/sqlite.js';
 import { matcherFor } from '../../allowlist/allow-matcher.js';
 import { ThreatSnapshot } from '../current-threats.js';
 import type { FromHelper, HelperJob, ToHelper } from './protocol.js';
 import { blockBatch, noBlockCounts, renderBlock } from './row-blocks.js';
 
 const port = parentPort;
-if (port) void help(workerData as HelperJob, port);
+if (port) void help(workerData as HelperJob, port).then(() => setImmediate(releaseUnreachable)); // sqlite.ts
 
 async function help(job: HelperJob, port: NonNullable<typeof parentPort>): Promise<void> {
   const post = (message: FromHelper, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
