@@ -44,7 +44,7 @@ export function prepareIfMigrated(sqlite: Database, query: string): Statement | 
  * Frees, before a thread ends, the native part of this thread's connections and statements that
  * nothing references any more. better-sqlite3 12's ObjectWrap frees its C++ objects only when a
  * garbage collection finds their JS objects unreachable, and a thread's teardown runs none: each
- * daemon run's threads (the writer's, the export job's) left ~10 KB behind on Node 20, and the
+ * daemon run's threads (the writer's, the export job's) left ~13 KB behind on Node 20, and the
  * daemon grew without bound (docs/performance.md, "Memory over many runs"). Node-API (13, Node 22
  * on) finalizes them at teardown itself: nothing to do there. Call it from a callback of its own
  * (no frame of the work above it), after the last connection is closed.
