@@ -2,7 +2,7 @@
 // the writer's (started, one write, suspended) and an export refresh job (the export index, as the
 // DNS primary keeps it). Run from the compiled program by test/thread-memory.test.ts under heaptrack.
 // Usage: node thread-churn.mjs DB CYCLES
-import { join } from 'node:path';
+import { exportIndexPathOf } from '../../dist/src/db/database-files.js';
 import { WriterClient } from '../../dist/src/db/writer/writer-client.js';
 import { runExportJob } from '../../dist/src/export/jobs/export-job-client.js';
 import { zoneTimersFor } from '../../dist/src/lib/rpz-zone.js';
@@ -15,7 +15,7 @@ for (let cycle = 0; cycle < cycles; cycle += 1) {
   writer.resume();
   await writer.call('recordSetting', { key: 'churn', value: String(cycle), now });
   await writer.suspend();
-  const job = { kind: 'refresh', dbPath, indexPath: join(dbPath + '.index'), rebuild: cycle === 0, atStart: false, targets: [], timers: zoneTimersFor(60), refresher: undefined, allowlist: undefined, nowMs: Date.parse(now) };
+  const job = { kind: 'refresh', dbPath, indexPath: exportIndexPathOf(dbPath), rebuild: cycle === 0, atStart: false, targets: [], timers: zoneTimersFor(60), refresher: undefined, allowlist: undefined, nowMs: Date.parse(now) };
   await runExportJob(job, () => undefined);
 }
 await writer.close();
