@@ -1,5 +1,6 @@
 // Reads and validates the environment into one readonly Config; a ConfigError names the variable.
 // Each variable, its default and its meaning: config/variables.ts; its reading, beside it in config/.
+import { resolve } from 'node:path';
 import { readBoundedTextFile } from './lib/bounded-file.js';
 import { ConfigError } from './lib/errors.js';
 import type { Secret } from './lib/secret.js';
@@ -173,7 +174,7 @@ export function loadConfig(env: Environment, readFile: FileReader = readTextFile
     exports: Object.freeze(loadExports(env, dbPath)),
     checkpoints: variables.CHECKPOINTS.read(env),
     walStarvedSeconds: variables.WAL_STARVED_SECONDS.read(env),
-    replica: loadReplica(env),
+    replica: loadReplica(env, resolve(dbPath)),
     snapshotPath: loadSnapshotPath(env, dbPath),
     dns: loadDnsConfig(env, readFile),
     progressSeconds: variables.PROGRESS_SECONDS.read(env),

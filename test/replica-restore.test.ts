@@ -5,12 +5,14 @@
 // empty, as before; a replica of something else is refused (exit 1), never walked over.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { loadReplica, type ReplicaConfig } from '../src/config/replica.js';
 import { Database } from '../src/db/sqlite.js';
 import { addDays } from '../src/lib/days.js';
+import { restoreIfMissing } from '../src/session/replica-restore.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
 import { afterThisTest } from './support/cleanup.js';
@@ -100,7 +102,7 @@ async function expectOneGeneration(config: string, dbPath: string): Promise<void
 }
 
 describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 180_000 }, () => {
-  it('three fresh sidecars restore the primary from an S3 bucket: each exact after its first run, at most 3 requests each', async () => {
+  it('three fresh sidecars restore the primary from an S3 bucket (one through a Litestream configuration naming the endpoint): each exact after its first run, at most 3 requests each', async () => {
     const service = await serve();
     const store = await startObjectStore('mirror');
     const primary = join(tempDir(), 'primary.db');
@@ -122,12 +124,19 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
 
     const rescanned = listed(service, KEY).filter((threat) => threat.blockedAt.slice(0, 10) >= addDays(TODAY, -2)).length;
     expect(Math.ceil(rescanned / 100)).toBeLessThanOrEqual(3);
-    for (const sidecar of ['once', 'once', 'daemon'] as const) {
+    for (const sidecar of ['once', 'once with a configuration', 'daemon'] as const) {
       const dbPath = tempDbPath();
       const before = service.stats.requests.length;
-      const sidecarEnv = env(service, dbPath, { THREAT_MIRROR_RESTORE_FROM: store.url('acme') });
+      // An endpoint Litestream 0.3 cannot read from a URL (127.0.0.1, as MinIO's service name would be): its configuration names it.
+      const podConfig = join(tempDir(), 'litestream.yml');
+      writeFileSync(
+        podConfig,
+        `dbs:\n  - path: ${dbPath}\n    replicas:\n      - type: s3\n        bucket: mirror\n        path: acme\n        endpoint: http://127.0.0.1:${store.port}\n        region: us-east-1\n        force-path-style: true\n`,
+      );
+      const restoreFrom: Record<string, string> = sidecar === 'once with a configuration' ? { THREAT_MIRROR_RESTORE_CONFIG: podConfig } : { THREAT_MIRROR_RESTORE_FROM: store.url('acme') };
+      const sidecarEnv = env(service, dbPath, restoreFrom);
       let logs: Array<Record<string, unknown>>;
-      if (sidecar === 'once') {
+      if (sidecar !== 'daemon') {
         const run = await runCli(['--once'], sidecarEnv);
         expect(run.code, run.stderr).toBe(0);
         logs = run.logs;
@@ -191,6 +200,46 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
     reader.read(restored);
     expect(reader.startedOver).toBe(1);
     expect([...reader.held].sort((a, b) => a - b)).toEqual(currentThreats(restored).map((threat) => threat.id));
+  });
+
+  it('a start killed at any instant of its restore leaves nothing that stops the next start, nor the primary feed id in the file', async () => {
+    const service = await serve();
+    const folder = tempDir();
+    const primary = join(folder, 'primary.db');
+    expect((await runCli(['--once'], env(service, primary))).code).toBe(0);
+    const replicaFolder = join(folder, 'replica');
+    const config = join(folder, 'litestream.yml');
+    writeFileSync(config, `dbs:\n  - path: ${primary}\n    replicas:\n      - type: file\n        path: ${replicaFolder}\n        sync-interval: 1s\n`);
+    await replicate(config);
+    await expectOneGeneration(config, primary);
+    const primaryFeed = scalar<string>(primary, FEED_ID_SQL);
+    const leftBeside = (dbPath: string): string[] => readdirSync(dirname(dbPath)).filter((name) => name.startsWith(`${basename(dbPath)}.restoring`));
+
+    // Killed after Litestream wrote the copy, before its rename: the copy and Litestream's files stay.
+    // The next start restores again (Litestream refuses to write over a file: every start failed).
+    // The replica is named by its absolute path, which Litestream 0.3 reads only as a file:// URL.
+    const killedBefore = tempDbPath();
+    for (const leftover of ['.restoring', '.restoring.tmp', '.restoring.tmp-wal', '.restoring-wal']) writeFileSync(`${killedBefore}${leftover}`, 'left by a killed start');
+    const again = await runCli(['--once'], env(service, killedBefore, { THREAT_MIRROR_RESTORE_FROM: replicaFolder }));
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.logs.find((line) => line.msg === 'restored the database from its replica; the runs go on from its checkpoints')).toBeDefined();
+    expect(leftBeside(killedBefore)).toEqual([]);
+    expect(currentThreats(killedBefore)).toEqual(listed(service, KEY));
+    expect(scalar<string>(killedBefore, FEED_ID_SQL)).not.toBe(primaryFeed);
+
+    // Killed right after the rename, before its writer gave the feed an id: the restore alone, as the
+    // start runs it; the next start finds the file and restores nothing. It must not keep the primary's id.
+    const killedAfter = tempDbPath();
+    const replica = loadReplica({ THREAT_MIRROR_RESTORE_FROM: replicaFolder, THREAT_MIRROR_LITESTREAM: LITESTREAM }, killedAfter);
+    expect((await restoreIfMissing(killedAfter, replica as ReplicaConfig))?.restored).toBe(true);
+    expect(leftBeside(killedAfter)).toEqual([]);
+    expect(scalar<string | undefined>(killedAfter, FEED_ID_SQL)).toBeUndefined();
+    const next = await runCli(['--once'], env(service, killedAfter, { THREAT_MIRROR_RESTORE_FROM: replicaFolder }));
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.logs.find((line) => typeof line.msg === 'string' && line.msg.startsWith('restored the database'))).toBeUndefined();
+    expect(scalar<string>(killedAfter, FEED_ID_SQL)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(scalar<string>(killedAfter, FEED_ID_SQL)).not.toBe(primaryFeed);
+    expect(currentThreats(killedAfter)).toEqual(listed(service, KEY));
   });
 
   it('starts empty when the replica holds no backup yet, and refuses a replica that is not a mirror (exit 1, the file left absent)', async () => {

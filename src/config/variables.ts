@@ -98,7 +98,12 @@ export const RESTORE_FROM: Variable = {
   name: 'THREAT_MIRROR_RESTORE_FROM',
   default: '(off)',
   meaning:
-    'A Litestream replica (s3://bucket/path, s3://bucket.host:port/path, file:///path): a writer that finds no THREAT_MIRROR_DB restores it from there first, checks it, and goes on from its checkpoints; no replica yet: starts empty (docs/readers-and-replicas.md)',
+    'A Litestream replica (s3://bucket/path, s3://bucket.localhost:port/path, file:///path or /path): a writer that finds no THREAT_MIRROR_DB restores it from there first, checks it, and goes on from its checkpoints; no replica yet: starts empty (docs/readers-and-replicas.md)',
+};
+export const RESTORE_CONFIG: Variable = {
+  name: 'THREAT_MIRROR_RESTORE_CONFIG',
+  default: '(off)',
+  meaning: "Instead of THREAT_MIRROR_RESTORE_FROM: a Litestream configuration file whose entry for THREAT_MIRROR_DB names the replica (an S3 endpoint such as MinIO's, a region, ...)",
 };
 export const LITESTREAM: Variable = { name: 'THREAT_MIRROR_LITESTREAM', default: '(the bundled one, or litestream on the PATH)', meaning: 'The Litestream 0.3 binary THREAT_MIRROR_RESTORE_FROM runs' };
 export const SNAPSHOT: Variable = { name: 'THREAT_MIRROR_SNAPSHOT', default: '(off)', meaning: 'Daemon: publish a compacted copy here (and FILE.json) after every run that changed something' };
@@ -174,6 +179,7 @@ export const ENVIRONMENT_VARIABLES: readonly Variable[] = [
   CHECKPOINTS,
   WAL_STARVED_SECONDS,
   RESTORE_FROM,
+  RESTORE_CONFIG,
   LITESTREAM,
   SNAPSHOT,
   DNS_PORT,

@@ -3,7 +3,7 @@
 // THREAT_MIRROR_EXPORTS, THREAT_MIRROR_SNAPSHOT) is written to a temporary file and renamed over its
 // target: aimed at the database, it replaced the mirror with a block list while the writer went on
 // writing an unlinked file.
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../lib/errors.js';
 
@@ -53,6 +53,22 @@ export function feedsFolderOf(dbPath: string): string {
 /** Where a copy restored from the replica is checked before it takes the database's place. */
 export function restoringPathOf(dbPath: string): string {
   return `${dbPath}${RESTORING}`;
+}
+
+/**
+ * The copy being restored and whatever SQLite or Litestream leaves beside it (`.restoring.tmp`,
+ * `.restoring.tmp-wal`, ...): all of them a restore killed at any instant may leave behind.
+ */
+export function restoringFilesOf(dbPath: string): string[] {
+  const prefix = basename(restoringPathOf(dbPath));
+  const folder = dirname(resolve(dbPath));
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  return names.filter((name) => name.startsWith(prefix)).map((name) => join(folder, name));
 }
 
 /** What SQLite may keep beside the file at `path`: its WAL, WAL index and rollback journal. */

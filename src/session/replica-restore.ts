@@ -6,8 +6,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { ReplicaConfig } from '../config/replica.js';
-import { restoringPathOf, sqliteSidecarsOf } from '../db/database-files.js';
-import { restoredFileProblem } from '../db/writer/restored-file.js';
+import { restoringFilesOf, restoringPathOf, sqliteSidecarsOf } from '../db/database-files.js';
+import { forgetPrimaryFeed, restoredFileProblem } from '../db/writer/restored-file.js';
 
 export type RestoreOutcome =
   | { readonly restored: true; readonly from: string; readonly bytes: number; readonly ms: number }
@@ -17,6 +17,9 @@ export type RestoreOutcome =
 export class RestoreError extends Error {
   override readonly name = 'RestoreError';
 }
+
+/** This program's variables (keys, token, paths): none is Litestream's. */
+const OWN_VARIABLES = 'THREAT_MIRROR_';
 
 /** Keeps the last lines of what Litestream printed, for the message of a failed restore. */
 const OUTPUT_KEPT_CHARS = 2_000;
@@ -29,18 +32,24 @@ export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): 
   if (existsSync(dbPath)) return undefined;
   const started = Date.now();
   const restoring = restoringPathOf(dbPath);
-  // A WAL or shared memory left without its database would be read into the restored file.
-  for (const leftover of [...sqliteSidecarsOf(dbPath), ...sqliteSidecarsOf(restoring), `${restoring}.tmp`]) rmSync(leftover, { force: true });
+  // A WAL or shared memory left without its database would be read into the restored file; a
+  // copy left by a start killed before its rename would make Litestream refuse to restore.
+  const removeLeftovers = (): void => {
+    for (const leftover of [...sqliteSidecarsOf(dbPath), ...restoringFilesOf(dbPath).filter((path) => path !== restoring)]) rmSync(leftover, { force: true });
+  };
+  removeLeftovers();
+  rmSync(restoring, { force: true });
   const output = await runLitestream(replica, restoring);
   if (!existsSync(restoring)) return { restored: false, from: replica.url, reason: lastLine(output) || 'no backup found' };
   let problem: string | undefined;
   try {
     problem = restoredFileProblem(restoring);
+    if (problem === undefined) forgetPrimaryFeed(restoring);
   } catch (error) {
     problem = `it cannot be opened: ${error instanceof Error ? error.message : String(error)}`;
   }
-  // The check's read-only connection leaves the WAL and WAL index beside the copy.
-  for (const sidecar of sqliteSidecarsOf(restoring)) rmSync(sidecar, { force: true });
+  // The check's connections leave the WAL and WAL index beside the copy, Litestream its own.
+  removeLeftovers();
   if (problem !== undefined) {
     rmSync(restoring, { force: true });
     throw new RestoreError(`THREAT_MIRROR_RESTORE_FROM: the copy restored from ${replica.url} cannot be used: ${problem}`);
@@ -51,9 +60,10 @@ export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): 
 }
 
 /**
- * `litestream restore -if-replica-exists -o OUT URL`: exit 0 with no OUT when the replica holds no
- * backup yet. Its own environment passes through: the object store's credentials
- * (AWS_ACCESS_KEY_ID, LITESTREAM_ACCESS_KEY_ID, ...) are Litestream's to read.
+ * `litestream restore -if-replica-exists -o OUT URL` (or `-config FILE DB`): exit 0 with no OUT
+ * when the replica holds no backup yet. The environment passes through but for this program's own
+ * variables: the object store's credentials (AWS_ACCESS_KEY_ID, LITESTREAM_ACCESS_KEY_ID, ...) are
+ * Litestream's to read, the service's API keys and the HTTP token are not.
  */
 function runLitestream(replica: ReplicaConfig, out: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -61,7 +71,8 @@ function runLitestream(replica: ReplicaConfig, out: string): Promise<string> {
     const keep = (chunk: Buffer): void => {
       output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT_CHARS);
     };
-    const child = spawn(replica.litestream, ['restore', '-if-replica-exists', '-o', out, replica.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith(OWN_VARIABLES)));
+    const child = spawn(replica.litestream, ['restore', '-if-replica-exists', '-o', out, ...replica.source], { stdio: ['ignore', 'pipe', 'pipe'], env });
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     child.on('error', (error) => reject(new RestoreError(`THREAT_MIRROR_RESTORE_FROM: cannot run ${replica.litestream} (THREAT_MIRROR_LITESTREAM): ${error.message}`)));

@@ -39,7 +39,7 @@ export async function startWriter(config: Pick<Config, 'dbPath' | 'maxResponseBy
     const lock = acquireWriterLock(config.dbPath);
     try {
       const restore = config.replica === undefined ? undefined : await restoreIfMissing(config.dbPath, config.replica);
-      const writer = new WriterClient({ dbPath: config.dbPath, maxPageBytes: config.maxResponseBytes, autoCheckpoint: config.checkpoints === 'auto', now, restored: restore?.restored === true });
+      const writer = new WriterClient({ dbPath: config.dbPath, maxPageBytes: config.maxResponseBytes, autoCheckpoint: config.checkpoints === 'auto', now });
       return { writer, releasers: [() => lock.release(), () => writer.close()], restore };
     } catch (error) {
       lock.release();

@@ -72,4 +72,25 @@ describe('loadConfig', () => {
     expect(configError({ ...base, THREAT_MIRROR_CHECKPOINTS: 'never' })).toBe('THREAT_MIRROR_CHECKPOINTS: "never" must be one of auto, external');
     expect(configError({ ...base, THREAT_MIRROR_WAL_STARVED_SECONDS: '0' })).toBe('THREAT_MIRROR_WAL_STARVED_SECONDS: "0" must be at least 1');
   });
+
+  it('gives Litestream only replicas it reads as meant, and refuses at once what it would misread at every start', () => {
+    const replica = (env: Record<string, string>): { url: string; source: readonly string[] } | undefined => loadConfig({ ...base, THREAT_MIRROR_DB: '/data/m.db', ...env }, noFiles).replica;
+    expect(replica({ THREAT_MIRROR_RESTORE_FROM: 's3://mirror/acme' })).toMatchObject({ url: 's3://mirror/acme', source: ['s3://mirror/acme'] });
+    expect(replica({ THREAT_MIRROR_RESTORE_FROM: 's3://mirror.localhost:9000/acme' })?.source).toEqual(['s3://mirror.localhost:9000/acme']);
+    // An absolute path is a file replica: Litestream 0.3 takes it for a database in /etc/litestream.yml.
+    expect(replica({ THREAT_MIRROR_RESTORE_FROM: '/srv/replica' })?.source).toEqual(['file:///srv/replica']);
+    const config = new URL(import.meta.url).pathname;
+    expect(replica({ THREAT_MIRROR_RESTORE_CONFIG: config })).toMatchObject({ source: ['-config', config, '/data/m.db'] });
+    const refused = (env: Record<string, string>): string => configError({ ...base, ...env });
+    expect(refused({ THREAT_MIRROR_RESTORE_FROM: 'file:/srv/replica' })).toContain('is not a replica URL');
+    expect(refused({ THREAT_MIRROR_RESTORE_FROM: 's3://' })).toBe('THREAT_MIRROR_RESTORE_FROM: "s3://" names no bucket');
+    expect(refused({ THREAT_MIRROR_RESTORE_FROM: 'file://' })).toBe('THREAT_MIRROR_RESTORE_FROM: "file://" names no folder');
+    expect(refused({ THREAT_MIRROR_RESTORE_FROM: 's3://mirror.minio:9000/acme' })).toContain('Litestream 0.3 reads an S3 endpoint from the URL only as BUCKET.localhost:PORT');
+    expect(refused({ THREAT_MIRROR_RESTORE_FROM: 's3://mirror.127.0.0.1:9000/acme' })).toContain('THREAT_MIRROR_RESTORE_CONFIG');
+    expect(refused({ THREAT_MIRROR_RESTORE_FROM: 's3://mirror/acme', THREAT_MIRROR_RESTORE_CONFIG: config })).toContain('not both');
+    expect(refused({ THREAT_MIRROR_RESTORE_CONFIG: '/nonexistent/litestream.yml' })).toContain('THREAT_MIRROR_RESTORE_CONFIG: "/nonexistent/litestream.yml" is not the absolute path of a Litestream configuration file');
+    expect(refused({ THREAT_MIRROR_RESTORE_FROM: 's3://mirror/acme', THREAT_MIRROR_LITESTREAM: '/nonexistent/litestream' })).toBe(
+      'THREAT_MIRROR_LITESTREAM: "/nonexistent/litestream" is not an executable file',
+    );
+  });
 });

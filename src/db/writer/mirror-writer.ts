@@ -77,19 +77,18 @@ export class MirrorWriter {
 
   /**
    * Before any call: the change feed's counter goes on from at least this start's time (ThreatRows
-   * startFeedAt), the feed gets an id if it has none or the file was `restored` just before (a
-   * reader that kept its place in another copy's feed starts over), runs a dead process left marked running are marked interrupted, rows from
+   * startFeedAt), the feed gets an id if it has none (a file built anew, or restored from a
+   * replica: restored-file.ts forgets its primary's), runs a dead process left marked running are marked interrupted, rows from
    * before the lookup columns existed get theirs (and a place in the change feed: this writer's
    * counter then goes on from theirs), rows derived under older lookup rules are derived again
    * (lookup-rules-upgrade.ts), and an empty mirror's first backfill defers its lookup
    * indexes to the next checkpoint or the close. Not when a replicator does the checkpoints: a
    * daemon would then build them only at its exit.
    */
-  async start(now: string, restored = false): Promise<Omit<WriterStart, 'walSwitch'>> {
+  async start(now: string): Promise<Omit<WriterStart, 'walSwitch'>> {
     this.#statements.threats.startFeedAt(Date.parse(now) * 1000);
-    // A restored copy may lack changes its primary's readers saw after the replica's last sync.
     const { settings } = this.#statements;
-    if (restored || settings.value(FEED_ID_KEY) === undefined) this.#inTransaction(() => settings.record(FEED_ID_KEY, randomUUID(), now));
+    if (settings.value(FEED_ID_KEY) === undefined) this.#inTransaction(() => settings.record(FEED_ID_KEY, randomUUID(), now));
     const abandonedRuns = this.#inTransaction(() => this.#statements.runs.markAbandoned(now));
     const derive = async (): Promise<DeriveLookupFields> => (await import('../../url/lookup-fields.js')).deriveLookupFields;
     const backfilled = await this.#statements.threats.backfillLookups(derive);

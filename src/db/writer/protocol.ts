@@ -114,8 +114,6 @@ export interface WriterThreadData {
   readonly now: string;
   /** The last stamp (epoch ms) of the thread this one follows in the same process: stamps stay strictly later. */
   readonly stampsAfterMs?: number;
-  /** The file was restored from a replica just before this thread, the process's first: its change feed gets a new id. */
-  readonly restored?: boolean;
 }
 
 /** What a close answers: the last write's stamp, for the thread that follows (WriterClient.suspend). */

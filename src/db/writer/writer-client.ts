@@ -18,8 +18,6 @@ export interface WriterClientOptions {
   readonly autoCheckpoint: boolean;
   /** The start's clock (THREAT_MIRROR_NOW). */
   readonly now: string;
-  /** The file was restored from a replica at this start: the first thread gives its change feed a new id. */
-  readonly restored?: boolean | undefined;
 }
 
 /** A page as the sync hands it over: the client derives its lookup columns. */
@@ -42,8 +40,6 @@ export class WriterClient {
   #suspending: Promise<void> | undefined;
   /** The last stamp of the threads before, handed to the next one (write-stamps.ts). */
   #lastStampMs = 0;
-  /** Threads started: only the first is told the file was restored. */
-  #spawned = 0;
   readonly #startedAt = performance.now();
   readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   #nextId = START_ID + 1;
@@ -175,7 +171,7 @@ export class WriterClient {
   #spawn(now: string): Worker {
     const { dbPath, autoCheckpoint, maxPageBytes } = this.#options;
     const worker = new Worker(new URL('./writer-thread.js', import.meta.url), {
-      workerData: { dbPath, autoCheckpoint, now, stampsAfterMs: this.#lastStampMs, restored: this.#spawned++ === 0 && this.#options.restored === true } satisfies WriterThreadData,
+      workerData: { dbPath, autoCheckpoint, now, stampsAfterMs: this.#lastStampMs } satisfies WriterThreadData,
       // The thread holds at most a few pages: keep its heap small (16 MB holds pages of 4 MiB,
       // the default limit; measured), larger only where larger pages are allowed.
       resourceLimits: { maxOldGenerationSizeMb: Math.max(16, Math.ceil((4 * maxPageBytes) / 2 ** 20)), maxYoungGenerationSizeMb: 2 },

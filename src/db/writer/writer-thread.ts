@@ -55,7 +55,7 @@ async function start(data: WriterThreadData, answer: Answer): Promise<{ writer: 
   const sqlite = await openWriterConnection(data.dbPath, { autoCheckpoint: data.autoCheckpoint, onWalSwitch: (switched) => (walSwitch = switched) });
   try {
     const writer = new MirrorWriter(sqlite, { autoCheckpoint: data.autoCheckpoint, answer, stampsAfterMs: data.stampsAfterMs });
-    return { writer, started: { ...(await writer.start(data.now, data.restored === true)), walSwitch } };
+    return { writer, started: { ...(await writer.start(data.now)), walSwitch } };
   } catch (error) {
     sqlite.close();
     throw error;
