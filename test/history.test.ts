@@ -143,6 +143,15 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     expect(lookup.code).toBe(1);
     expect(lookup.stdout).toContain(`(mirror holds ${FIRST_RUN_FROM} through ${YESTERDAY})`);
 
+    // The walk off: the runs still record this configuration's start (a restored pod kept its
+    // primary's), no request goes to older days, and status never calls the history whole.
+    const sixty = addDays(TODAY, -59);
+    await once({ THREAT_MIRROR_HISTORY_FROM: sixty, THREAT_MIRROR_HISTORY_MAX_REQUESTS: '0' });
+    expect(history(dbPath)).toEqual({ completeThrough: YESTERDAY, historyFrom: FIRST_RUN_FROM, historyTarget: sixty });
+    expect(requestsBefore(service.stats.requests, FIRST_RUN_FROM)).toBe(0);
+    const off = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
+    expect(off.stdout).toContain(`  history           the configured start is ${sixty}; no walk toward it (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0)\n`);
+
     // Raising THREAT_MIRROR_INITIAL_DAYS later is no longer ignored: the walk reaches 45 days back.
     const fortyFive = addDays(TODAY, -44);
     await once({ THREAT_MIRROR_INITIAL_DAYS: '45' });

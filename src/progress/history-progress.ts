@@ -11,6 +11,8 @@ export interface HistoryProgress {
   readonly heldThrough: string | null;
   /** The first day it must hold, as the last run read the configuration; null before a walk was ever considered. */
   readonly target: string | null;
+  /** The last run found the walk off (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0). */
+  readonly walkOff: boolean;
   /** Days walked toward the target since the walk began, of how many; null when no walk is under way. */
   readonly daysDone: number | null;
   readonly daysTotal: number | null;
@@ -25,23 +27,26 @@ export function historyProgress(row: HistoryRow | undefined): HistoryProgress {
   const heldFrom = row?.historyFrom ?? null;
   const heldThrough = row?.completeThrough ?? null;
   const target = row?.target ?? null;
-  const none = { heldFrom, heldThrough, target, daysDone: null, daysTotal: null, etaSeconds: null };
-  if (!row || target === null || heldFrom === null || heldFrom <= target || row.walkStartedAt === null) return none;
+  const walkOff = row?.walkOff === 1;
+  const none = { heldFrom, heldThrough, target, walkOff, daysDone: null, daysTotal: null, etaSeconds: null };
+  if (!row || target === null || heldFrom === null || heldFrom <= target || row.walkStartedAt === null || walkOff) return none;
   // Days before the first held at the walk's start (or the first held now, if later).
   const startedFrom = row.heldFromAtStart !== null && row.heldFromAtStart > heldFrom ? row.heldFromAtStart : heldFrom;
   const daysTotal = daysBetween(target, startedFrom) - 1;
   const daysDone = daysTotal - historyDaysMissing(target, heldFrom, heldThrough ?? heldFrom);
   const elapsedSeconds = row.lastRunAt === null ? 0 : (Date.parse(row.lastRunAt) - Date.parse(row.walkStartedAt)) / 1000;
   const etaSeconds = daysDone > 0 && elapsedSeconds > 0 ? Math.round((elapsedSeconds * (daysTotal - daysDone)) / daysDone) : null;
-  return { heldFrom, heldThrough, target, daysDone, daysTotal, etaSeconds };
+  return { heldFrom, heldThrough, target, walkOff, daysDone, daysTotal, etaSeconds };
 }
 
 /** `2026-01-15 through 2026-03-14`, and the walk toward the target when one is under way. */
 export function describeHistory(progress: HistoryProgress): { holds: string; walk: string | null } {
   const holds = progress.heldFrom === null || progress.heldThrough === null ? '(no complete run yet)' : `${progress.heldFrom} through ${progress.heldThrough}`;
-  if (progress.daysDone === null || progress.daysTotal === null) {
-    return { holds, walk: progress.target === null || progress.heldFrom === null ? null : `whole from ${progress.target}, the configured start` };
-  }
+  const { target, heldFrom } = progress;
+  if (target === null || heldFrom === null) return { holds, walk: null };
+  if (heldFrom <= target) return { holds, walk: `whole from ${target}, the configured start` };
+  if (progress.walkOff) return { holds, walk: `the configured start is ${target}; no walk toward it (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0)` };
+  if (progress.daysDone === null || progress.daysTotal === null) return { holds, walk: `the configured start is ${target}; the walk toward it has not begun` };
   const eta = progress.etaSeconds === null ? 'no pace yet' : `ETA ${formatDuration(progress.etaSeconds)}`;
   return { holds, walk: `walking back to ${progress.target}: ${progress.daysDone}/${progress.daysTotal} days, ${eta}` };
 }

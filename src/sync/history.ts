@@ -11,7 +11,7 @@
 // list did not shift, paid for with the page after it): the history plan stays in sync_plans until every window of it is walked.
 import type { OrganizationConfig } from '../config.js';
 import type { Plan, PlanWindow } from '../db/read/plan-reads.js';
-import { historyDaysMissing, historyWalkKey } from '../db/read/history-reads.js';
+import { historyDaysMissing, type HistoryWalkState, historyWalkKey } from '../db/read/history-reads.js';
 import { addDays, dayOf, maxDay, minDay } from '../lib/days.js';
 import { RequestAllowance, RequestAllowanceSpent } from './request-allowance.js';
 import { emptyTotals, finishRunSummary, type Outcome, outcomeOf, type RunSummary, type SyncDeps, type SyncSettings } from './run-contract.js';
@@ -35,9 +35,13 @@ export async function walkHistory(deps: SyncDeps, organization: OrganizationConf
   const { reads, settings } = deps;
   const name = organization.name;
   const completeThrough = reads.plans.completeThrough(name);
-  if (settings.historyMaxRequests === 0 || completeThrough === null) return undefined;
+  if (completeThrough === null) return undefined;
   const target = historyStart(settings, dayOf(deps.clock()));
-  await recordWalkState(deps, name, target);
+  // Recorded with the walk off too: history_target is this configuration's start, never one an
+  // earlier run (or a restored file's primary) read.
+  const off = settings.historyMaxRequests === 0;
+  await recordWalkState(deps, name, target, off);
+  if (off) return undefined;
   const summary = await walkTowards(deps, organization, target, completeThrough, signal);
   // What is still missing, for the metrics: a walk that stops making progress alerts (deploy/prometheus).
   const missingDays = historyDaysMissing(target, reads.history.heldFrom(name), completeThrough);
@@ -133,11 +137,11 @@ export function newestMissingDays(walked: ReadonlySet<string>, from: string, to:
  * kept while the target stays, begun anew when it moves (the setting changed, or the default's
  * window moved with the day).
  */
-async function recordWalkState(deps: SyncDeps, organization: string, target: string): Promise<void> {
+async function recordWalkState(deps: SyncDeps, organization: string, target: string, off: boolean): Promise<void> {
   const { reads, writer } = deps;
   const state = reads.history.walkState(organization);
-  if (state?.target === target) return;
+  if (state?.target === target && (state.off === true) === off) return;
   const now = deps.clock().toISOString();
-  const value = JSON.stringify({ target, startedAt: now, heldFromAtStart: reads.history.heldFrom(organization) });
+  const value = JSON.stringify({ target, startedAt: now, heldFromAtStart: reads.history.heldFrom(organization), ...(off ? { off: true } : {}) } satisfies HistoryWalkState);
   await writer.call('recordSetting', { key: historyWalkKey(organization), value, now });
 }

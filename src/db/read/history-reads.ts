@@ -28,6 +28,8 @@ export interface HistoryWalkState {
   readonly startedAt: string;
   /** The first day held whole then (sync_status.history_from); null when none was. */
   readonly heldFromAtStart: string | null;
+  /** THREAT_MIRROR_HISTORY_MAX_REQUESTS was 0 when the last run read it: the target is recorded, no walk goes toward it. */
+  readonly off?: true;
 }
 
 export function historyWalkKey(organization: string): string {

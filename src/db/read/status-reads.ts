@@ -49,6 +49,8 @@ export interface HistoryRow {
   target: string | null;
   walkStartedAt: string | null;
   heldFromAtStart: string | null;
+  /** 1 when the last run found the walk off (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0). */
+  walkOff: number | null;
   /** When the last history walk run ended. */
   lastRunAt: string | null;
 }
@@ -90,7 +92,7 @@ export class StatusReads {
     this.#history = prepareIfMigrated(
       sqlite,
       `SELECT s.complete_through AS completeThrough, s.history_from AS historyFrom, s.history_target AS target,
-              json_extract(m.value, '$.startedAt') AS walkStartedAt, json_extract(m.value, '$.heldFromAtStart') AS heldFromAtStart,
+              json_extract(m.value, '$.startedAt') AS walkStartedAt, json_extract(m.value, '$.heldFromAtStart') AS heldFromAtStart, json_extract(m.value, '$.off') AS walkOff,
               (SELECT max(finished_at) FROM sync_runs r WHERE r.organization = s.organization AND r.mode = 'history') AS lastRunAt
          FROM sync_status s LEFT JOIN mirror_settings m ON m.key = 'history_walk:' || s.organization
         WHERE s.organization = ?`,
