@@ -134,6 +134,64 @@ describe('lookup --fresh', () => {
     expect(result?.fresh).toBeUndefined();
   });
 
+  it('asks about a value whose mirror matches are all allowed but not the value itself: an address allowed on chain 1, blocked on 137', async () => {
+    const { service, env } = await mirrored();
+    const address = '0xabc0000000000000000000000000000000000001';
+    service.addThreats([{ id: 990_011, content: `eip155:1:${address}`, type: 'ADDRESS', blockedAt: `${TODAY}T10:00:00.000Z`, organization: 'acme' }]);
+    const allowlist = join(tempDir(), 'allow.txt');
+    writeFileSync(allowlist, `eip155:1:${address}\n`);
+    const allowedEnv = { ...env, THREAT_MIRROR_ALLOWLIST: allowlist };
+    expect((await runCli(['--once'], allowedEnv)).code).toBe(0);
+    service.addThreats([{ id: 990_012, content: `eip155:137:${address}`, type: 'ADDRESS', blockedAt: `${TODAY}T12:10:00.000Z`, organization: 'acme' }]);
+    service.stats.reset();
+    const answer = await runCli(['lookup', '--fresh', '--json', address], allowedEnv);
+    expect(answer.code, answer.stdout).toBe(0);
+    const [result] = (JSON.parse(answer.stdout) as Answer).results;
+    expect(result?.blocked).toBe(true);
+    // The mirror's allowed match and the service's blocking one, each named by its source.
+    expect(result?.matches.map((match) => [match.id, match.source])).toEqual([
+      [990_011, 'mirror'],
+      [990_012, 'service'],
+    ]);
+    expect(requestsBy(service, ACME_KEY)).toBeGreaterThan(0);
+  });
+
+  it('vouches for a stale organization only by every threat of its days: a content spelled otherwise is found, a text search never vouches, a retired one is never asked', async () => {
+    const { service, env } = await mirrored();
+    const later = { ...env, THREAT_MIRROR_NOW: new Date(Date.parse(NOW) + 2 * 3_600_000).toISOString() };
+    // Blocked after the last sync, each spelled so that no text sent for the value is in it; the
+    // mirror's reader reads each as the looked-up host (docs/lookup.md).
+    const spelled = [
+      { content: 'http://%65vil-fresh.example/', value: 'https://login.evil-fresh.example/x' },
+      { content: 'http://3232235777/', value: 'http://192.168.1.1/admin' },
+      { content: 'https://phish-fresh\u3002example/', value: 'https://phish-fresh.example/login' },
+    ];
+    service.addThreats(spelled.map(({ content }, index) => ({ id: 990_020 + index, content, type: 'URL', blockedAt: `${TODAY}T12:20:00.000Z`, organization: 'acme' })));
+    for (const { value } of spelled) {
+      expect((await runCli(['lookup', value], later)).code).toBe(3);
+      const fresh = await runCli(['lookup', '--fresh', '--org', 'acme', value], later);
+      expect(fresh.code, `${value}: ${fresh.stdout}`).toBe(0);
+    }
+
+    // Days listing more threats than a fresh lookup reads whole: its text search finds no block, and cannot vouch.
+    const busy = Array.from({ length: 520 }, (_, index) => ({ id: 991_000 + index, content: `https://busy-${index}.example/`, type: 'URL', blockedAt: `${TODAY}T12:40:00.000Z`, organization: 'acme' }));
+    service.addThreats(busy);
+    service.stats.reset();
+    const unread = await runCli(['lookup', '--fresh', '--org', 'acme', 'https://quiet-value.example/'], later);
+    expect(unread.code).toBe(3);
+    expect(unread.stdout).toContain(`the service's text search of ${TODAY} found none, which cannot rule out a threat spelled otherwise`);
+    // The whole window's 5 pages, then the text search's one.
+    expect(requestsBy(service, ACME_KEY)).toBe(6);
+
+    // globex retired by a writer that no longer configures it; a reader still configuring it asks nothing of its days.
+    expect((await runCli(['--once'], { ...env, THREAT_MIRROR_ORGS: 'acme' })).code).toBe(0);
+    service.stats.reset();
+    const retired = await runCli(['lookup', '--fresh', '--org', 'globex', 'https://quiet-value.example/'], env);
+    expect(retired.code).toBe(3);
+    expect(retired.stdout).toContain('no longer configured');
+    expect(requestsBy(service, GLOBEX_KEY)).toBe(0);
+  });
+
   it('names the days it asked, and vouches for a "not blocked" only over days the mirror or the service answered for (issue 42 case 4)', async () => {
     const { service, dbPath, env } = await mirrored();
     const value = 'https://login.quiet-site.example/';
@@ -151,7 +209,9 @@ describe('lookup --fresh', () => {
     expect(vouched.code).toBe(1);
     const [result] = (JSON.parse(vouched.stdout) as { results: Array<{ verdict: string; reason: string }> }).results;
     expect(result?.verdict).toBe('not_blocked');
-    expect(result?.reason).toBe(`no threat in force matches it: the service, asked about acme's days after ${addDays(TODAY, -1)}, lists none; the service, asked about globex's days after ${addDays(TODAY, -1)}, lists none`);
+    expect(result?.reason).toBe(
+      `no threat in force matches it: the service, asked for every threat of acme's days after ${addDays(TODAY, -1)}, lists none that matches; the service, asked for every threat of globex's days after ${addDays(TODAY, -1)}, lists none that matches`,
+    );
     service.faults.enqueue({ kind: 'status', status: 503 }, { times: 100 });
     const down = await runCli(['lookup', '--fresh', value], { ...later, THREAT_MIRROR_MAX_RETRIES: '0' });
     service.faults.clear();

@@ -8,7 +8,7 @@ import { apiOptionsFor } from '../api/client-options.js';
 import type { Config, LookupConfig } from '../config.js';
 import { dayOf } from '../lib/days.js';
 import { type FreshLookupDocument, refreshDocument } from '../lookup/fresh-document.js';
-import { askService, type FreshOrganization } from '../lookup/fresh-lookup.js';
+import { askService, type FreshOrganization, freshOrganization } from '../lookup/fresh-lookup.js';
 import type { OrganizationSync } from '../lookup/sync-judgement.js';
 import { type LookupDocument, lookupValues, ThreatLookup } from '../lookup/threat-lookup.js';
 import { lookupExitCode, vouch } from '../lookup/verdict.js';
@@ -40,12 +40,17 @@ interface FreshContext {
   readonly allowlist: AllowMatcher | undefined;
 }
 
-/** The mirror's answer, with the values it does not block asked of each organization asked about that has a key. */
+/**
+ * The mirror's answer, with the values it does not block asked of each organization asked about
+ * that has a key. Not a retired one: the file answers for none of its threats, whatever the service
+ * lists of its last days (verdict.ts judges it unknown).
+ */
 function refreshed(document: LookupDocument, { config, organizations, today, allowlist }: FreshContext): Promise<FreshLookupDocument> {
-  const completeThrough = new Map(organizations.map((organization) => [organization.organization, organization.completeThrough]));
-  const asked: FreshOrganization[] = config.organizations
-    .filter((organization) => completeThrough.has(organization.name))
-    .map((organization) => ({ ...organization, completeThrough: completeThrough.get(organization.name) ?? null }));
+  const judged = new Map(organizations.filter((organization) => organization.state !== 'retired').map((organization) => [organization.organization, organization]));
+  const asked: FreshOrganization[] = config.organizations.flatMap((organization) => {
+    const judgement = judged.get(organization.name);
+    return judgement === undefined ? [] : [freshOrganization(organization, judgement)];
+  });
   // Nothing is logged: stdout is the answer. A failure is in the answer (refreshed: false, and why).
   const api = apiOptionsFor(config, pino({ level: 'silent' }));
   return refreshDocument(document, (value) => askService(value, asked, { api, today, initialDays: config.initialDays }), allowlist);

@@ -3,8 +3,10 @@
 // thread, and each key's budget of requests in flight is the sync's), under a per-key cap on
 // requests per second (THREAT_MIRROR_FRESH_MAX_RPS) so lookups never starve the sync.
 import type { Config } from '../config.js';
+import { SyncHealthReads } from '../db/read/sync-health.js';
 import { dayOf } from '../lib/days.js';
-import { askService, type FreshAnswer, FreshCap } from '../lookup/fresh-lookup.js';
+import { askService, type FreshAnswer, FreshCap, freshOrganization } from '../lookup/fresh-lookup.js';
+import { readSync } from '../lookup/sync-judgement.js';
 import type { FreshAsker } from '../serve/serving-client.js';
 import type { WriterSession } from '../session/writer-session.js';
 
@@ -16,11 +18,17 @@ export interface FreshObserver {
 
 export function createFreshAsker(config: Config, session: WriterSession, observer?: FreshObserver): FreshAsker {
   const cap = new FreshCap(config.freshMaxRps);
-  const { api, reads, clock } = session.deps;
+  const { api, clock } = session.deps;
+  const health = new SyncHealthReads(session.reader);
   return async (value, only) => {
-    const organizations = config.organizations
-      .filter((organization) => only === undefined || organization.name === only)
-      .map((organization) => ({ ...organization, completeThrough: reads.plans.completeThrough(organization.name) }));
+    const configured = config.organizations.filter((organization) => only === undefined || organization.name === only);
+    // Judged as the serving thread judges the verdicts: one the mirror cannot vouch for is read whole if it can be.
+    const judged = readSync(
+      health,
+      configured.map((organization) => organization.name),
+      clock(),
+    );
+    const organizations = configured.map((organization, index) => freshOrganization(organization, judged[index] ?? { completeThrough: null, problems: ['not judged'] }));
     const answer = await askService(value, organizations, {
       api,
       today: dayOf(clock()),

@@ -25,13 +25,15 @@ const VALUES_IN_FLIGHT = 8;
 
 /**
  * `allowlist`: THREAT_MIRROR_ALLOWLIST as the mirror's answer applied it: a value it allows is not
- * asked about, and a threat the service lists that it allows is named, not blocking, as in the mirror.
+ * asked about, and a threat the service lists that it allows is named, not blocking, as in the
+ * mirror. A value whose matches in the mirror are all allowed, but not itself, is asked: the
+ * service may list it otherwise (an address allowed on one chain, blocked on another).
  */
 export async function refreshDocument(document: LookupDocument, ask: (value: string) => Promise<FreshAnswer>, allowlist?: AllowMatcher): Promise<FreshLookupDocument> {
   const results: FreshLookupResult[] = document.results.map((result) => ({ ...result, matches: result.matches.map((match) => ({ ...match, source: 'mirror' as const })) }));
   const misses = results
     .map((result, index) => ({ result, index }))
-    .filter(({ result }) => !result.blocked && result.allowed === undefined && allowlist?.value(result.value) === undefined);
+    .filter(({ result }) => !result.blocked && allowlist?.value(result.value) === undefined);
   for (let offset = 0; offset < misses.length; offset += VALUES_IN_FLIGHT) {
     await Promise.all(
       misses.slice(offset, offset + VALUES_IN_FLIGHT).map(async ({ result, index }) => {
@@ -43,7 +45,8 @@ export async function refreshDocument(document: LookupDocument, ask: (value: str
 }
 
 function withServiceAnswer(result: FreshLookupResult, answer: FreshAnswer, allowlist: AllowMatcher | undefined): FreshLookupResult {
-  const byId = new Map<number, LookupMatch & { source: MatchSource }>();
+  // The mirror's matches (all allowed, or it would have blocked) stay, named as the mirror's.
+  const byId = new Map<number, LookupMatch & { source: MatchSource }>(result.matches.map((match) => [match.id, match]));
   for (const { threat, organization, match } of answer.matches) {
     const seen = byId.get(threat.id);
     if (seen) {
@@ -56,8 +59,9 @@ function withServiceAnswer(result: FreshLookupResult, answer: FreshAnswer, allow
   }
   const matches = [...byId.values()].sort((a, b) => a.id - b.id);
   const blocked = matches.some((match) => match.allowed === undefined);
+  const { allowed: _mirrorsAllowed, ...mirrors } = result;
   return {
-    ...result,
+    ...mirrors,
     blocked,
     ...(matches.length > 0 && !blocked ? { allowed: true as const } : {}),
     matches,

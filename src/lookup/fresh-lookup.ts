@@ -1,8 +1,15 @@
 // `lookup --fresh` (issue 30): a value the mirror does not block is asked of the service itself,
-// with `query`, over the days each organization's mirror has not finished (after its
-// complete_through, through today): one window, its cursors walked, under the key's budget and
-// retry policy, the whole within a few seconds. Returned threats match by the mirror's own rules.
-// Nothing is written: the next sync stores what the service listed.
+// over the days each organization's mirror has not finished (after its complete_through, through
+// today): one window, its cursors walked, under the key's budget and retry policy, the whole within
+// a few seconds. Returned threats match by the mirror's own rules. Nothing is written: the next
+// sync stores what the service listed.
+//
+// Two ways to ask, for two needs. To find a block, `query` (a text a matching threat's content
+// usually holds) keeps the pages few. To vouch for a miss where the mirror cannot (an organization
+// stale or failing), only the window's every threat will do: the service's text search is not
+// documented, and a content may spell the host otherwise (`%65vil.com`, `3232235777`, `evil。com`),
+// which the mirror's reader matches and no text sent finds. So such an organization is first
+// asked without `query`; only a window that fits in the pages read vouches (`listedAll`).
 import { isIP } from 'node:net';
 import { domainToUnicode } from 'node:url';
 import type { ApiCaller, ApiClientOptions } from '../api/service-call.js';
@@ -14,6 +21,7 @@ import { coveringExpressions } from '../url/expressions.js';
 import { deriveLookupFields, registrableDomainOf } from '../url/lookup-fields.js';
 import { parseAddress, parseEmail } from '../url/value-kinds.js';
 import { readWebUrl } from '../url/web-url.js';
+import type { OrganizationSync } from './sync-judgement.js';
 import type { LookupMatchKind } from './threat-lookup.js';
 
 /** The whole fresh query of one value, every organization together, at most this long: then the mirror's answer stands. */
@@ -24,6 +32,8 @@ const MAX_FRESH_PAGES = 5;
 export interface FreshOrganization extends ApiCaller {
   /** Its complete_through in the mirror: the service is asked about the days after it; null: its first days. */
   readonly completeThrough: string | null;
+  /** The mirror cannot vouch for it now (sync-judgement.ts): its window is read whole if it can be, to vouch for a miss. */
+  readonly vouching: boolean;
 }
 
 export interface FreshSettings {
@@ -38,6 +48,15 @@ export interface FreshSettings {
   readonly spent?: ((organization: FreshOrganization, requests: number) => void) | undefined;
 }
 
+/**
+ * An organization asked about, as judged now: the days after its complete_through are asked, and
+ * read whole when the mirror cannot vouch for it and they are all the mirror lacks (one that never
+ * completed a day cannot be vouched for by its first days: verdict.ts).
+ */
+export function freshOrganization(caller: ApiCaller, judged: Pick<OrganizationSync, 'completeThrough' | 'problems'>): FreshOrganization {
+  return { ...caller, completeThrough: judged.completeThrough, vouching: judged.problems.length > 0 && judged.completeThrough !== null };
+}
+
 /** How one organization's fresh query went. */
 export interface FreshQuery {
   readonly organization: string;
@@ -45,6 +64,8 @@ export interface FreshQuery {
   readonly to: string;
   /** The service answered every page asked for in time. */
   readonly refreshed: boolean;
+  /** Every threat of the window was read, no text filter: a miss is then the service's word (lookup/verdict.ts). */
+  readonly listedAll: boolean;
   /** Requests sent, retries included. */
   readonly requests: number;
   readonly error?: string;
@@ -74,7 +95,7 @@ export async function askService(value: string, organizations: readonly FreshOrg
     organizations.map(async (organization) => {
       const from = firstDayToAsk(organization, settings);
       if (settings.admit?.(organization) === false) {
-        return { matches: [], query: { organization: organization.name, from, to: settings.today, refreshed: false, requests: 0, error: OVER_CAP } };
+        return { matches: [], query: { organization: organization.name, from, to: settings.today, refreshed: false, listedAll: false, requests: 0, error: OVER_CAP } };
       }
       const answer = await askOrganization(organization, matcher, settings, deadline);
       settings.spent?.(organization, answer.query.requests);
@@ -89,26 +110,29 @@ async function askOrganization(organization: FreshOrganization, matcher: ValueMa
   const window = { organization: organization.name, from, to: settings.today };
   const matches = new Map<number, FreshMatch>();
   let requests = 0;
-  let refreshed = true;
-  try {
-    for (const query of matcher.queries) {
-      let cursor: string | null = null;
-      for (let page = 0; page < MAX_FRESH_PAGES; page += 1) {
-        const answer = await fetchThreatPage(settings.api, organization, { startDate: from, endDate: settings.today, nextPage: cursor, query }, deadline);
-        requests += 1 + answer.retries;
-        for (const threat of answer.threats) {
-          const match = matcher.match(threat);
-          if (match !== null && !matches.has(threat.id)) matches.set(threat.id, { threat, organization: organization.name, match });
-        }
-        cursor = answer.nextPage;
-        if (cursor === null) break;
+  /** Walks the window's pages (those holding `query`, or every one), up to MAX_FRESH_PAGES; true when it reached the last. */
+  const walk = async (query: string | undefined): Promise<boolean> => {
+    let cursor: string | null = null;
+    for (let page = 0; page < MAX_FRESH_PAGES; page += 1) {
+      const answer = await fetchThreatPage(settings.api, organization, { startDate: from, endDate: settings.today, nextPage: cursor, query }, deadline);
+      requests += 1 + answer.retries;
+      for (const threat of answer.threats) {
+        const match = matcher.match(threat);
+        if (match !== null && !matches.has(threat.id)) matches.set(threat.id, { threat, organization: organization.name, match });
       }
-      refreshed &&= cursor === null;
+      cursor = answer.nextPage;
+      if (cursor === null) return true;
     }
-    return { matches: [...matches.values()], query: { ...window, refreshed, requests } };
+    return false;
+  };
+  try {
+    if (organization.vouching && (await walk(undefined))) return { matches: [...matches.values()], query: { ...window, refreshed: true, listedAll: true, requests } };
+    let refreshed = true;
+    for (const query of matcher.queries) refreshed = (await walk(query)) && refreshed;
+    return { matches: [...matches.values()], query: { ...window, refreshed, listedAll: false, requests } };
   } catch (error) {
     const why = deadline.aborted ? `the service did not answer within ${(settings.timeoutMs ?? FRESH_TIMEOUT_MS) / 1000} s` : errorMessage(error);
-    return { matches: [...matches.values()], query: { ...window, refreshed: false, requests: requests + 1, error: why } };
+    return { matches: [...matches.values()], query: { ...window, refreshed: false, listedAll: false, requests: requests + 1, error: why } };
   }
 }
 

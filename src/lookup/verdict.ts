@@ -4,8 +4,9 @@
 // (sync-judgement.ts):
 //   blocked      a threat in force matches (a block is a block, however old the mirror);
 //   not_blocked  nothing in force matches, and every organization asked about is synced and fresh,
-//                or the service was asked about every day after its complete_through; or the
-//                allowlist allows the value itself (a local decision the service cannot change);
+//                or the service listed it every threat of every day after its complete_through
+//                (not a text search: fresh-lookup.ts); or the allowlist allows the value itself (a
+//                local decision the service cannot change);
 //   unknown      nothing in force matches, but the mirror cannot vouch for some organization.
 // `threat-mirror lookup` exits 0, 1 or 3 by these, and /v1/lookup carries them.
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
@@ -81,15 +82,20 @@ function verdictOf(result: Answered, organizations: readonly OrganizationSync[],
   const fresh = organizations.filter((organization) => organization.problems.length === 0).map((organization) => organization.organization);
   const parts = [
     ...(fresh.length > 0 ? [`${fresh.join(', ')} ${fresh.length === 1 ? 'is' : 'are'} synced and fresh`] : []),
-    ...fromService.map((organization) => `the service, asked about ${organization.organization}'s days after ${organization.completeThrough}, lists none`),
+    ...fromService.map((organization) => `the service, asked for every threat of ${organization.organization}'s days after ${organization.completeThrough}, lists none that matches`),
   ];
   return { verdict: 'not_blocked', reason: `${nothing}: ${parts.join('; ')}` };
 }
 
-/** The service answered whole for this organization about every day the mirror does not hold complete. */
+/**
+ * The service listed every threat of every day the mirror does not hold complete for this
+ * organization. Never for a retired one: the mirror hides all of its threats, not only those days'.
+ */
 function askedOfService(organization: OrganizationSync, queries: readonly FreshQuery[]): boolean {
   const query = queries.find((candidate) => candidate.organization === organization.organization);
-  return query !== undefined && query.refreshed && organization.completeThrough !== null && query.from <= addDays(organization.completeThrough, 1);
+  return (
+    organization.state !== 'retired' && query !== undefined && query.listedAll && organization.completeThrough !== null && query.from <= addDays(organization.completeThrough, 1)
+  );
 }
 
 /** Why a fresh query did not make up for the mirror (nothing when none was sent). */
@@ -97,7 +103,8 @@ function serviceShortfall(organization: OrganizationSync, queries: readonly Fres
   const query = queries.find((candidate) => candidate.organization === organization.organization);
   if (query === undefined) return [];
   if (!query.refreshed) return [`the service, asked about ${daysOf(query)}, did not answer whole (${query.error ?? 'more pages than a fresh lookup reads'})`];
-  return [`the service was asked about ${daysOf(query)} only, and the mirror holds no complete day before`];
+  if (organization.completeThrough === null) return [`the service was asked about ${daysOf(query)} only, and the mirror holds no complete day before`];
+  return [`the service's text search of ${daysOf(query)} found none, which cannot rule out a threat spelled otherwise (those days list more threats than a fresh lookup reads whole)`];
 }
 
 export function daysOf(query: Pick<FreshQuery, 'from' | 'to'>): string {

@@ -138,7 +138,7 @@ class ServingClient implements ServingThread {
     return {
       listening: (message) => this.#serving(message.port),
       probe: (message) => this.#answer(message.id, options.answerProbe(message.method, message.path).catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${message.path}: ${String(error)}\n` })), 'probe-answer'),
-      fresh: (message) => this.#answer(message.id, (options.askFresh?.(message.value, message.organization) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, requests: 0, error: String(error) }] })), 'fresh-answer'),
+      fresh: (message) => this.#answer(message.id, (options.askFresh?.(message.value, message.organization) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error: String(error) }] })), 'fresh-answer'),
       lookups: (message) => options.onLookups?.(message),
       failure: (message) => options.onFailedRequest(message.failure),
       failed: (message) => this.#fail(new Error(`the serving thread on ${options.host}:${options.port} failed: ${message.message}`)),
