@@ -210,7 +210,10 @@ describe('narrowing the scope', () => {
     expect(scalar(dbPath, "SELECT count(*) FROM organization_threats o JOIN threats t ON t.id = o.threat_id WHERE t.type = 'PAGE' AND o.out_of_scope = 1")).toBe(pages.length);
     // The change feed moves them (exports and the zone follow it), as changed rows, never as removals.
     expect(scalar(dbPath, "SELECT count(*) FROM threats WHERE type = 'PAGE' AND change_seq > ?", feedBefore)).toBe(pages.length);
-    expect((await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(1);
+    // Not blocked, and not vouched for either: the mirror holds no PAGE threat now, and one would match it.
+    const hidden = await runCli(['lookup', page.content], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW });
+    expect(hidden.code).toBe(3);
+    expect(hidden.stdout).toContain('mirrors only URL (THREAT_MIRROR_ASSET_TYPES): PAGE threats would match it');
     const csv = await runCli(['export', '--format', 'csv'], { THREAT_MIRROR_DB: dbPath });
     expect(csv.code).toBe(0);
     const exported = new Set(csv.stdout.trim().split('\n').slice(1).map((line) => Number(line.slice(0, line.indexOf(',')))));

@@ -195,7 +195,12 @@ describe('issue 37: one meaning for every answer', () => {
     expect(scalar(dbPath, 'SELECT count(*) FROM current_threats')).toBe(1);
     expect(scalar(dbPath, 'SELECT group_concat(id) FROM enforced_threats')).toBe(String(url.id));
     expect(scalar(dbPath, 'SELECT count(*) FROM enforced_threats WHERE id = ?', address.id)).toBe(0);
-    const lookup = await runCli(['lookup', address.content], { ...env, THREAT_MIRROR_ASSET_TYPES: 'URL' });
-    expect(lookup.code).toBe(1);
+    // Hidden from the lookup too; and a mirror of URL threats only cannot vouch for an address's miss.
+    const lookup = await runCli(['lookup', '--json', address.content], { ...env, THREAT_MIRROR_ASSET_TYPES: 'URL' });
+    expect(lookup.code).toBe(3);
+    expect((JSON.parse(lookup.stdout) as { results: Array<{ blocked: boolean; reason: string }> }).results[0]).toMatchObject({
+      blocked: false,
+      reason: expect.stringContaining('mirrors only URL (THREAT_MIRROR_ASSET_TYPES): ADDRESS threats would match it') as unknown,
+    });
   }, 60_000);
 });

@@ -115,6 +115,27 @@ describe('a script acts on lookup\'s exit code (issue 42 case 1)', { timeout: 12
     expect((await lookupScript(reader(2), 'acme', BLOCKED)).code).toBe(documented.get('blocked'));
   });
 
+  it("an organization's scope: a miss of a value whose threats it never mirrors is unknown, naming the scope, with --fresh too", async () => {
+    const address = 'eip155:1:0xabc0000000000000000000000000000000000009';
+    const service = await serveThreats(KEY, T0, [...threats, { id: 2, content: address, type: 'ADDRESS', blockedAt: `${TODAY}T09:30:00.000Z`, organization: 'acme' }]);
+    const dbPath = tempDbPath();
+    const scoped = env(service, dbPath, { THREAT_MIRROR_ASSET_TYPES: 'PAGE,URL' });
+    expect((await runCli(['--once'], scoped)).code).toBe(0);
+    const reader = { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: at(1) };
+    // Within the scope: a URL's threats are URL and PAGE.
+    expect((await lookupScript(reader, 'acme', UNLISTED)).code).toBe(documented.get('not_blocked'));
+    expect((await lookupScript(reader, 'acme', BLOCKED)).code).toBe(documented.get('blocked'));
+    // An address the service blocks, which the mirror never holds: not "not blocked".
+    const outside = await lookupScript(reader, 'acme', '0xabc0000000000000000000000000000000000009');
+    expect(outside.code).toBe(documented.get('unknown'));
+    expect(outside.stdout).toContain('organization "acme" mirrors only PAGE, URL (THREAT_MIRROR_ASSET_TYPES): ADDRESS threats would match it');
+    // A free text only a threat's exact content matches, of any type.
+    expect((await lookupScript(reader, 'acme', 'some-app-listing-id')).code).toBe(documented.get('unknown'));
+    // Asked with the scope's assetType, the service cannot list it either.
+    const fresh = await runCli(['lookup', '--fresh', '--org', 'acme', '0xabc0000000000000000000000000000000000009'], { ...scoped, THREAT_MIRROR_NOW: at(1) });
+    expect(fresh.code).toBe(documented.get('unknown'));
+  });
+
   it('a first sync that failed (a wrong key) is never synced: the documented exit code, from lookup and status', async () => {
     const service = await serveThreats(KEY, T0, threats);
     const dbPath = tempDbPath();

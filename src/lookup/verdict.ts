@@ -7,10 +7,14 @@
 //                or the service listed it every threat of every day after its complete_through
 //                (not a text search: fresh-lookup.ts); or the allowlist allows the value itself (a
 //                local decision the service cannot change);
-//   unknown      nothing in force matches, but the mirror cannot vouch for some organization.
+//   unknown      nothing in force matches, but the mirror cannot vouch for some organization: its
+//                sync (stale, failing, never synced, retired), or its scope (THREAT_MIRROR_ASSET_TYPES
+//                leaves out a type whose threats would match the value).
 // `threat-mirror lookup` exits 0, 1 or 3 by these, and /v1/lookup carries them.
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { addDays } from '../lib/days.js';
+import { parseAddress, parseEmail } from '../url/value-kinds.js';
+import { readWebUrl } from '../url/web-url.js';
 import type { FreshQuery } from './fresh-lookup.js';
 import type { OrganizationSync, SyncState } from './sync-judgement.js';
 import type { LookupMatch, LookupResult } from './threat-lookup.js';
@@ -73,11 +77,13 @@ function verdictOf(result: Answered, organizations: readonly OrganizationSync[],
   const nothing = result.allowed ? 'every threat that matches it is allowed locally' : 'no threat in force matches it';
   if (organizations.length === 0) return { verdict: 'unknown', reason: `${nothing}, but no organization has synced into this file yet` };
   const queries = result.fresh?.queries ?? [];
-  const unvouched = organizations.filter((organization) => organization.problems.length > 0 && !askedOfService(organization, queries));
-  if (unvouched.length > 0) {
-    const why = unvouched.map((organization) => [...organization.problems, ...serviceShortfall(organization, queries)].join('; ')).join('; ');
-    return { verdict: 'unknown', reason: `${nothing} in the mirror, but it cannot vouch for that: ${why}` };
-  }
+  const matching = typesMatching(result.value);
+  const why = organizations.flatMap((organization) => {
+    const unsynced = organization.problems.length > 0 && !askedOfService(organization, queries) ? [...organization.problems, ...serviceShortfall(organization, queries)] : [];
+    const reasons = [...unsynced, ...scopeGap(organization, matching)];
+    return reasons.length > 0 ? [reasons.join('; ')] : [];
+  });
+  if (why.length > 0) return { verdict: 'unknown', reason: `${nothing} in the mirror, but it cannot vouch for that: ${why.join('; ')}` };
   const fromService = organizations.filter((organization) => organization.problems.length > 0);
   const fresh = organizations.filter((organization) => organization.problems.length === 0).map((organization) => organization.organization);
   const parts = [
@@ -96,6 +102,33 @@ function askedOfService(organization: OrganizationSync, queries: readonly FreshQ
   return (
     organization.state !== 'retired' && query !== undefined && query.listedAll && organization.completeThrough !== null && query.from <= addDays(organization.completeThrough, 1)
   );
+}
+
+/**
+ * The asset types whose threats match a value beyond its exact content (threat-lookup.ts): a URL's
+ * URL and PAGE threats, by their Safe Browsing expressions; an address's; an e-mail's. Null for
+ * any other value: only a threat's exact content matches it, and that threat may be of any type.
+ */
+function typesMatching(value: string): readonly string[] | null {
+  const types = [
+    ...(readWebUrl(value) === null ? [] : ['PAGE', 'URL']),
+    ...(parseAddress(value.trim()) === null ? [] : ['ADDRESS']),
+    ...(parseEmail(value.trim()) === null ? [] : ['EMAIL']),
+  ];
+  return types.length === 0 ? null : types;
+}
+
+/**
+ * Why an organization's scope leaves the value's answer open: a type whose threats would match it
+ * is one its mirror never holds (and a fresh query, sent with its scope's assetType, never lists).
+ */
+function scopeGap(organization: OrganizationSync, matching: readonly string[] | null): string[] {
+  const scope = organization.assetTypes;
+  if (scope === null || organization.state === 'retired') return [];
+  const missing = matching === null ? ['other'] : matching.filter((type) => !scope.includes(type));
+  if (missing.length === 0) return [];
+  const types = matching === null ? 'a threat of a type outside it could hold this exact content' : `${missing.join(' and ')} threats would match it`;
+  return [`organization "${organization.organization}" mirrors only ${scope.join(', ')} (THREAT_MIRROR_ASSET_TYPES): ${types}`];
 }
 
 /** Why a fresh query did not make up for the mirror (nothing when none was sent). */

@@ -30,6 +30,8 @@ export interface SyncRecord {
   readonly historyFrom: string | null;
   /** When a writer retired it (no longer configured): the file answers for none of its threats; null while configured. */
   readonly retiredAt: string | null;
+  /** The asset types it mirrors (THREAT_MIRROR_ASSET_TYPES), sorted; null: every type. */
+  readonly assetTypes: readonly string[] | null;
 }
 
 const INCREMENTAL = "organization = @organization AND stream = 'threats' AND mode = 'incremental'";
@@ -47,6 +49,8 @@ export class SyncHealthReads {
   readonly #held: Statement;
   /** Undefined on a file from before retirements (migration 0019): none is retired there. */
   readonly #retiredAt: Statement | undefined;
+  /** Undefined on a file from before scopes (migration 0015): every organization mirrors every type there. */
+  readonly #assetTypes: Statement | undefined;
   readonly #failedInARow: Statement;
   readonly #firstRun: Statement;
 
@@ -77,6 +81,7 @@ export class SyncHealthReads {
     // Not those retired (no longer configured): the file answers for none of their threats. A file
     // from before retirements (migration 0019) has none.
     this.#retiredAt = prepareIfMigrated(sqlite, RETIRED_AT_SQL)?.pluck();
+    this.#assetTypes = prepareIfMigrated(sqlite, 'SELECT asset_types FROM organization_scopes WHERE organization = ?')?.pluck();
     const held = 'SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints';
     this.#held = (prepareIfMigrated(sqlite, `${held} EXCEPT ${RETIRED_ORGANIZATIONS_SQL} ORDER BY 1`) ?? sqlite.prepare(`${held} ORDER BY 1`)).pluck();
     // As the daemon counts in memory: a failure adds one, a success starts again at 0, an
@@ -102,6 +107,7 @@ export class SyncHealthReads {
       completeThrough: (this.#completeThrough.get(organization) as string | null | undefined) ?? null,
       historyFrom: this.#heldFrom(organization),
       retiredAt: (this.#retiredAt?.get(organization) as string | null | undefined) ?? null,
+      assetTypes: ((this.#assetTypes?.get(organization) as string | null | undefined) ?? null)?.split(',') ?? null,
     };
   }
 
