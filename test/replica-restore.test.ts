@@ -6,7 +6,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadReplica, type ReplicaConfig } from '../src/config/replica.js';
@@ -220,18 +220,22 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
     // The replica is named by its absolute path, which Litestream 0.3 reads only as a file:// URL.
     const killedBefore = tempDbPath();
     for (const leftover of ['.restoring', '.restoring.tmp', '.restoring.tmp-wal', '.restoring-wal']) writeFileSync(`${killedBefore}${leftover}`, 'left by a killed start');
+    // A file that merely shares the prefix is not the restore's.
+    const neighbour = `${killedBefore}.restoring-eu.db`;
+    writeFileSync(neighbour, 'another file');
     const again = await runCli(['--once'], env(service, killedBefore, { THREAT_MIRROR_RESTORE_FROM: replicaFolder }));
     expect(again.code, again.stderr).toBe(0);
     expect(again.logs.find((line) => line.msg === 'restored the database from its replica; the runs go on from its checkpoints')).toBeDefined();
-    expect(leftBeside(killedBefore)).toEqual([]);
+    expect(leftBeside(killedBefore)).toEqual([basename(neighbour)]);
     expect(currentThreats(killedBefore)).toEqual(listed(service, KEY));
     expect(scalar<string>(killedBefore, FEED_ID_SQL)).not.toBe(primaryFeed);
 
     // Killed right after the rename, before its writer gave the feed an id: the restore alone, as the
     // start runs it; the next start finds the file and restores nothing. It must not keep the primary's id.
+    // The path spelled relative, as THREAT_MIRROR_DB's default is (the copy was once removed as a leftover).
     const killedAfter = tempDbPath();
     const replica = loadReplica({ THREAT_MIRROR_RESTORE_FROM: replicaFolder, THREAT_MIRROR_LITESTREAM: LITESTREAM }, killedAfter);
-    expect((await restoreIfMissing(killedAfter, replica as ReplicaConfig))?.restored).toBe(true);
+    expect((await restoreIfMissing(relative(process.cwd(), killedAfter), replica as ReplicaConfig))?.restored).toBe(true);
     expect(leftBeside(killedAfter)).toEqual([]);
     expect(scalar<string | undefined>(killedAfter, FEED_ID_SQL)).toBeUndefined();
     const next = await runCli(['--once'], env(service, killedAfter, { THREAT_MIRROR_RESTORE_FROM: replicaFolder }));

@@ -15,6 +15,8 @@ const REPLICA_SCHEMES = ['s3:', 'gcs:', 'abs:', 'sftp:', 'file:'];
 const BUCKET_SCHEMES = ['s3:', 'gcs:', 'abs:'];
 
 export interface ReplicaConfig {
+  /** The variable that named the replica, for messages. */
+  readonly variable: string;
   /** What the replica is, for messages: a replica URL (an absolute path made `file://`), or `the replica of DB in FILE`. */
   readonly url: string;
   /** What `litestream restore -if-replica-exists -o OUT` is given after its options: the URL, or `-config FILE DB`. */
@@ -33,10 +35,10 @@ export function loadReplica(env: Environment, dbPath: string): ReplicaConfig | u
     if (!isAbsolute(configFile) || !existsSync(configFile) || !statSync(configFile).isFile()) {
       throw new ConfigError(`${RESTORE_CONFIG.name}: "${configFile}" is not the absolute path of a Litestream configuration file`);
     }
-    return { url: `the replica of ${dbPath} in ${configFile}`, source: ['-config', configFile, dbPath], litestream };
+    return { variable: RESTORE_CONFIG.name, url: `the replica of ${dbPath} in ${configFile}`, source: ['-config', configFile, dbPath], litestream };
   }
   const url = replicaUrl(from as string);
-  return { url, source: [url], litestream };
+  return { variable: RESTORE_FROM.name, url, source: [url], litestream };
 }
 
 /** The URL Litestream is given: checked for what Litestream 0.3 would misread; an absolute path as a `file://` URL. */

@@ -3,7 +3,7 @@
 // THREAT_MIRROR_EXPORTS, THREAT_MIRROR_SNAPSHOT) is written to a temporary file and renamed over its
 // target: aimed at the database, it replaced the mirror with a block list while the writer went on
 // writing an unlinked file.
-import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { type Dirent, existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../lib/errors.js';
 
@@ -56,19 +56,21 @@ export function restoringPathOf(dbPath: string): string {
 }
 
 /**
- * The copy being restored and whatever SQLite or Litestream leaves beside it (`.restoring.tmp`,
- * `.restoring.tmp-wal`, ...): all of them a restore killed at any instant may leave behind.
+ * What a restore killed at any instant may leave beside the database, as absolute paths: the copy,
+ * its WAL, WAL index and journal, and Litestream's own work files (`.restoring.tmp`,
+ * `.restoring.tmp-wal`, `.restoring.tmp-00000001-wal`, ...). Files only, and none other.
  */
 export function restoringFilesOf(dbPath: string): string[] {
-  const prefix = basename(restoringPathOf(dbPath));
-  const folder = dirname(resolve(dbPath));
-  let names: string[];
+  const restoring = resolve(restoringPathOf(dbPath));
+  const ours = new Set(sqliteFilesOf(basename(restoring)));
+  const litestreams = `${basename(restoring)}.tmp`;
+  let entries: Dirent[];
   try {
-    names = readdirSync(folder);
+    entries = readdirSync(dirname(restoring), { withFileTypes: true });
   } catch {
     return [];
   }
-  return names.filter((name) => name.startsWith(prefix)).map((name) => join(folder, name));
+  return entries.filter((entry) => entry.isFile() && (ours.has(entry.name) || entry.name.startsWith(litestreams))).map((entry) => join(dirname(restoring), entry.name));
 }
 
 /** What SQLite may keep beside the file at `path`: its WAL, WAL index and rollback journal. */

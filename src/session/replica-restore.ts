@@ -5,6 +5,7 @@
 // writer lock, so two processes never restore into one path.
 import { spawn } from 'node:child_process';
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { ReplicaConfig } from '../config/replica.js';
 import { restoringFilesOf, restoringPathOf, sqliteSidecarsOf } from '../db/database-files.js';
 import { forgetPrimaryFeed, restoredFileProblem } from '../db/writer/restored-file.js';
@@ -28,7 +29,9 @@ const OUTPUT_KEPT_CHARS = 2_000;
  * Restores `dbPath` from the replica when the file does not exist; undefined when it does (the
  * file is never replaced). No replica yet: the outcome says so, and the writer starts empty.
  */
-export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): Promise<RestoreOutcome | undefined> {
+export async function restoreIfMissing(configuredPath: string, replica: ReplicaConfig): Promise<RestoreOutcome | undefined> {
+  // One spelling for every path below: leftovers are named absolute (database-files.ts).
+  const dbPath = resolve(configuredPath);
   if (existsSync(dbPath)) return undefined;
   const started = Date.now();
   const restoring = restoringPathOf(dbPath);
@@ -52,7 +55,7 @@ export async function restoreIfMissing(dbPath: string, replica: ReplicaConfig): 
   removeLeftovers();
   if (problem !== undefined) {
     rmSync(restoring, { force: true });
-    throw new RestoreError(`THREAT_MIRROR_RESTORE_FROM: the copy restored from ${replica.url} cannot be used: ${problem}`);
+    throw new RestoreError(`${replica.variable}: the copy restored from ${replica.url} cannot be used: ${problem}`);
   }
   const bytes = statSync(restoring).size;
   renameSync(restoring, dbPath);
@@ -75,10 +78,10 @@ function runLitestream(replica: ReplicaConfig, out: string): Promise<string> {
     const child = spawn(replica.litestream, ['restore', '-if-replica-exists', '-o', out, ...replica.source], { stdio: ['ignore', 'pipe', 'pipe'], env });
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    child.on('error', (error) => reject(new RestoreError(`THREAT_MIRROR_RESTORE_FROM: cannot run ${replica.litestream} (THREAT_MIRROR_LITESTREAM): ${error.message}`)));
+    child.on('error', (error) => reject(new RestoreError(`${replica.variable}: cannot run ${replica.litestream} (THREAT_MIRROR_LITESTREAM): ${error.message}`)));
     child.on('close', (code, signal) => {
       if (code === 0) resolve(output);
-      else reject(new RestoreError(`THREAT_MIRROR_RESTORE_FROM: litestream restore from ${replica.url} failed (${signal ?? `exit ${code}`}): ${lastLine(output)}`));
+      else reject(new RestoreError(`${replica.variable}: litestream restore from ${replica.url} failed (${signal ?? `exit ${code}`}): ${lastLine(output)}`));
     });
   });
 }
