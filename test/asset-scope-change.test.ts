@@ -115,8 +115,14 @@ describe('a widening stopped midway', () => {
     expect(status.stdout).toMatch(new RegExp(`^  \\w+ backfill of the added types ADDRESS ${FROM}\\.\\.${TODAY}: .*windows open$`, 'm'));
     const json = JSON.parse((await runCli(['status', '--json'], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).stdout) as { organizations: Array<{ openPlans: Array<{ mode: string; widening: string | null }> }> };
     expect(json.organizations[0]?.openPlans).toEqual([expect.objectContaining({ mode: 'backfill', widening: 'ADDRESS' })]);
+    // An address's miss is not vouched for while older days may lack ADDRESS threats (the scope was recorded at once).
+    const unlisted = '0x0000000000000000000000000000000000dead01';
+    const midway = await runCli(['lookup', unlisted], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW });
+    expect(midway.code, midway.stdout).toBe(3);
+    expect(midway.stdout).toContain('organization "acme" is still walking its mirrored days for the types its scope added (ADDRESS): older ones may be missing');
     const resumed = await runCli(['--once'], env(service, dbPath, 'URL,ADDRESS', { THREAT_MIRROR_CONCURRENCY: '2' }));
     expect(resumed.code).toBe(0);
+    expect((await runCli(['lookup', unlisted], { THREAT_MIRROR_DB: dbPath, THREAT_MIRROR_NOW: NOW })).code).toBe(1);
     expect(mirroredThreats(dbPath, 'acme')).toEqual(ofTypes(service, ['ADDRESS', 'URL']));
     expect(scalar(dbPath, 'SELECT count(*) FROM sync_plans')).toBe(0);
     // Both runs together cost about what one widening costs: at most the pages in flight or

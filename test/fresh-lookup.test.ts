@@ -172,6 +172,15 @@ describe('lookup --fresh', () => {
       const fresh = await runCli(['lookup', '--fresh', '--org', 'acme', value], later);
       expect(fresh.code, `${value}: ${fresh.stdout}`).toBe(0);
     }
+    // Several values of one answer: the window is listed once, not once a value.
+    service.stats.reset();
+    const together = await runCli(['lookup', '--fresh', '--org', 'acme', 'https://quiet-one.example/', 'https://quiet-two.example/', 'https://quiet-three.example/'], later);
+    expect(together.code, together.stdout).toBe(1);
+    expect(requestsBy(service, ACME_KEY)).toBe(1);
+    // Read whole, but with a narrower scope than the mirror's (this reader's THREAT_MIRROR_ASSET_TYPES): no word on an address.
+    const narrower = await runCli(['lookup', '--fresh', '--org', 'acme', '0x0000000000000000000000000000000000dead01'], { ...later, THREAT_MIRROR_ASSET_TYPES: 'PAGE,URL' });
+    expect(narrower.code, narrower.stdout).toBe(3);
+    expect(narrower.stdout).toContain('the service was asked for PAGE, URL only, and ADDRESS threats would match it');
 
     // Days listing more threats than a fresh lookup reads whole: its text search finds no block, and cannot vouch.
     const busy = Array.from({ length: 520 }, (_, index) => ({ id: 991_000 + index, content: `https://busy-${index}.example/`, type: 'URL', blockedAt: `${TODAY}T12:40:00.000Z`, organization: 'acme' }));

@@ -79,7 +79,7 @@ function verdictOf(result: Answered, organizations: readonly OrganizationSync[],
   const queries = result.fresh?.queries ?? [];
   const matching = typesMatching(result.value);
   const why = organizations.flatMap((organization) => {
-    const unsynced = organization.problems.length > 0 && !askedOfService(organization, queries) ? [...organization.problems, ...serviceShortfall(organization, queries)] : [];
+    const unsynced = organization.problems.length > 0 && !askedOfService(organization, queries, matching) ? [...organization.problems, ...serviceShortfall(organization, queries, matching)] : [];
     const reasons = [...unsynced, ...scopeGap(organization, matching)];
     return reasons.length > 0 ? [reasons.join('; ')] : [];
   });
@@ -95,13 +95,15 @@ function verdictOf(result: Answered, organizations: readonly OrganizationSync[],
 
 /**
  * The service listed every threat of every day the mirror does not hold complete for this
- * organization. Never for a retired one: the mirror hides all of its threats, not only those days'.
+ * organization, of every type that would match the value (`matching`; null: any type). Never for a
+ * retired one: the mirror hides all of its threats, not only those days'.
  */
-function askedOfService(organization: OrganizationSync, queries: readonly FreshQuery[]): boolean {
+function askedOfService(organization: OrganizationSync, queries: readonly FreshQuery[], matching: readonly string[] | null): boolean {
   const query = queries.find((candidate) => candidate.organization === organization.organization);
-  return (
-    organization.state !== 'retired' && query !== undefined && query.listedAll && organization.completeThrough !== null && query.from <= addDays(organization.completeThrough, 1)
-  );
+  if (query === undefined || !query.listedAll || organization.state === 'retired' || organization.completeThrough === null) return false;
+  const sent = query.assetTypes;
+  const everyType = sent === undefined || (matching !== null && matching.every((type) => sent.includes(type)));
+  return everyType && query.from <= addDays(organization.completeThrough, 1);
 }
 
 /**
@@ -123,20 +125,31 @@ function typesMatching(value: string): readonly string[] | null {
  * is one its mirror never holds (and a fresh query, sent with its scope's assetType, never lists).
  */
 function scopeGap(organization: OrganizationSync, matching: readonly string[] | null): string[] {
+  if (organization.state === 'retired') return [];
+  const name = organization.organization;
   const scope = organization.assetTypes;
-  if (scope === null || organization.state === 'retired') return [];
-  const missing = matching === null ? ['other'] : matching.filter((type) => !scope.includes(type));
-  if (missing.length === 0) return [];
-  const types = matching === null ? 'a threat of a type outside it could hold this exact content' : `${missing.join(' and ')} threats would match it`;
-  return [`organization "${organization.organization}" mirrors only ${scope.join(', ')} (THREAT_MIRROR_ASSET_TYPES): ${types}`];
+  const missing = scope === null ? [] : matching === null ? ['other'] : matching.filter((type) => !scope.includes(type));
+  const outside =
+    missing.length === 0
+      ? []
+      : [`organization "${name}" mirrors only ${scope?.join(', ')} (THREAT_MIRROR_ASSET_TYPES): ${matching === null ? 'a threat of a type outside it could hold this exact content' : `${missing.join(' and ')} threats would match it`}`];
+  // A widened scope holds its added types from today on; older days have them once its walk ends.
+  const { widening } = organization;
+  const unwalked = widening.includes('*') || matching === null ? widening : matching.filter((type) => widening.includes(type));
+  const walking =
+    unwalked.length === 0
+      ? []
+      : [`organization "${name}" is still walking its mirrored days for the types its scope added (${widening.includes('*') ? 'every type' : unwalked.join(', ')}): older ones may be missing`];
+  return [...outside, ...walking];
 }
 
 /** Why a fresh query did not make up for the mirror (nothing when none was sent). */
-function serviceShortfall(organization: OrganizationSync, queries: readonly FreshQuery[]): string[] {
+function serviceShortfall(organization: OrganizationSync, queries: readonly FreshQuery[], matching: readonly string[] | null): string[] {
   const query = queries.find((candidate) => candidate.organization === organization.organization);
   if (query === undefined) return [];
   if (!query.refreshed) return [`the service, asked about ${daysOf(query)}, did not answer whole (${query.error ?? 'more pages than a fresh lookup reads'})`];
   if (organization.completeThrough === null) return [`the service was asked about ${daysOf(query)} only, and the mirror holds no complete day before`];
+  if (query.listedAll) return [`the service was asked for ${query.assetTypes?.join(', ') ?? 'every type'} only, and ${matching?.join(' or ') ?? 'any type'} threats would match it`];
   return [`the service's text search of ${daysOf(query)} found none, which cannot rule out a threat spelled otherwise (those days list more threats than a fresh lookup reads whole)`];
 }
 

@@ -32,6 +32,8 @@ export interface SyncRecord {
   readonly retiredAt: string | null;
   /** The asset types it mirrors (THREAT_MIRROR_ASSET_TYPES), sorted; null: every type. */
   readonly assetTypes: readonly string[] | null;
+  /** The types a widened scope added whose walk over the mirrored days is not done (`*`: every type); empty when none is under way. */
+  readonly widening: readonly string[];
 }
 
 const INCREMENTAL = "organization = @organization AND stream = 'threats' AND mode = 'incremental'";
@@ -51,6 +53,7 @@ export class SyncHealthReads {
   readonly #retiredAt: Statement | undefined;
   /** Undefined on a file from before scopes (migration 0015): every organization mirrors every type there. */
   readonly #assetTypes: Statement | undefined;
+  readonly #widening: Statement | undefined;
   readonly #failedInARow: Statement;
   readonly #firstRun: Statement;
 
@@ -82,6 +85,7 @@ export class SyncHealthReads {
     // from before retirements (migration 0019) has none.
     this.#retiredAt = prepareIfMigrated(sqlite, RETIRED_AT_SQL)?.pluck();
     this.#assetTypes = prepareIfMigrated(sqlite, 'SELECT asset_types FROM organization_scopes WHERE organization = ?')?.pluck();
+    this.#widening = prepareIfMigrated(sqlite, 'SELECT group_concat(widening) FROM sync_plans WHERE organization = ? AND widening IS NOT NULL')?.pluck();
     const held = 'SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints';
     this.#held = (prepareIfMigrated(sqlite, `${held} EXCEPT ${RETIRED_ORGANIZATIONS_SQL} ORDER BY 1`) ?? sqlite.prepare(`${held} ORDER BY 1`)).pluck();
     // As the daemon counts in memory: a failure adds one, a success starts again at 0, an
@@ -108,6 +112,7 @@ export class SyncHealthReads {
       historyFrom: this.#heldFrom(organization),
       retiredAt: (this.#retiredAt?.get(organization) as string | null | undefined) ?? null,
       assetTypes: ((this.#assetTypes?.get(organization) as string | null | undefined) ?? null)?.split(',') ?? null,
+      widening: [...new Set(((this.#widening?.get(organization) as string | null | undefined) ?? '').split(',').filter((type) => type !== ''))].sort(),
     };
   }
 
