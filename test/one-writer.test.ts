@@ -186,7 +186,7 @@ describe('the writer thread', () => {
 });
 
 describe('the connections the program opens', () => {
-  it('are read-only everywhere but the writer thread, the writer lock and the export databases of their own', () => {
+  it('are read-only everywhere but the writer thread, the writer lock, a restored copy and the export databases of their own', () => {
     const src = join(import.meta.dirname, '..', 'src');
     const files = (readdirSync(src, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts') && !file.startsWith('standin'));
     const opening: Record<string, string[]> = {};
@@ -201,6 +201,9 @@ describe('the connections the program opens', () => {
     expect(writable).toEqual([
       // A side file: the lock's exclusive transaction, never the mirror (db/database-files.ts lists it).
       'db/writer-lock.ts',
+      // A copy restored from a replica, before its rename into the database's place: its primary's
+      // feed id taken out (under the writer lock, before the writer thread starts), never the mirror.
+      'db/writer/restored-file.ts',
       // The one writable connection to the mirror.
       'db/writer/writer-connection.ts',
       // A scratch database of its own, in memory or a temporary file: the host list being built.
