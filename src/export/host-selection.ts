@@ -5,6 +5,7 @@
 // never from its content again.
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { blockableHost, type HostRefusal } from '../url/blockable-host.js';
+import { TYPES_READ_AS } from '../url/lookup-fields.js';
 import { type HostList, HostSet } from './host-set.js';
 import { MAX_HOST } from '../lib/rpz-zone.js';
 
@@ -54,7 +55,7 @@ function byByte(a: string, b: string): number {
 }
 
 /** The threat types whose content may block a host; every other type is counted as "other types". */
-export const HOST_TYPES: ReadonlySet<string> = new Set(['URL', 'PAGE']);
+export const HOST_TYPES: ReadonlySet<string> = new Set(TYPES_READ_AS.url);
 /** Rows between two pauses, so a daemon's health endpoints answer while a large mirror is read. */
 const ROWS_PER_PAUSE = 5_000;
 

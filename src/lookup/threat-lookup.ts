@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import { inForce, inForceOrganizations } from '../db/read/in-force.js';
 import { coveringExpressions } from '../url/expressions.js';
+import { TYPES_READ_AS } from '../url/lookup-fields.js';
 import { parseAddress, parseEmail } from '../url/value-kinds.js';
 import { readWebUrl } from '../url/web-url.js';
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
@@ -107,7 +108,7 @@ export class ThreatLookup {
     this.#listedRow = select('t.id = @id');
     this.#byAddress = select('t.address = @address AND (@chain IS NULL OR (t.address_namespace = @namespace AND t.address_chain = @chain))');
     this.#byEmail = select('t.email = @email');
-    this.#byHost = select("t.host = @host AND t.type IN ('URL', 'PAGE')");
+    this.#byHost = select(`t.host = @host AND t.type IN (${TYPES_READ_AS.url.map((type) => `'${type}'`).join(', ')})`);
   }
 
   lookup(value: string, options: LookupOptions = {}): LookupResult {

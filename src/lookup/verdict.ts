@@ -13,6 +13,7 @@
 // `threat-mirror lookup` exits 0, 1 or 3 by these, and /v1/lookup carries them.
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { addDays } from '../lib/days.js';
+import { TYPES_READ_AS } from '../url/lookup-fields.js';
 import { parseAddress, parseEmail } from '../url/value-kinds.js';
 import { readWebUrl } from '../url/web-url.js';
 import type { FreshQuery } from './fresh-lookup.js';
@@ -107,15 +108,16 @@ function askedOfService(organization: OrganizationSync, queries: readonly FreshQ
 }
 
 /**
- * The asset types whose threats match a value beyond its exact content (threat-lookup.ts): a URL's
- * URL and PAGE threats, by their Safe Browsing expressions; an address's; an e-mail's. Null for
- * any other value: only a threat's exact content matches it, and that threat may be of any type.
+ * The asset types whose threats match a value beyond its exact content (threat-lookup.ts): those
+ * whose rows carry the fields the value is matched by (TYPES_READ_AS: a URL's Safe Browsing
+ * expressions, an address's, an e-mail's). Null for any other value: only a threat's exact content
+ * matches it, and that threat may be of any type.
  */
 function typesMatching(value: string): readonly string[] | null {
   const types = [
-    ...(readWebUrl(value) === null ? [] : ['PAGE', 'URL']),
-    ...(parseAddress(value.trim()) === null ? [] : ['ADDRESS']),
-    ...(parseEmail(value.trim()) === null ? [] : ['EMAIL']),
+    ...(readWebUrl(value) === null ? [] : TYPES_READ_AS.url),
+    ...(parseAddress(value.trim()) === null ? [] : TYPES_READ_AS.address),
+    ...(parseEmail(value.trim()) === null ? [] : TYPES_READ_AS.email),
   ];
   return types.length === 0 ? null : types;
 }

@@ -45,31 +45,37 @@ const NONE: LookupFields = Object.freeze({
   exportLeftOut: null,
 });
 
+/**
+ * The asset types whose contents are read as each kind of value: only their rows carry that kind's
+ * fields, so only their threats match such a value beyond its exact content. Read here to derive
+ * the fields, and by lookup/verdict.ts to know which types a value's answer depends on.
+ */
+export const TYPES_READ_AS: Readonly<Record<'url' | 'address' | 'email', readonly string[]>> = {
+  url: ['PAGE', 'URL'],
+  address: ['ADDRESS'],
+  email: ['EMAIL'],
+};
+
 export function deriveLookupFields(type: string, content: string): LookupFields {
-  switch (type) {
-    case 'URL':
-    case 'PAGE': {
-      const url = readWebUrl(content);
-      if (url === null) return { ...NONE, exportLeftOut: 'notAHost' };
-      const listed = isHostLevel(url) ? blockableHost(url.host) : { problem: 'pathLevel' as const };
-      return {
-        ...NONE,
-        host: url.host,
-        registrableDomain: registrableDomainOf(url.host),
-        urlExpression: urlExpression(url),
-        exportHost: typeof listed === 'string' ? listed : null,
-        exportLeftOut: typeof listed === 'string' ? null : listed.problem,
-      };
-    }
-    case 'ADDRESS':
-      return { ...NONE, ...parseAddress(content) };
-    case 'EMAIL': {
-      const email = parseEmail(content);
-      return email === null ? NONE : { ...NONE, email: email.email, emailDomain: email.domain };
-    }
-    default:
-      return NONE;
-  }
+  if (TYPES_READ_AS.url.includes(type)) return urlFields(content);
+  if (TYPES_READ_AS.address.includes(type)) return { ...NONE, ...parseAddress(content) };
+  if (!TYPES_READ_AS.email.includes(type)) return NONE;
+  const email = parseEmail(content);
+  return email === null ? NONE : { ...NONE, email: email.email, emailDomain: email.domain };
+}
+
+function urlFields(content: string): LookupFields {
+  const url = readWebUrl(content);
+  if (url === null) return { ...NONE, exportLeftOut: 'notAHost' };
+  const listed = isHostLevel(url) ? blockableHost(url.host) : { problem: 'pathLevel' as const };
+  return {
+    ...NONE,
+    host: url.host,
+    registrableDomain: registrableDomainOf(url.host),
+    urlExpression: urlExpression(url),
+    exportHost: typeof listed === 'string' ? listed : null,
+    exportLeftOut: typeof listed === 'string' ? null : listed.problem,
+  };
 }
 
 export function registrableDomainOf(host: string): string | null {

@@ -8,6 +8,7 @@
 // version of the same object (same id, later `modified`).
 import { createHash, hash } from 'node:crypto';
 import type { IndicatorSource } from '../current-threats.js';
+import { TYPES_READ_AS } from '../../url/lookup-fields.js';
 
 /** uuidv5(DNS namespace, "stix.threat-mirror.invalid"): fixed, documented, not STIX's SCO namespace. */
 export const STIX_NAMESPACE = uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'stix.threat-mirror.invalid');
@@ -99,7 +100,7 @@ export function indicatorOf(threat: IndicatorSource, pattern: string, validFrom:
 
 export function patternOf(threat: IndicatorSource): string | undefined {
   if (threat.type === 'EMAIL') return threat.email === null ? undefined : `[email-addr:value = ${stixString(threat.email)}]`;
-  if (threat.type !== 'URL' && threat.type !== 'PAGE') return undefined;
+  if (!TYPES_READ_AS.url.includes(threat.type)) return undefined;
   if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(threat.content)) return `[url:value = ${stixString(threat.content)}]`;
   // A bare domain: the host it blocks as a whole, as every host format lists it (its row's export_host).
   return threat.exportHost === null ? undefined : `[domain-name:value = ${stixString(threat.exportHost)}]`;
