@@ -303,6 +303,27 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
     expect(Object.values(counted).reduce((sum, count) => sum + count, 0)).toBe(2 * values.length);
   });
 
+  it('reads a failing organization whole, as the verdict judges it: a content spelled otherwise is found, a miss vouched for, ?org= asks that one only', async () => {
+    const { service, env } = await mirrored();
+    // acme's run in the daemon fails (a refused key, once): the mirror cannot vouch for it.
+    service.faults.enqueue({ kind: 'status', status: 401 }, { key: ACME_KEY, times: 1 });
+    const process = startCli([], { ...env, THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' });
+    const port = await servingPort(process);
+    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "acme"') && log.status === 'failed');
+    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "globex"') && log.status === 'succeeded');
+    service.addThreats([{ id: 990_030, content: 'http://%65vil-http.example/', type: 'URL', blockedAt: `${TODAY}T12:20:00.000Z`, organization: 'acme' }]);
+    service.stats.reset();
+    const base = `http://127.0.0.1:${port}/v1/lookup?fresh=1&org=acme`;
+    type Vouched = Answer & { results: Array<{ verdict: string; reason: string; fresh?: { queries: Array<{ listedAll: boolean }> } }> };
+    const found = (await (await fetch(`${base}&value=${encodeURIComponent('https://login.evil-http.example/x')}`)).json()) as Vouched;
+    expect(found.results[0]).toMatchObject({ verdict: 'blocked', matches: [{ id: 990_030, source: 'service' }], fresh: { queries: [{ organization: 'acme', listedAll: true }] } });
+    const quiet = (await (await fetch(`${base}&value=${encodeURIComponent('https://quiet-http.example/')}`)).json()) as Vouched;
+    expect(quiet.results[0]?.verdict, quiet.results[0]?.reason).toBe('not_blocked');
+    expect(quiet.results[0]?.reason).toContain("the service, asked for every threat of acme's days after");
+    expect(requestsBy(service, ACME_KEY)).toBe(2);
+    expect(requestsBy(service, GLOBEX_KEY)).toBe(0);
+  });
+
   it("answers with the mirror's answer, marked not refreshed, within a few seconds when the service hangs", async () => {
     const { service, base, metrics } = await daemon();
     service.faults.enqueue({ kind: 'hang' }, { times: 100 });

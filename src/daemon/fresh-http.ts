@@ -1,15 +1,14 @@
 // Fresh lookups for /v1/lookup?fresh=1 (issue 30), on the main thread: the HTTP thread asks, and
 // the service is queried here with the sync's own client options (the keys never reach the HTTP
 // thread, and each key's budget of requests in flight is the sync's), under a per-key cap on
-// requests per second (THREAT_MIRROR_FRESH_MAX_RPS) so lookups never starve the sync.
+// requests per second (THREAT_MIRROR_FRESH_MAX_RPS) so lookups never starve the sync. Which
+// organization is read whole (one the mirror cannot vouch for) follows the judgement the HTTP
+// thread sends with the question: the one its verdict is judged by, so the two never disagree.
 import type { Config } from '../config.js';
-import { SyncHealthReads } from '../db/read/sync-health.js';
 import { dayOf } from '../lib/days.js';
 import { askService, type FreshAnswer, FreshCap, freshOrganization } from '../lookup/fresh-lookup.js';
-import { readSync } from '../lookup/sync-judgement.js';
 import type { FreshAsker } from '../serve/serving-client.js';
 import type { WriterSession } from '../session/writer-session.js';
-
 
 /** Told each fresh answer (the daemon's metrics). */
 export interface FreshObserver {
@@ -19,16 +18,12 @@ export interface FreshObserver {
 export function createFreshAsker(config: Config, session: WriterSession, observer?: FreshObserver): FreshAsker {
   const cap = new FreshCap(config.freshMaxRps);
   const { api, clock } = session.deps;
-  const health = new SyncHealthReads(session.reader);
-  return async (value, only) => {
-    const configured = config.organizations.filter((organization) => only === undefined || organization.name === only);
-    // Judged as the serving thread judges the verdicts: one the mirror cannot vouch for is read whole if it can be.
-    const judged = readSync(
-      health,
-      configured.map((organization) => organization.name),
-      clock(),
-    );
-    const organizations = configured.map((organization, index) => freshOrganization(organization, judged[index] ?? { completeThrough: null, problems: ['not judged'] }));
+  return async (value, judged) => {
+    // Only organizations this daemon mirrors: the serving thread knows no others, and holds no keys.
+    const organizations = judged.flatMap((judgement) => {
+      const configured = config.organizations.find((organization) => organization.name === judgement.organization);
+      return configured === undefined ? [] : [freshOrganization(configured, judgement)];
+    });
     const answer = await askService(value, organizations, {
       api,
       today: dayOf(clock()),

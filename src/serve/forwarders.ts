@@ -2,7 +2,7 @@
 // go on saying whether the *main* thread answers) and a fresh lookup's (the main thread holds the
 // keys: daemon/fresh-http.ts). Each question has an id; its answer comes back as a message.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FreshAnswer } from '../lookup/fresh-lookup.js';
+import type { FreshAnswer, FreshJudgement } from '../lookup/fresh-lookup.js';
 import type { FromServingThread, ProbeAnswer } from './protocol.js';
 
 type Post = (message: FromServingThread) => void;
@@ -45,12 +45,13 @@ export class FreshForwarder {
     this.#post = post;
   }
 
-  /** `organization`: only that one is asked (`?org=`); undefined: every organization the daemon mirrors. */
-  ask(value: string, organization: string | undefined): Promise<FreshAnswer> {
+  /** `judged`: the organizations asked about (`?org=`: that one), as the answer's verdict judges them. */
+  ask(value: string, judged: readonly FreshJudgement[]): Promise<FreshAnswer> {
     const id = this.#next++;
     return new Promise((resolve) => {
       this.#waiting.set(id, resolve);
-      this.#post({ kind: 'fresh', id, value, organization });
+      // Only what the main thread reads: the judgement's other fields stay on this thread.
+      this.#post({ kind: 'fresh', id, value, judged: judged.map(({ organization, completeThrough, problems }) => ({ organization, completeThrough, problems })) });
     });
   }
 

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { refreshDocument } from '../lookup/fresh-document.js';
-import type { FreshAnswer } from '../lookup/fresh-lookup.js';
+import type { FreshAnswer, FreshJudgement } from '../lookup/fresh-lookup.js';
 import type { OrganizationSync } from '../lookup/sync-judgement.js';
 import { checkLookupValues, type LookupDocument, lookupValues, type ThreatLookup } from '../lookup/threat-lookup.js';
 import { vouch } from '../lookup/verdict.js';
@@ -33,9 +33,10 @@ export interface LookupEndpoint {
   readonly allowlist?: (() => AllowMatcher | undefined) | undefined;
   /**
    * With `fresh=1`, a value the mirror does not block is asked of the service through it (the main
-   * thread holds the keys); without it, `fresh=1` is refused.
+   * thread holds the keys), with the organizations asked about as the verdict judges them; without
+   * it, `fresh=1` is refused.
    */
-  readonly askFresh?: ((value: string, organization: string | undefined) => Promise<FreshAnswer>) | undefined;
+  readonly askFresh?: ((value: string, judged: readonly FreshJudgement[]) => Promise<FreshAnswer>) | undefined;
 }
 
 export function createLookupHandler({ lookup, organizations, sync, onError, budget = new InFlightBudget(), allowlist = () => undefined, askFresh }: LookupEndpoint): LookupHandler {
@@ -64,15 +65,16 @@ export function createLookupHandler({ lookup, organizations, sync, onError, budg
     if (organization !== undefined && !organizations.includes(organization)) {
       return send(400, { error: `org: "${organization}" is not an organization this daemon mirrors (${organizations.join(', ')})` });
     }
-    const refresh = refresherOf(url, askFresh, organization);
+    const refresh = refresherOf(url, askFresh);
     if (typeof refresh === 'string') return send(400, { error: refresh });
     const answer = (values: unknown): void => {
       const problem = checkLookupValues(values);
       if (problem !== null) return send(400, { error: problem });
       const matcher = allowlist();
-      // Judged before the lookup: a run that ends meanwhile only makes the answer fresher than its verdict says.
+      // Judged once, before the lookup, for the verdict and the service alike: a run that ends
+      // meanwhile only makes the answer fresher than its verdict says.
       const judged = sync(organization === undefined ? organizations : [organization]);
-      lookupValues(lookup, values as string[], { allowlist: matcher, organization }).then((document) => refresh(document, matcher)).then(
+      lookupValues(lookup, values as string[], { allowlist: matcher, organization }).then((document) => refresh(document, matcher, judged)).then(
         // 200 for every answered lookup, whatever its verdicts: the verdicts are in the body.
         (document) => send(200, vouch(document.results, judged, matcher)),
         (error: unknown) => {
@@ -108,15 +110,15 @@ function valuesOfBody(body: Buffer): { readonly values: unknown } | string {
   return { values: (parsed as { values: unknown }).values };
 }
 
-type Refresh = (document: LookupDocument, allowlist: AllowMatcher | undefined) => Promise<LookupDocument>;
+type Refresh = (document: LookupDocument, allowlist: AllowMatcher | undefined, judged: readonly FreshJudgement[]) => Promise<LookupDocument>;
 
 /** What `fresh=1` makes of the mirror's answer (fresh=0 or none: the answer itself), or why the parameter is refused. */
-function refresherOf(url: URL, askFresh: LookupEndpoint['askFresh'], organization: string | undefined): Refresh | string {
+function refresherOf(url: URL, askFresh: LookupEndpoint['askFresh']): Refresh | string {
   const fresh = url.searchParams.get('fresh');
   if (fresh !== null && fresh !== '0' && fresh !== '1') return `fresh must be 1 (ask the service about values the mirror does not block) or 0, not "${fresh}"`;
   if (fresh !== '1') return (document) => Promise.resolve(document);
   if (askFresh === undefined) return 'fresh lookups are not available here';
-  return (document, allowlist) => refreshDocument(document, (value) => askFresh(value, organization), allowlist);
+  return (document, allowlist, judged) => refreshDocument(document, (value) => askFresh(value, judged), allowlist);
 }
 
 /**

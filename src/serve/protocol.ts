@@ -8,7 +8,7 @@ import type { DnsConfig } from '../config/dns.js';
 import type { RcodeName } from '../dns/messages.js';
 import type { CutOff } from '../dns/tcp-session.js';
 import type { ZoneTimers } from '../lib/rpz-zone.js';
-import type { FreshAnswer } from '../lookup/fresh-lookup.js';
+import type { FreshAnswer, FreshJudgement } from '../lookup/fresh-lookup.js';
 import type { ServingFailure } from './guard.js';
 import type { LookupBatch } from './lookup-stats.js';
 
@@ -67,8 +67,8 @@ export type FromServingThread =
   | { readonly kind: 'failed'; readonly message: string }
   /** A probe's path, for the main thread to answer (probe-answer). */
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
-  /** A fresh lookup's question, for the main thread to ask the service (fresh-answer). */
-  | { readonly kind: 'fresh'; readonly id: number; readonly value: string; readonly organization: string | undefined }
+  /** A fresh lookup's question, for the main thread to ask the service (fresh-answer), with the judgement of each organization asked about. */
+  | { readonly kind: 'fresh'; readonly id: number; readonly value: string; readonly judged: readonly FreshJudgement[] }
   /** A handler failed: answered 400/500 (DNS: FORMERR/SERVFAIL) by the guard, for the main thread to log and count. */
   | { readonly kind: 'failure'; readonly failure: ServingFailure }
   | ({ readonly kind: 'lookups' } & LookupBatch)

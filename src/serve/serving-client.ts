@@ -11,11 +11,14 @@ import { SERVING_LOG_MESSAGE } from './endpoints.js';
 import { tokenDigest } from '../lib/bearer-token.js';
 import { dispatch, type EnforcementCommand, type EnforcementData, type EnforcementEvent, type FromServingThread, type Handlers, type ProbeAnswer, type ServingThreadData, type ToServingThread } from './protocol.js';
 import type { LookupBatch } from './lookup-stats.js';
-import type { FreshAnswer } from '../lookup/fresh-lookup.js';
+import type { FreshAnswer, FreshJudgement } from '../lookup/fresh-lookup.js';
 import type { ServingFailure } from './guard.js';
 
-/** A fresh lookup's question, answered by the main thread (it holds the keys: daemon/fresh-http.ts); `organization`: only that one. */
-export type FreshAsker = (value: string, organization: string | undefined) => Promise<FreshAnswer>;
+/**
+ * A fresh lookup's question, answered by the main thread (it holds the keys: daemon/fresh-http.ts):
+ * the organizations asked about, each as the serving thread judged it for the answer's verdict.
+ */
+export type FreshAsker = (value: string, judged: readonly FreshJudgement[]) => Promise<FreshAnswer>;
 
 /** A probe's answer (/healthz, /readyz, /startupz, /metrics), by the main thread: daemon/http-endpoints.ts. */
 export type AnswerProbe = (method: string, path: string) => Promise<ProbeAnswer>;
@@ -138,7 +141,7 @@ class ServingClient implements ServingThread {
     return {
       listening: (message) => this.#serving(message.port),
       probe: (message) => this.#answer(message.id, options.answerProbe(message.method, message.path).catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${message.path}: ${String(error)}\n` })), 'probe-answer'),
-      fresh: (message) => this.#answer(message.id, (options.askFresh?.(message.value, message.organization) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error: String(error) }] })), 'fresh-answer'),
+      fresh: (message) => this.#answer(message.id, (options.askFresh?.(message.value, message.judged) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error: String(error) }] })), 'fresh-answer'),
       lookups: (message) => options.onLookups?.(message),
       failure: (message) => options.onFailedRequest(message.failure),
       failed: (message) => this.#fail(new Error(`the serving thread on ${options.host}:${options.port} failed: ${message.message}`)),
