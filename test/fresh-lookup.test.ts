@@ -303,25 +303,27 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
     expect(Object.values(counted).reduce((sum, count) => sum + count, 0)).toBe(2 * values.length);
   });
 
-  it('reads a failing organization whole, as the verdict judges it: a content spelled otherwise is found, a miss vouched for, ?org= asks that one only', async () => {
+  it('reads a failing organization whole, as the verdict judges it, once an answer: a content spelled otherwise is found, a miss vouched for, ?org= asks that one only', async () => {
     const { service, env } = await mirrored();
     // acme's run in the daemon fails (a refused key, once): the mirror cannot vouch for it.
     service.faults.enqueue({ kind: 'status', status: 401 }, { key: ACME_KEY, times: 1 });
-    const process = startCli([], { ...env, THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *' });
+    // A cap of 1 request a second: values answered from the answer's one listing take no token.
+    const process = startCli([], { ...env, THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', THREAT_MIRROR_FRESH_MAX_RPS: '1' });
     const port = await servingPort(process);
     await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "acme"') && log.status === 'failed');
     await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "globex"') && log.status === 'succeeded');
     service.addThreats([{ id: 990_030, content: 'http://%65vil-http.example/', type: 'URL', blockedAt: `${TODAY}T12:20:00.000Z`, organization: 'acme' }]);
     service.stats.reset();
     const base = `http://127.0.0.1:${port}/v1/lookup?fresh=1&org=acme`;
-    type Vouched = Answer & { results: Array<{ verdict: string; reason: string; fresh?: { queries: Array<{ listedAll: boolean }> } }> };
-    const found = (await (await fetch(`${base}&value=${encodeURIComponent('https://login.evil-http.example/x')}`)).json()) as Vouched;
-    expect(found.results[0]).toMatchObject({ verdict: 'blocked', matches: [{ id: 990_030, source: 'service' }], fresh: { queries: [{ organization: 'acme', listedAll: true }] } });
-    const quiet = (await (await fetch(`${base}&value=${encodeURIComponent('https://quiet-http.example/')}`)).json()) as Vouched;
-    expect(quiet.results[0]?.verdict, quiet.results[0]?.reason).toBe('not_blocked');
-    expect(quiet.results[0]?.reason).toContain("the service, asked for every threat of acme's days after");
-    expect(requestsBy(service, ACME_KEY)).toBe(2);
+    type Vouched = { results: Array<Answer['results'][number] & { verdict: string; reason: string }> };
+    // Seven values of one answer: the window listed once (one request, the cap's one token), every miss vouched for.
+    const values = [...Array.from({ length: 6 }, (_, index) => `https://quiet-${index}.example/`), 'https://login.evil-http.example/x'];
+    const posted = (await (await fetch(base, { method: 'POST', body: JSON.stringify({ values }) })).json()) as Vouched;
+    expect(posted.results.map((result) => result.verdict)).toEqual([...values.slice(0, 6).map(() => 'not_blocked'), 'blocked']);
+    expect(posted.results[6]).toMatchObject({ matches: [{ id: 990_030, source: 'service' }], fresh: { queries: [{ organization: 'acme', listedAll: true }] } });
+    expect(posted.results[0]?.reason).toContain("the service, asked for every threat of acme's days after");
     expect(requestsBy(service, GLOBEX_KEY)).toBe(0);
+    expect(requestsBy(service, ACME_KEY)).toBe(1);
   });
 
   it("answers with the mirror's answer, marked not refreshed, within a few seconds when the service hangs", async () => {

@@ -6,7 +6,8 @@
 // thread sends with the question: the one its verdict is judged by, so the two never disagree.
 import type { Config } from '../config.js';
 import { dayOf } from '../lib/days.js';
-import { askService, type FreshAnswer, FreshCap, freshOrganization } from '../lookup/fresh-lookup.js';
+import { askEach } from '../lookup/fresh-document.js';
+import { askService, type FreshAnswer, FreshCap, freshOrganization, type FreshSettings } from '../lookup/fresh-lookup.js';
 import type { FreshAsker } from '../serve/serving-client.js';
 import type { WriterSession } from '../session/writer-session.js';
 
@@ -18,20 +19,23 @@ export interface FreshObserver {
 export function createFreshAsker(config: Config, session: WriterSession, observer?: FreshObserver): FreshAsker {
   const cap = new FreshCap(config.freshMaxRps);
   const { api, clock } = session.deps;
-  return async (value, judged) => {
+  return async (values, judged) => {
     // Only organizations this daemon mirrors: the serving thread knows no others, and holds no keys.
     const organizations = judged.flatMap((judgement) => {
       const configured = config.organizations.find((organization) => organization.name === judgement.organization);
       return configured === undefined ? [] : [freshOrganization(configured, judgement)];
     });
-    const answer = await askService(value, organizations, {
+    // One answer's values share its window listings: a stale window is listed once, not once a value.
+    const settings: FreshSettings = {
       api,
       today: dayOf(clock()),
       initialDays: config.initialDays,
+      listings: new Map(),
       admit: (organization) => cap.admit(organization.apiKey.reveal()),
       spent: (organization, requests) => cap.spend(organization.apiKey.reveal(), requests),
-    });
-    observer?.freshAnswered(answer);
-    return answer;
+    };
+    const answers = await askEach(values, (value) => askService(value, organizations, settings));
+    for (const answer of answers) observer?.freshAnswered(answer);
+    return answers;
   };
 }

@@ -29,19 +29,28 @@ const VALUES_IN_FLIGHT = 8;
  * mirror. A value whose matches in the mirror are all allowed, but not itself, is asked: the
  * service may list it otherwise (an address allowed on one chain, blocked on another).
  */
-export async function refreshDocument(document: LookupDocument, ask: (value: string) => Promise<FreshAnswer>, allowlist?: AllowMatcher): Promise<FreshLookupDocument> {
+export async function refreshDocument(document: LookupDocument, askAll: (values: readonly string[]) => Promise<readonly FreshAnswer[]>, allowlist?: AllowMatcher): Promise<FreshLookupDocument> {
   const results: FreshLookupResult[] = document.results.map((result) => ({ ...result, matches: result.matches.map((match) => ({ ...match, source: 'mirror' as const })) }));
   const misses = results
     .map((result, index) => ({ result, index }))
     .filter(({ result }) => !result.blocked && allowlist?.value(result.value) === undefined);
-  for (let offset = 0; offset < misses.length; offset += VALUES_IN_FLIGHT) {
-    await Promise.all(
-      misses.slice(offset, offset + VALUES_IN_FLIGHT).map(async ({ result, index }) => {
-        results[index] = withServiceAnswer(result, await ask(result.value), allowlist);
-      }),
-    );
-  }
+  if (misses.length === 0) return { ...document, results };
+  const answers = await askAll(misses.map(({ result }) => result.value));
+  misses.forEach(({ result, index }, at) => {
+    const answer = answers[at];
+    if (answer !== undefined) results[index] = withServiceAnswer(result, answer, allowlist);
+  });
   return { ...document, results };
+}
+
+/**
+ * Each value's answer, VALUES_IN_FLIGHT values at a time: the questions of one answer, which share
+ * its window listings (fresh-lookup.ts: FreshSettings.listings).
+ */
+export async function askEach(values: readonly string[], ask: (value: string) => Promise<FreshAnswer>): Promise<FreshAnswer[]> {
+  const answers: FreshAnswer[] = [];
+  for (let offset = 0; offset < values.length; offset += VALUES_IN_FLIGHT) answers.push(...(await Promise.all(values.slice(offset, offset + VALUES_IN_FLIGHT).map(ask))));
+  return answers;
 }
 
 function withServiceAnswer(result: FreshLookupResult, answer: FreshAnswer, allowlist: AllowMatcher | undefined): FreshLookupResult {

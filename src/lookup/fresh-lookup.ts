@@ -42,13 +42,17 @@ export interface FreshSettings {
   /** An organization without a complete day is asked about this many days, ending today. */
   readonly initialDays: number;
   readonly timeoutMs?: number;
-  /** Whether this organization's key may send a fresh query now (FreshCap); absent: always. */
+  /**
+   * Whether this organization's key may send a fresh query now (FreshCap); absent: always. Asked
+   * only by a query that sends a request: one answered from a listing another value of the answer
+   * read takes no token.
+   */
   readonly admit?: ((organization: FreshOrganization) => boolean) | undefined;
   /** Told the requests each organization's query sent. */
   readonly spent?: ((organization: FreshOrganization, requests: number) => void) | undefined;
   /**
-   * Windows read whole, shared by the values of one answer (the CLI's): a stale organization's
-   * window is listed once, not once a value (1,000 values were up to 5,000 requests).
+   * Windows read whole, shared by the values of one answer (the CLI's, and /v1/lookup's): a stale
+   * organization's window is listed once, not once a value (1,000 values were up to 5,000 requests).
    */
   readonly listings?: Map<string, Promise<WindowRead>> | undefined;
 }
@@ -106,12 +110,8 @@ export async function askService(value: string, organizations: readonly FreshOrg
   const deadline = AbortSignal.timeout(settings.timeoutMs ?? FRESH_TIMEOUT_MS);
   const answers = await Promise.all(
     organizations.map(async (organization) => {
-      const from = firstDayToAsk(organization, settings);
-      if (settings.admit?.(organization) === false) {
-        return { matches: [], query: { organization: organization.name, from, to: settings.today, refreshed: false, listedAll: false, requests: 0, error: OVER_CAP } };
-      }
       const answer = await askOrganization(organization, matcher, settings, deadline);
-      settings.spent?.(organization, answer.query.requests);
+      if (answer.query.requests > 0) settings.spent?.(organization, answer.query.requests);
       return answer;
     }),
   );
@@ -126,6 +126,10 @@ async function askOrganization(organization: FreshOrganization, matcher: ValueMa
   const sent = (count: number): void => {
     requests += count;
   };
+  // The key's token is taken before this query's first request, and only if it sends one.
+  let admitted = settings.admit === undefined;
+  const admit = (): boolean => (admitted ||= settings.admit?.(organization) !== false);
+  const overCap = { matches: [], query: { ...window, refreshed: false, listedAll: false, requests: 0, error: OVER_CAP } };
   const take = (read: WindowRead): boolean => {
     for (const threat of read.threats) {
       const match = matcher.match(threat);
@@ -134,9 +138,11 @@ async function askOrganization(organization: FreshOrganization, matcher: ValueMa
     return read.whole;
   };
   try {
-    if (organization.vouching && take(await listingOf(organization, from, settings, deadline, sent))) {
-      return { matches: [...matches.values()], query: { ...window, refreshed: true, listedAll: true, requests } };
+    if (organization.vouching) {
+      if (!listed(organization, from, settings) && !admit()) return overCap;
+      if (take(await listingOf(organization, from, settings, deadline, sent))) return { matches: [...matches.values()], query: { ...window, refreshed: true, listedAll: true, requests } };
     }
+    if (!admit()) return overCap;
     let refreshed = true;
     for (const query of matcher.queries) refreshed = take(await readWindow(organization, { from, query }, settings, deadline, sent)) && refreshed;
     return { matches: [...matches.values()], query: { ...window, refreshed, listedAll: false, requests } };
@@ -168,13 +174,20 @@ async function readWindow(organization: FreshOrganization, { from, query }: { fr
 
 /** The window's every threat: read once for all the values of an answer that shares `settings.listings`, its requests counted by the value that read it. */
 function listingOf(organization: FreshOrganization, from: string, settings: FreshSettings, deadline: AbortSignal, sent: (requests: number) => void): Promise<WindowRead> {
-  const key = `${organization.name}\n${from}\n${settings.today}`;
+  const key = listingKey(organization, from, settings);
   const listed = settings.listings?.get(key);
   if (listed !== undefined) return listed;
   const listing = readWindow(organization, { from, query: undefined }, settings, deadline, sent);
   settings.listings?.set(key, listing);
   return listing;
 }
+
+/** Whether another value of the answer has listed (or is listing) the window: this one then sends nothing for it. */
+function listed(organization: FreshOrganization, from: string, settings: FreshSettings): boolean {
+  return settings.listings?.has(listingKey(organization, from, settings)) ?? false;
+}
+
+const listingKey = (organization: FreshOrganization, from: string, settings: FreshSettings): string => `${organization.name}\n${from}\n${settings.today}`;
 
 /** The day after the organization's complete_through (its first days when it has none). */
 function firstDayToAsk(organization: FreshOrganization, settings: FreshSettings): string {

@@ -38,25 +38,25 @@ export class ProbeForwarder {
 /** A fresh lookup's question, asked of the main thread. */
 export class FreshForwarder {
   readonly #post: Post;
-  readonly #waiting = new Map<number, (answer: FreshAnswer) => void>();
+  readonly #waiting = new Map<number, (answers: readonly FreshAnswer[]) => void>();
   #next = 1;
 
   constructor(post: Post) {
     this.#post = post;
   }
 
-  /** `judged`: the organizations asked about (`?org=`: that one), as the answer's verdict judges them. */
-  ask(value: string, judged: readonly FreshJudgement[]): Promise<FreshAnswer> {
+  /** An answer's `values`, each answered; `judged`: the organizations asked about (`?org=`: that one), as the answer's verdict judges them. */
+  ask(values: readonly string[], judged: readonly FreshJudgement[]): Promise<readonly FreshAnswer[]> {
     const id = this.#next++;
     return new Promise((resolve) => {
       this.#waiting.set(id, resolve);
       // Only what the main thread reads: the judgement's other fields stay on this thread.
-      this.#post({ kind: 'fresh', id, value, judged: judged.map(({ organization, completeThrough, problems }) => ({ organization, completeThrough, problems })) });
+      this.#post({ kind: 'fresh', id, values, judged: judged.map(({ organization, completeThrough, problems }) => ({ organization, completeThrough, problems })) });
     });
   }
 
-  answer(id: number, answer: FreshAnswer): void {
-    this.#waiting.get(id)?.(answer);
+  answer(id: number, answers: readonly FreshAnswer[]): void {
+    this.#waiting.get(id)?.(answers);
     this.#waiting.delete(id);
   }
 }

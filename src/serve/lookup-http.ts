@@ -36,7 +36,7 @@ export interface LookupEndpoint {
    * thread holds the keys), with the organizations asked about as the verdict judges them; without
    * it, `fresh=1` is refused.
    */
-  readonly askFresh?: ((value: string, judged: readonly FreshJudgement[]) => Promise<FreshAnswer>) | undefined;
+  readonly askFresh?: ((values: readonly string[], judged: readonly FreshJudgement[]) => Promise<readonly FreshAnswer[]>) | undefined;
 }
 
 export function createLookupHandler({ lookup, organizations, sync, onError, budget = new InFlightBudget(), allowlist = () => undefined, askFresh }: LookupEndpoint): LookupHandler {
@@ -118,7 +118,7 @@ function refresherOf(url: URL, askFresh: LookupEndpoint['askFresh']): Refresh | 
   if (fresh !== null && fresh !== '0' && fresh !== '1') return `fresh must be 1 (ask the service about values the mirror does not block) or 0, not "${fresh}"`;
   if (fresh !== '1') return (document) => Promise.resolve(document);
   if (askFresh === undefined) return 'fresh lookups are not available here';
-  return (document, allowlist, judged) => refreshDocument(document, (value) => askFresh(value, judged), allowlist);
+  return (document, allowlist, judged) => refreshDocument(document, (values) => askFresh(values, judged), allowlist);
 }
 
 /**

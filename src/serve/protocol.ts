@@ -67,8 +67,8 @@ export type FromServingThread =
   | { readonly kind: 'failed'; readonly message: string }
   /** A probe's path, for the main thread to answer (probe-answer). */
   | { readonly kind: 'probe'; readonly id: number; readonly method: string; readonly path: string }
-  /** A fresh lookup's question, for the main thread to ask the service (fresh-answer), with the judgement of each organization asked about. */
-  | { readonly kind: 'fresh'; readonly id: number; readonly value: string; readonly judged: readonly FreshJudgement[] }
+  /** A fresh lookup's questions, one answer's values, for the main thread to ask the service (fresh-answer), with the judgement of each organization asked about. */
+  | { readonly kind: 'fresh'; readonly id: number; readonly values: readonly string[]; readonly judged: readonly FreshJudgement[] }
   /** A handler failed: answered 400/500 (DNS: FORMERR/SERVFAIL) by the guard, for the main thread to log and count. */
   | { readonly kind: 'failure'; readonly failure: ServingFailure }
   | ({ readonly kind: 'lookups' } & LookupBatch)
@@ -78,7 +78,7 @@ export type FromServingThread =
 /** From the main thread to the serving thread. */
 export type ToServingThread =
   | { readonly kind: 'probe-answer'; readonly id: number; readonly answer: ProbeAnswer }
-  | { readonly kind: 'fresh-answer'; readonly id: number; readonly answer: FreshAnswer }
+  | { readonly kind: 'fresh-answer'; readonly id: number; readonly answer: readonly FreshAnswer[] }
   | { readonly kind: 'close' }
   | { readonly kind: 'enforcement'; readonly command: EnforcementCommand }
   /** A new version of THREAT_MIRROR_ALLOWLIST: lookups and feeds answer with it from now on. */

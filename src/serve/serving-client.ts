@@ -15,10 +15,11 @@ import type { FreshAnswer, FreshJudgement } from '../lookup/fresh-lookup.js';
 import type { ServingFailure } from './guard.js';
 
 /**
- * A fresh lookup's question, answered by the main thread (it holds the keys: daemon/fresh-http.ts):
- * the organizations asked about, each as the serving thread judged it for the answer's verdict.
+ * A fresh lookup's questions, one answer's values, answered by the main thread (it holds the keys:
+ * daemon/fresh-http.ts): the organizations asked about, each as the serving thread judged it for the
+ * answer's verdict. An answer for each value, in order.
  */
-export type FreshAsker = (value: string, judged: readonly FreshJudgement[]) => Promise<FreshAnswer>;
+export type FreshAsker = (values: readonly string[], judged: readonly FreshJudgement[]) => Promise<readonly FreshAnswer[]>;
 
 /** A probe's answer (/healthz, /readyz, /startupz, /metrics), by the main thread: daemon/http-endpoints.ts. */
 export type AnswerProbe = (method: string, path: string) => Promise<ProbeAnswer>;
@@ -141,7 +142,10 @@ class ServingClient implements ServingThread {
     return {
       listening: (message) => this.#serving(message.port),
       probe: (message) => this.#answer(message.id, options.answerProbe(message.method, message.path).catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${message.path}: ${String(error)}\n` })), 'probe-answer'),
-      fresh: (message) => this.#answer(message.id, (options.askFresh?.(message.value, message.judged) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch((error: unknown) => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error: String(error) }] })), 'fresh-answer'),
+      fresh: (message) => {
+        const failed = (error: unknown): FreshAnswer[] => message.values.map(() => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error: String(error) }] }));
+        this.#answer(message.id, (options.askFresh?.(message.values, message.judged) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch(failed), 'fresh-answer');
+      },
       lookups: (message) => options.onLookups?.(message),
       failure: (message) => options.onFailedRequest(message.failure),
       failed: (message) => this.#fail(new Error(`the serving thread on ${options.host}:${options.port} failed: ${message.message}`)),

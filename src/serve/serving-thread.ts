@@ -113,7 +113,7 @@ function lookupHandlerOn(
     onError: (error) => report({ listener: 'http', route: '/v1/lookup', answer: '500', ...describeError(error) }),
     budget,
     allowlist: () => allowlist.matcher,
-    askFresh: (value, judged) => fresh.ask(value, judged),
+    askFresh: (values, judged) => fresh.ask(values, judged),
   });
 }
 
