@@ -4,11 +4,12 @@
 // history. The bucket is s3rver's (test/support/object-store.ts). No replica yet: a sidecar starts
 // empty, as before; a replica of something else is refused (exit 1), never walked over.
 import { execFile, spawn } from 'node:child_process';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadReplica, type ReplicaConfig } from '../src/config/replica.js';
 import { Database } from '../src/db/sqlite.js';
 import { addDays } from '../src/lib/days.js';
@@ -244,6 +245,45 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
     expect(scalar<string>(killedAfter, FEED_ID_SQL)).toMatch(/^[0-9a-f-]{36}$/);
     expect(scalar<string>(killedAfter, FEED_ID_SQL)).not.toBe(primaryFeed);
     expect(currentThreats(killedAfter)).toEqual(listed(service, KEY));
+  });
+
+  it('stops a restore stuck on an object store that never answers at SIGTERM: exit 1 naming it, Litestream gone, nothing left beside the file', async () => {
+    // An endpoint that accepts and never answers: the restore waits on it, as on a hung S3.
+    const sockets = new Set<Socket>();
+    let onConnection = (): void => undefined;
+    const connected = new Promise<void>((resolve) => {
+      onConnection = resolve;
+    });
+    const hung = createServer((socket) => {
+      sockets.add(socket);
+      // Read (and drop) the request, so that the peer's close is seen.
+      socket.resume();
+      socket.on('close', () => sockets.delete(socket));
+      onConnection();
+    });
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    afterThisTest('processes', () => {
+      for (const socket of sockets) socket.destroy();
+      hung.close();
+    });
+    const dbPath = tempDbPath();
+    const podConfig = join(tempDir(), 'litestream.yml');
+    const { port } = hung.address() as AddressInfo;
+    writeFileSync(podConfig, `dbs:\n  - path: ${dbPath}\n    replicas:\n      - type: s3\n        bucket: mirror\n        path: acme\n        endpoint: http://127.0.0.1:${port}\n        region: us-east-1\n        force-path-style: true\n`);
+    const service = await serve();
+    const pod = startCli(['--once'], env(service, dbPath, { THREAT_MIRROR_RESTORE_CONFIG: podConfig }));
+    await connected;
+    pod.kill('SIGTERM');
+    const stopped = await pod.exited;
+    expect(stopped.code).toBe(1);
+    // Not the forced exit of a graceful stop that overran (9 s): the restore itself was stopped.
+    expect(stopped.stderr).toContain('THREAT_MIRROR_RESTORE_CONFIG: the restore from');
+    expect(stopped.stderr).toContain('was stopped by SIGTERM; the next start restores again');
+    // Litestream exited with it: its connections to the store are closed, not left to a process nobody waits for.
+    await vi.waitFor(() => expect(sockets.size).toBe(0), { timeout: 10_000 });
+    // Only the writer's lock file, which every start leaves: no database, no copy half-restored.
+    expect(readdirSync(dirname(dbPath)).filter((name) => name.startsWith(basename(dbPath)))).toEqual([`${basename(dbPath)}.writer-lock`]);
+    expect(service.stats.requests).toHaveLength(0);
   });
 
   it('starts empty when the replica holds no backup yet, and refuses a replica that is not a mirror (exit 1, the file left absent)', async () => {

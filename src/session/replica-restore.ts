@@ -42,7 +42,15 @@ export async function restoreIfMissing(configuredPath: string, replica: ReplicaC
   };
   removeLeftovers();
   rmSync(restoring, { force: true });
-  const output = await runLitestream(replica, restoring);
+  let output: string;
+  try {
+    output = await runLitestream(replica, restoring);
+  } catch (error) {
+    // Stopped or failed half-way: nothing of it stays (the next start would remove it anyway).
+    removeLeftovers();
+    rmSync(restoring, { force: true });
+    throw error;
+  }
   if (!existsSync(restoring)) return { restored: false, from: replica.url, reason: lastLine(output) || 'no backup found' };
   let problem: string | undefined;
   try {
@@ -66,7 +74,9 @@ export async function restoreIfMissing(configuredPath: string, replica: ReplicaC
  * `litestream restore -if-replica-exists -o OUT URL` (or `-config FILE DB`): exit 0 with no OUT
  * when the replica holds no backup yet. The environment passes through but for this program's own
  * variables: the object store's credentials (AWS_ACCESS_KEY_ID, LITESTREAM_ACCESS_KEY_ID, ...) are
- * Litestream's to read, the service's API keys and the HTTP token are not.
+ * Litestream's to read, the service's API keys and the HTTP token are not. SIGTERM or SIGINT stops
+ * it: a restore from a slow or hanging object store may take minutes, and a pod being stopped must
+ * not wait for it (nor leave it running, writing beside the next start's).
  */
 function runLitestream(replica: ReplicaConfig, out: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -76,11 +86,27 @@ function runLitestream(replica: ReplicaConfig, out: string): Promise<string> {
     };
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith(OWN_VARIABLES)));
     const child = spawn(replica.litestream, ['restore', '-if-replica-exists', '-o', out, ...replica.source], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stoppedBy: NodeJS.Signals | undefined;
+    const stop = (signal: NodeJS.Signals): void => {
+      stoppedBy ??= signal;
+      child.kill('SIGTERM');
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    const settled = (): void => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+    };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    child.on('error', (error) => reject(new RestoreError(`${replica.variable}: cannot run ${replica.litestream} (THREAT_MIRROR_LITESTREAM): ${error.message}`)));
+    child.on('error', (error) => {
+      settled();
+      reject(new RestoreError(`${replica.variable}: cannot run ${replica.litestream} (THREAT_MIRROR_LITESTREAM): ${error.message}`));
+    });
     child.on('close', (code, signal) => {
-      if (code === 0) resolve(output);
+      settled();
+      if (stoppedBy !== undefined) reject(new RestoreError(`${replica.variable}: the restore from ${replica.url} was stopped by ${stoppedBy}; the next start restores again`));
+      else if (code === 0) resolve(output);
       else reject(new RestoreError(`${replica.variable}: litestream restore from ${replica.url} failed (${signal ?? `exit ${code}`}): ${lastLine(output)}`));
     });
   });
