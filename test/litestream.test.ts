@@ -1,10 +1,9 @@
 // The daemon beside the real Litestream (0.3.13 from the npm package @flydotio/litestream-linux-x64), as
 // docs/readers-and-replicas.md sets it up: THREAT_MIRROR_CHECKPOINTS=external, a file replica.
 // Skips with a message where the binary is absent (it is an optional, linux-x64 dev dependency).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats } from '../src/standin/index.js';
@@ -14,10 +13,9 @@ import { probeHealthz } from './support/probes.js';
 import { differingTables, scalar } from './support/mirror-db.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { skipFor } from './support/judges.js';
+import { LITESTREAM, LITESTREAM_MISSING as missing, startReplicating } from './support/litestream.js';
 import { tempDir } from './support/temp.js';
 
-const LITESTREAM = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '@flydotio', `litestream-${process.platform}-${process.arch}`, 'litestream');
-const missing = existsSync(LITESTREAM) ? undefined : `no Litestream binary at ${LITESTREAM} (npm ci installs @flydotio/litestream-linux-x64 on linux-x64)`;
 
 const KEY = 'acme-litestream-key';
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -43,22 +41,10 @@ it.skipIf(skipFor(missing))('replicates the mirror while it syncs: the restore e
   const port = await servingPort(running);
   await running.waitForLog((line) => line.status === 'succeeded');
 
-  let log = '';
-  const replicator = spawn(LITESTREAM, ['replicate', '-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  afterThisTest('processes', () => replicator.kill('SIGKILL'));
-  const replicatorExited = new Promise<number | null>((resolve) => replicator.on('close', (code) => resolve(code)));
   // The rounds below start once Litestream has written its first snapshot: a restore needs one,
   // and stopping it before would leave nothing to restore (a race, not a defect of ours).
-  const snapshotWritten = new Promise<void>((resolve, reject) => {
-    const read = (chunk: string): void => {
-      log += chunk;
-      if (log.includes('msg="snapshot written"')) resolve();
-    };
-    replicator.stdout?.setEncoding('utf8').on('data', read);
-    replicator.stderr?.setEncoding('utf8').on('data', read);
-    void replicatorExited.then((code) => reject(new Error(`litestream exited (${code}) before writing a snapshot: ${log}`)));
-  });
-  await snapshotWritten;
+  const { process: replicator, exited: replicatorExited, output } = await startReplicating(config);
+  afterThisTest('processes', () => replicator.kill('SIGKILL'));
 
   const { timings: healthz, stop: stopProbing } = probeHealthz(port);
 
@@ -101,8 +87,8 @@ it.skipIf(skipFor(missing))('replicates the mirror while it syncs: the restore e
   expect(scalar<number>(restored, 'SELECT count(*) FROM threats')).toBe(1500 + 600);
 
   // One generation: our process never checkpointed behind Litestream's back.
-  expect(log).toMatch(/msg="snapshot written"/);
-  expect([...log.matchAll(/new generation/g)].length, log).toBe(1);
+  expect(output()).toMatch(/msg="snapshot written"/);
+  expect([...output().matchAll(/new generation/g)].length, output()).toBe(1);
   expect(healthz.length).toBeGreaterThan(10);
   expect(Math.max(...healthz)).toBeLessThan(HEALTHZ_BOUND_MS);
 });

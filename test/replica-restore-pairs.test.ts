@@ -6,22 +6,20 @@
 // Litestream 0.3.13 before the tests, which then restore fresh pods from them. The stand-in's
 // data never changes, so the pods compare with it as exact-records tests do.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import { generateThreats, type Standin, type StandinThreat, startStandin } from '../src/standin/index.js';
 import type { RequestRecord } from '../src/standin/types.js';
 import { type CliResult, runCli } from './support/cli.js';
 import { skipFor } from './support/judges.js';
+import { LITESTREAM, LITESTREAM_MISSING as missing, startReplicating } from './support/litestream.js';
 import { scalar, withDb } from './support/mirror-db.js';
 import { type Env, mirrorEnvFor } from './support/service.js';
 import { tempDbPath, tempDir } from './support/temp.js';
 
-const LITESTREAM = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '@flydotio', `litestream-${process.platform}-${process.arch}`, 'litestream');
-const missing = existsSync(LITESTREAM) ? undefined : `no Litestream binary at ${LITESTREAM} (npm ci installs @flydotio/litestream-linux-x64 on linux-x64)`;
 
 const NOW = '2026-03-15T12:00:00.000Z';
 const TODAY = NOW.slice(0, 10);
@@ -106,19 +104,8 @@ const replicators: ChildProcess[] = [];
 async function replicateOnce(dbPath: string, replica: string): Promise<void> {
   const config = `${replica}.yml`;
   writeFileSync(config, `dbs:\n  - path: ${dbPath}\n    replicas:\n      - type: file\n        path: ${replica}\n        sync-interval: 1s\n`);
-  const replicator = spawn(LITESTREAM, ['replicate', '-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((resolve) => replicator.on('close', () => resolve()));
+  const { process: replicator, exited } = await startReplicating(config);
   replicators.push(replicator);
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    const read = (chunk: string): void => {
-      log += chunk;
-      if (log.includes('msg="snapshot written"')) resolve();
-    };
-    replicator.stdout.setEncoding('utf8').on('data', read);
-    replicator.stderr.setEncoding('utf8').on('data', read);
-    replicator.on('close', (code) => reject(new Error(`litestream exited (${code}) before writing a snapshot: ${log}`)));
-  });
   // Stopped before any pod restores: the replica is what the snapshot wrote, and stays so.
   replicator.kill('SIGKILL');
   await exited;

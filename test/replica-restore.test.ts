@@ -3,12 +3,11 @@
 // their writer opens the path, and their first run costs what the re-scanned days cost, not the
 // history. The bucket is s3rver's (test/support/object-store.ts). No replica yet: a sidecar starts
 // empty, as before; a replica of something else is refused (exit 1), never walked over.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { loadReplica, type ReplicaConfig } from '../src/config/replica.js';
 import { Database } from '../src/db/sqlite.js';
@@ -18,14 +17,13 @@ import { generateThreats, type Standin } from '../src/standin/index.js';
 import { runCli, startCli } from './support/cli.js';
 import { afterThisTest } from './support/cleanup.js';
 import { skipFor } from './support/judges.js';
+import { LITESTREAM, LITESTREAM_MISSING as missing, startReplicating } from './support/litestream.js';
 import { scalar } from './support/mirror-db.js';
 import { OBJECT_STORE_KEYS, startObjectStore } from './support/object-store.js';
 import { EVERY_SECOND_DAEMON, mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath, tempDir } from './support/temp.js';
 import { currentThreats, listed } from './support/walk-data.js';
 
-const LITESTREAM = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '@flydotio', `litestream-${process.platform}-${process.arch}`, 'litestream');
-const missing = existsSync(LITESTREAM) ? undefined : `no Litestream binary at ${LITESTREAM} (npm ci installs @flydotio/litestream-linux-x64 on linux-x64)`;
 
 const KEY = 'acme-replica-key';
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -40,19 +38,10 @@ function serve(): Promise<Standin> {
 
 /** Runs `litestream replicate` until the test ends (or the kill it resolves with); resolves once its first snapshot is written. */
 async function replicate(config: string): Promise<() => void> {
-  let log = '';
-  const replicator = spawn(LITESTREAM, ['replicate', '-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const kill = (): void => void replicator.kill('SIGKILL');
+  const replicating = startReplicating(config);
+  const kill = (): void => void replicating.then(({ process }) => process.kill('SIGKILL'), () => undefined);
   afterThisTest('processes', kill);
-  await new Promise<void>((resolve, reject) => {
-    const read = (chunk: string): void => {
-      log += chunk;
-      if (log.includes('msg="snapshot written"')) resolve();
-    };
-    replicator.stdout.setEncoding('utf8').on('data', read);
-    replicator.stderr.setEncoding('utf8').on('data', read);
-    replicator.on('close', (code) => reject(new Error(`litestream exited (${code}) before writing a snapshot: ${log}`)));
-  });
+  await replicating;
   return kill;
 }
 
