@@ -13,7 +13,8 @@ import type { CurrentThreat, IndicatorSource } from '../../src/export/current-th
 import { type HostEntry, hostEntryOf } from '../../src/export/host-selection.js';
 import { deriveLookupFields } from '../../src/url/lookup-fields.js';
 import { jsonlLine, valuesOf } from '../../src/export/formats/jsonl.js';
-import { indicatorJson, indicatorOf, noStixCounts, patternOf, renderStix, STIX_NAMESPACE, type StixCounts, stixString, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/formats/stix.js';
+import { indicatorJson, indicatorOf, noStixCounts, patternOf, renderStix, STIX_NAMESPACE, type StixCounts, stixIndicators, stixString, stixTail, stixTimestamp, threatIndicatorUuid, uuidV5 } from '../../src/export/formats/stix.js';
+import { addBlockCounts, noBlockCounts } from '../../src/export/parallel/row-blocks.js';
 import { tempDir } from '../support/temp.js';
 import { thrownMessage } from '../support/thrown.js';
 
@@ -211,7 +212,36 @@ describe('STIX timestamps (issue 32 item 8)', () => {
     });
     const counts: StixCounts = noStixCounts();
     const text = [...renderStix([row(1, '2026-01-01T00:00:00.000Z'), row(2, '9999-12-31T23:59:59-23:59')] as never, counts)].join('');
-    expect(counts).toEqual({ indicators: 1, leftOut: { 'blockedAt outside 0001-9999': 1 }, lastChange: 1 });
+    expect(counts).toMatchObject({ indicators: 1, leftOut: { 'blockedAt outside 0001-9999': 1 }, lastChange: 1 });
     expect(text).not.toContain('+010000');
+  });
+});
+
+describe("a STIX bundle's id", () => {
+  const row = (id: number, changeSeq: number) => ({
+    id, content: `https://bundle-${id}.example/`, type: 'URL', blockedAt: '2026-01-01T00:00:00.000Z', email: null,
+    firstSeenAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', changeSeq, organizations: ['acme'],
+  });
+  const bundleId = (rows: ReturnType<typeof row>[]): string => (JSON.parse([...renderStix(rows as never, noStixCounts())].join('')) as { id: string }).id;
+
+  it('differs for another set of the same size and latest change_seq (an allowlist that left out another threat), and is the same in blocks', () => {
+    // Threats 1..4, the latest change on 4; an allowlist leaves out 2, another leaves out 3.
+    const withoutTwo = [row(1, 10), row(3, 11), row(4, 40)];
+    const withoutThree = [row(1, 10), row(2, 12), row(4, 40)];
+    expect(bundleId(withoutTwo)).not.toBe(bundleId(withoutThree));
+    expect(bundleId(withoutTwo)).toBe(bundleId([...withoutTwo]));
+    // Rendered in two blocks whose counts are added (parallel-render.ts), in either order: the same id.
+    const inBlocks = (first: ReturnType<typeof row>[], second: ReturnType<typeof row>[]): string => {
+      const sum = noBlockCounts();
+      for (const block of [second, first]) {
+        const counts = noBlockCounts();
+        [...stixIndicators(block as never, counts)];
+        addBlockCounts(sum, counts);
+      }
+      return stixTail(sum).match(/bundle--[0-9a-f-]+/)?.[0] ?? '';
+    };
+    expect(inBlocks([row(1, 10)], [row(3, 11), row(4, 40)])).toBe(bundleId(withoutTwo));
+    // Threat ids past 2^32 count by their high bits too.
+    expect(bundleId([row(2 ** 32 + 7, 1)])).not.toBe(bundleId([row(7, 1)]));
   });
 });

@@ -5,7 +5,7 @@ import type { IdRange, ThreatSnapshot } from '../current-threats.js';
 import { hostEntryOf } from '../host-selection.js';
 import { csvRows } from '../formats/csv.js';
 import { renderJsonl } from '../formats/jsonl.js';
-import { stixIndicators } from '../formats/stix.js';
+import { addSums, stixIndicators } from '../formats/stix.js';
 import { Utf8Batch } from './utf8-batch.js';
 
 export type RecordFormat = 'csv' | 'jsonl' | 'stix';
@@ -22,6 +22,8 @@ export interface BlockCounts {
   indicators: number;
   leftOut: Record<string, number>;
   lastChange: number;
+  /** STIX: the sums of the indicators' ids (stix.ts addIdToSums). */
+  idSums: [number, number];
   hostThreats: number;
   otherTypes: number;
   /** Threats THREAT_MIRROR_ALLOWLIST allows: left out of every format. */
@@ -29,7 +31,7 @@ export interface BlockCounts {
 }
 
 export function noBlockCounts(): BlockCounts {
-  return { records: 0, indicators: 0, leftOut: {}, lastChange: 0, hostThreats: 0, otherTypes: 0, allowed: 0 };
+  return { records: 0, indicators: 0, leftOut: {}, lastChange: 0, idSums: [0, 0], hostThreats: 0, otherTypes: 0, allowed: 0 };
 }
 
 export function addBlockCounts(sum: BlockCounts, block: Readonly<BlockCounts>): void {
@@ -37,6 +39,7 @@ export function addBlockCounts(sum: BlockCounts, block: Readonly<BlockCounts>): 
   sum.indicators += block.indicators;
   for (const [why, count] of Object.entries(block.leftOut)) sum.leftOut[why] = (sum.leftOut[why] ?? 0) + count;
   sum.lastChange = Math.max(sum.lastChange, block.lastChange);
+  addSums(sum.idSums, block.idSums);
   sum.hostThreats += block.hostThreats;
   sum.otherTypes += block.otherTypes;
   sum.allowed += block.allowed;
