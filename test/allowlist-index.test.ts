@@ -8,6 +8,7 @@ import type { Allowlist } from '../src/allowlist/allowlist-entries.js';
 import { parseAllowlist } from '../src/allowlist/allowlist-entries.js';
 import { openWritableMirrorSync } from './support/writable-mirror.js';
 import { ExportIndex } from '../src/export/index/export-index.js';
+import { zoneTimersFor } from '../src/lib/rpz-zone.js';
 import type { IndexView } from '../src/export/index/index-view.js';
 import { generateThreats } from '../src/standin/index.js';
 import { deriveLookupFields } from '../src/url/lookup-fields.js';
@@ -81,7 +82,7 @@ describe('the export index under an allowlist', () => {
       listOf([`https://${c}/`, `${d}`, 'eip155:1:0xabc0000000000000000000000000000000000001', 'who@allowed-mail.com']),
       listOf([]),
     ];
-    const index = await ExportIndex.create(dbPath, join(dir, 'index.db'), { nowMs: Date.parse(STAMP) });
+    const index = await ExportIndex.create(dbPath, join(dir, 'index.db'), { nowMs: Date.parse(STAMP), timers: zoneTimersFor(3600) });
     const history: Array<{ serial: number; names: Set<string> }> = [{ serial: index.view.state().serial, names: names(index.view) }];
     try {
       for (const [step, list] of versions.entries()) {
@@ -91,7 +92,7 @@ describe('the export index under an allowlist', () => {
         data.add([[`https://sub.${c}/`, 'URL'], ['eip155:1:0xABC0000000000000000000000000000000000001', 'ADDRESS'], ['Who@Allowed-Mail.com', 'EMAIL'], [`https://step${step}-blocked.com/`, 'URL']]);
         data.remove(1_000 + step);
         await index.refresh(list, Date.parse(STAMP));
-        const fresh = await ExportIndex.create(dbPath, join(dir, `fresh-${step}.db`), { allowlist: list, nowMs: Date.parse(STAMP) });
+        const fresh = await ExportIndex.create(dbPath, join(dir, `fresh-${step}.db`), { allowlist: list, nowMs: Date.parse(STAMP), timers: zoneTimersFor(3600) });
         try {
           expect(contents(index.view), `step ${step}`).toEqual(contents(fresh.view));
         } finally {

@@ -131,4 +131,41 @@ describe.skipIf(skipWithout(['named', 'dig']))("the zone's serial across restart
     await until('BIND follows the rebuilt primary to the threat blocked since', () => bind.blocks('tm-serial-after-rebuild.com'), 20_000, bind.log);
     expect(soaSerial(bindPort)).toBe(soaSerial(dnsPort));
   }, 120_000);
+
+  it.skipIf(skipWithout(['dig']))('a restart whose schedule gives the SOA other timers moves the serial past the old one, without an rpz file; one that changes nothing keeps it', async () => {
+    const service = await startStandin({ threats: [threat('https://tm-timers-a.com/')], keys: { organizationKeys: { [KEY]: 'acme' }, userKeys: {} }, now: () => new Date(NOW) });
+    standin = service;
+    const dnsPort = await freePort();
+    const dbPath = join(dir, 'timers-volume', 'mirror.db');
+    // The SOA's serial and its four timers, as a secondary reads them.
+    const soa = (): { serial: number; timers: string } => {
+      const record = recordsOf(dig(['@127.0.0.1', '-p', String(dnsPort), ZONE, 'SOA']).text).find((line) => line.split(' ')[3] === 'soa') ?? '';
+      const fields = record.split(' ');
+      return { serial: Number(fields[6]), timers: fields.slice(7).join(' ') };
+    };
+    const start = async (schedule: string): Promise<CliProcess> => {
+      const started = new CliProcess(
+        [],
+        mirrorEnvFor(KEY, AN_HOUR_LATER)(service, dbPath, { THREAT_MIRROR_INITIAL_DAYS: '2', THREAT_MIRROR_SCHEDULE: schedule, THREAT_MIRROR_DNS_PORT: String(dnsPort), THREAT_MIRROR_DNS_ALLOW: '127.0.0.1/32', LOG_LEVEL: 'info' }),
+      );
+      daemon = started;
+      await started.waitForLog((line) => line.msg === 'export index built');
+      await started.waitForLog(() => runs(started) >= 1);
+      return started;
+    };
+    let running = await start('0 * * * *');
+    const hourly = soa();
+    expect(hourly.timers).toBe('3600 720 864000 300');
+    await running.stop('SIGTERM');
+    // Daily runs: a secondary must learn the new refresh and retry, so the serial moves.
+    running = await start('0 3 * * *');
+    const daily = soa();
+    expect(daily.timers).toBe('86400 17280 864000 300');
+    expect(serialAfter(daily.serial, hourly.serial)).toBe(true);
+    await running.stop('SIGTERM');
+    // The same schedule again: nothing changed, the serial stays.
+    running = await start('0 3 * * *');
+    expect(soa()).toEqual(daily);
+    await running.stop('SIGTERM');
+  }, 60_000);
 });

@@ -84,7 +84,7 @@ describe('zone transfers over TCP', () => {
     const dbPath = join(dir, 'mirror.db');
     writeMirror(dbPath);
     indexPath = join(dir, 'exports', 'index.db');
-    (await ExportIndex.create(dbPath, indexPath, { nowMs: Date.parse(STAMP) })).close();
+    (await ExportIndex.create(dbPath, indexPath, { nowMs: Date.parse(STAMP), timers: zoneTimersFor(3600) })).close();
     const timers = zoneTimersFor(600);
     zone = new ZoneReader(indexPath, { zone: ZONE, timers });
     zone.markReady();

@@ -26,6 +26,11 @@ export function zoneTimersFor(periodSeconds: number): ZoneTimers {
   return { refresh, retry: Math.max(30, Math.round(refresh / 5)), expire: 864_000, minimum: TTL };
 }
 
+/** The SOA's four timers as the zone file writes them after the serial: "refresh retry expire minimum". */
+export function soaTimersOf(timers: ZoneTimers): string {
+  return `${timers.refresh} ${timers.retry} ${timers.expire} ${timers.minimum}`;
+}
+
 /** The records' TTL (and the SOA's negative TTL). */
 export const RPZ_TTL = TTL;
 /** The SOA's names and the NS record of the zone, as the file writes them. */

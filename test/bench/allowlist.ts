@@ -15,6 +15,7 @@ import { AllowMatcher } from '../../src/allowlist/allow-matcher.js';
 import { ThreatLookup } from '../../src/lookup/threat-lookup.js';
 import { Database } from '../../src/db/sqlite.js';
 import { ExportIndex } from '../../src/export/index/export-index.js';
+import { zoneTimersFor } from '../../src/lib/rpz-zone.js';
 import { benchThreat, writeBenchMirror } from './export-mirror.js';
 import { measure } from './measure.js';
 
@@ -70,9 +71,9 @@ const timed = async <T>(run: () => Promise<T>): Promise<[T, number]> => {
   const result = await run();
   return [result, performance.now() - started];
 };
-const [plain, plainMs] = await timed(() => ExportIndex.create(dbPath, join(dir, 'index-plain.db'), { nowMs: Date.now() }));
+const [plain, plainMs] = await timed(() => ExportIndex.create(dbPath, join(dir, 'index-plain.db'), { nowMs: Date.now(), timers: zoneTimersFor(3600) }));
 plain.close();
-const [index, buildMs] = await timed(() => ExportIndex.create(dbPath, join(dir, 'index.db'), { allowlist: listA, nowMs: Date.now() }));
+const [index, buildMs] = await timed(() => ExportIndex.create(dbPath, join(dir, 'index.db'), { allowlist: listA, nowMs: Date.now(), timers: zoneTimersFor(3600) }));
 const [change, changeMs] = await timed(() => index.refresh(listB, Date.now()));
 const [, sameMs] = await timed(() => index.refresh(listB, Date.now()));
 console.log('\n| export index | ms |\n|---|---:|');

@@ -8,7 +8,7 @@
 // so one file loads under any zone name. A name's full length includes that zone name, so hosts too
 // long to fit beside a zone name of up to MAX_ZONE_NAME characters are left out (and counted).
 import { headerLines, type HostListContext } from './host-header.js';
-import { MAX_HOST, MAX_ZONE_NAME, SOA_MNAME, SOA_RNAME, TTL, zoneTimersFor } from '../../lib/rpz-zone.js';
+import { MAX_HOST, MAX_ZONE_NAME, SOA_MNAME, SOA_RNAME, TTL, zoneTimersFor, soaTimersOf } from '../../lib/rpz-zone.js';
 import { zoneNamesOf } from './zone-names.js';
 
 export { laterSerial, MAX_HOST, MAX_ZONE_NAME, nextRpzSerial, nextZoneSerial, RPZ_TTL, serialAfter, serialPast, SOA_MNAME, SOA_RNAME, type ZoneTimers, zoneTimersFor } from '../../lib/rpz-zone.js';
@@ -37,7 +37,7 @@ export function* renderRpz(context: HostListContext, serial: number): Generator<
   }
   yield `; load it under a zone name of your choice, e.g. rpz.threat-mirror (see docs/exports.md)\n`;
   yield `$TTL ${TTL}\n`;
-  yield `@ IN SOA ${SOA_MNAME}. ${SOA_RNAME}. ${serial} ${timers.refresh} ${timers.retry} ${timers.expire} ${timers.minimum}\n`;
+  yield `@ IN SOA ${SOA_MNAME}. ${SOA_RNAME}. ${serial} ${soaTimersOf(timers)}\n`;
   yield `@ IN NS ${SOA_MNAME}.\n`;
   for (const host of names.blocked) yield `${host} CNAME .\n*.${host} CNAME .\n`;
   for (const host of names.passthru) yield `${host} CNAME rpz-passthru.\n*.${host} CNAME rpz-passthru.\n`;

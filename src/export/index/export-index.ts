@@ -26,7 +26,7 @@ import { IndexView } from './index-view.js';
 import { continuedSerial, setAside } from './previous-index.js';
 import { INDEX_SCHEMA, type ZoneName } from './schema.js';
 import type { OwnerRecord } from '../formats/zone-names.js';
-import { MAX_HOST, nextZoneSerial } from '../../lib/rpz-zone.js';
+import { MAX_HOST, nextZoneSerial, soaTimersOf, type ZoneTimers } from '../../lib/rpz-zone.js';
 import { withSmallPageCache } from '../../db/page-cache.js';
 
 /** Rows between two turns of the event loop: the refresh job's thread has little else to do, but any thread running this stays responsive. */
@@ -77,13 +77,16 @@ export class ExportIndex {
    * are the same (a restart that changed nothing costs no transfer), else moves past it
    * (previous-index.ts). `nowMs`: the daemon's clock, for the serial (nextZoneSerial).
    */
-  static async create(mirrorPath: string, path: string, { allowlist, nowMs }: { allowlist?: Allowlist | undefined; nowMs: number }): Promise<ExportIndex> {
+  static async create(mirrorPath: string, path: string, { allowlist, nowMs, timers }: { allowlist?: Allowlist | undefined; nowMs: number; timers: ZoneTimers }): Promise<ExportIndex> {
     mkdirSync(dirname(path), { recursive: true });
     const previous = setAside(path);
     const index = new ExportIndex(mirrorPath, path, true);
     try {
       await index.#rebuild(undefined, indexAllowlistOf(allowlist), nowMs);
-      const serial = previous === undefined ? undefined : continuedSerial(index.#db, previous, nowMs);
+      // The SOA's timers are part of the zone a secondary holds under a serial, as its names are.
+      const soaTimers = soaTimersOf(timers);
+      index.#db.prepare('UPDATE index_state SET zone_timers = ?').run(soaTimers);
+      const serial = previous === undefined ? undefined : continuedSerial(index.#db, previous, nowMs, soaTimers);
       if (serial !== undefined) index.#db.prepare('UPDATE index_state SET serial = ?').run(serial);
       return index;
     } catch (error) {

@@ -22,12 +22,14 @@ export function setAside(path: string): string | undefined {
 
 /**
  * The serial the index just built on `db` takes after the one set aside at `previous`: the same
- * when its zone had the same names (its hosts and passthru names: the zone is made of those), so a
- * restart that changed nothing costs the secondaries no transfer; else the next after it. Undefined
+ * when its zone had the same names (its hosts and passthru names: the zone is made of those) and
+ * the same SOA timers (`soaTimers`: they follow THREAT_MIRROR_SCHEDULE), so a restart that changed
+ * nothing costs the secondaries no transfer; else the next after it (a secondary keeps the timers
+ * of the serial it holds). Undefined
  * when the index set aside cannot be read (a power cut: it is written without syncing) or never
  * finished its first build: the new one's serial, by the clock, stands.
  */
-export function continuedSerial(db: Database, previous: string, nowMs: number): number | undefined {
+export function continuedSerial(db: Database, previous: string, nowMs: number, soaTimers: string): number | undefined {
   let before: number | undefined;
   let same = false;
   let attached = false;
@@ -40,7 +42,9 @@ export function continuedSerial(db: Database, previous: string, nowMs: number): 
     before = db.prepare('SELECT serial FROM previous.index_state').pluck().get() as number | undefined;
     const differ = (table: string): boolean =>
       db.prepare(`SELECT EXISTS (SELECT host FROM main.${table} EXCEPT SELECT host FROM previous.${table}) OR EXISTS (SELECT host FROM previous.${table} EXCEPT SELECT host FROM main.${table})`).pluck().get() === 1;
-    same = before !== undefined && !differ('hosts') && !differ('passthru');
+    // An index of a version without the column fails here: the serial then moves on, once.
+    const timersBefore = db.prepare('SELECT zone_timers FROM previous.index_state').pluck().get() as string | null | undefined;
+    same = before !== undefined && timersBefore === soaTimers && !differ('hosts') && !differ('passthru');
   } catch {
     // Unreadable, or of another version's schema: only a serial read before the failure counts.
   } finally {

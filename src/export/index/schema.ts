@@ -12,7 +12,7 @@ export const INDEX_SCHEMA = `
   CREATE TABLE passthru (host TEXT PRIMARY KEY) WITHOUT ROWID;
   CREATE TABLE counts (kind TEXT PRIMARY KEY, threats INTEGER NOT NULL);
   CREATE TABLE index_state (id INTEGER PRIMARY KEY CHECK (id = 1), change_seq INTEGER NOT NULL, hosts_version INTEGER NOT NULL, serial INTEGER NOT NULL,
-    allowlist TEXT, passthru_not_listed INTEGER NOT NULL DEFAULT 0);
+    allowlist TEXT, passthru_not_listed INTEGER NOT NULL DEFAULT 0, zone_timers TEXT);
   CREATE TABLE zone_versions (serial INTEGER PRIMARY KEY, previous INTEGER NOT NULL);
   CREATE TABLE zone_changes (serial INTEGER NOT NULL, added INTEGER NOT NULL, host TEXT NOT NULL, passthru INTEGER NOT NULL DEFAULT 0);
   CREATE INDEX zone_changes_serial ON zone_changes (serial, added, host);

@@ -34,7 +34,7 @@ async function refresh(job: RefreshJob, post: (event: JobEvent) => void): Promis
     let change: IndexChange | undefined;
     if (job.indexPath !== undefined && job.rebuild) {
       const started = performance.now();
-      index = await ExportIndex.create(job.dbPath, job.indexPath, { allowlist: job.allowlist, nowMs: job.nowMs });
+      index = await ExportIndex.create(job.dbPath, job.indexPath, { allowlist: job.allowlist, nowMs: job.nowMs, timers: job.timers });
       const state = index.view.state();
       log(post, 'info', { hosts: index.view.size, ms: Math.round(performance.now() - started) }, 'export index built');
       change = { hostsChanged: true, zoneChanged: true, serial: state.serial, threatsRead: 0 };
