@@ -19,7 +19,7 @@ export interface FreshObserver {
 export function createFreshAsker(config: Config, session: WriterSession, observer?: FreshObserver): FreshAsker {
   const cap = new FreshCap(config.freshMaxRps);
   const { api, clock } = session.deps;
-  return async (values, judged) => {
+  return async (values, judged, signal) => {
     // Only organizations this daemon mirrors: the serving thread knows no others, and holds no keys.
     const organizations = judged.flatMap((judgement) => {
       const configured = config.organizations.find((organization) => organization.name === judgement.organization);
@@ -31,11 +31,19 @@ export function createFreshAsker(config: Config, session: WriterSession, observe
       today: dayOf(clock()),
       initialDays: config.initialDays,
       listings: new Map(),
+      signal,
       admit: (organization) => cap.admit(organization.apiKey.reveal()),
       spent: (organization, requests) => cap.spend(organization.apiKey.reveal(), requests),
     };
-    const answers = await askEach(values, (value) => askService(value, organizations, settings));
-    for (const answer of answers) observer?.freshAnswered(answer);
-    return answers;
+    // Counted as each value is answered; values left unasked (the thread gone) are not counted.
+    return askEach(
+      values,
+      async (value) => {
+        const answer = await askService(value, organizations, settings);
+        observer?.freshAnswered(answer);
+        return answer;
+      },
+      signal,
+    );
   };
 }

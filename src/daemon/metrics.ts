@@ -184,7 +184,7 @@ function exportMetrics(counter: Factory, gauge: GaugeFactory): ExportObserver & 
 function freshMetrics(counter: Factory): FreshObserver['freshAnswered'] {
   const queries = counter(
     'threat_mirror_fresh_queries_total',
-    'Fresh lookup queries of one organization, by outcome: refreshed, partial (more pages than a lookup reads), capped (over THREAT_MIRROR_FRESH_MAX_RPS, not sent), failed (an error or the deadline)',
+    'Fresh lookup queries of one organization, one per value asked (a value answered from a listing another value of its answer read counts, with no request), by outcome: refreshed, partial (more pages than a lookup reads), capped (over THREAT_MIRROR_FRESH_MAX_RPS, not sent), failed (an error or the deadline)',
     ['organization', 'outcome'],
   );
   const matches = counter('threat_mirror_fresh_matches_total', 'Threats matching a looked-up value that fresh lookups found listed by the service (the mirror holds them at its next sync)', ['organization']);

@@ -3,6 +3,7 @@
 // from: `source: "mirror"` or `"service"`. A value whose question the service did not answer in
 // time (or at all) keeps the mirror's answer, marked `refreshed: false`.
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
+import { errorMessage } from '../lib/errors.js';
 import { deriveLookupFields } from '../url/lookup-fields.js';
 import { type FreshAnswer, type FreshQuery } from './fresh-lookup.js';
 import type { LookupDocument, LookupMatch, LookupResult } from './threat-lookup.js';
@@ -45,12 +46,21 @@ export async function refreshDocument(document: LookupDocument, askAll: (values:
 
 /**
  * Each value's answer, VALUES_IN_FLIGHT values at a time: the questions of one answer, which share
- * its window listings (fresh-lookup.ts: FreshSettings.listings).
+ * its window listings (fresh-lookup.ts: FreshSettings.listings). Once `signal` aborts, the values
+ * not yet asked are answered with its reason, unasked.
  */
-export async function askEach(values: readonly string[], ask: (value: string) => Promise<FreshAnswer>): Promise<FreshAnswer[]> {
+export async function askEach(values: readonly string[], ask: (value: string) => Promise<FreshAnswer>, signal?: AbortSignal): Promise<FreshAnswer[]> {
   const answers: FreshAnswer[] = [];
-  for (let offset = 0; offset < values.length; offset += VALUES_IN_FLIGHT) answers.push(...(await Promise.all(values.slice(offset, offset + VALUES_IN_FLIGHT).map(ask))));
+  for (let offset = 0; offset < values.length; offset += VALUES_IN_FLIGHT) {
+    const slice = values.slice(offset, offset + VALUES_IN_FLIGHT);
+    if (signal?.aborted) answers.push(...slice.map(() => unasked(signal)));
+    else answers.push(...(await Promise.all(slice.map(ask))));
+  }
   return answers;
+}
+
+function unasked(signal: AbortSignal): FreshAnswer {
+  return { matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error: `not asked: ${errorMessage(signal.reason)}` }] };
 }
 
 function withServiceAnswer(result: FreshLookupResult, answer: FreshAnswer, allowlist: AllowMatcher | undefined): FreshLookupResult {

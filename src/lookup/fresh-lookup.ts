@@ -55,6 +55,8 @@ export interface FreshSettings {
    * organization's window is listed once, not once a value (1,000 values were up to 5,000 requests).
    */
   readonly listings?: Map<string, Promise<WindowRead>> | undefined;
+  /** Aborts every request (the asker is gone: daemon/fresh-http.ts). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -107,7 +109,8 @@ export type FreshAnswer = { readonly matches: readonly FreshMatch[]; readonly qu
 
 export async function askService(value: string, organizations: readonly FreshOrganization[], settings: FreshSettings): Promise<FreshAnswer> {
   const matcher = valueMatcher(value);
-  const deadline = AbortSignal.timeout(settings.timeoutMs ?? FRESH_TIMEOUT_MS);
+  const timeout = AbortSignal.timeout(settings.timeoutMs ?? FRESH_TIMEOUT_MS);
+  const deadline = settings.signal === undefined ? timeout : AbortSignal.any([timeout, settings.signal]);
   const answers = await Promise.all(
     organizations.map(async (organization) => {
       const answer = await askOrganization(organization, matcher, settings, deadline);
@@ -129,7 +132,8 @@ async function askOrganization(organization: FreshOrganization, matcher: ValueMa
   // The key's token is taken before this query's first request, and only if it sends one.
   let admitted = settings.admit === undefined;
   const admit = (): boolean => (admitted ||= settings.admit?.(organization) !== false);
-  const overCap = { matches: [], query: { ...window, refreshed: false, listedAll: false, requests: 0, error: OVER_CAP } };
+  // What a listing another value read found stays: a match is a match, whatever the cap.
+  const overCap = (): { matches: FreshMatch[]; query: FreshQuery } => ({ matches: [...matches.values()], query: { ...window, refreshed: false, listedAll: false, requests, error: OVER_CAP } });
   const take = (read: WindowRead): boolean => {
     for (const threat of read.threats) {
       const match = matcher.match(threat);
@@ -139,10 +143,11 @@ async function askOrganization(organization: FreshOrganization, matcher: ValueMa
   };
   try {
     if (organization.vouching) {
-      if (!listed(organization, from, settings) && !admit()) return overCap;
-      if (take(await listingOf(organization, from, settings, deadline, sent))) return { matches: [...matches.values()], query: { ...window, refreshed: true, listedAll: true, requests } };
+      const listing = await listingOf(organization, from, { settings, deadline, sent, admit });
+      if (listing === undefined) return overCap();
+      if (take(listing)) return { matches: [...matches.values()], query: { ...window, refreshed: true, listedAll: true, requests } };
     }
-    if (!admit()) return overCap;
+    if (!admit()) return overCap();
     let refreshed = true;
     for (const query of matcher.queries) refreshed = take(await readWindow(organization, { from, query }, settings, deadline, sent)) && refreshed;
     return { matches: [...matches.values()], query: { ...window, refreshed, listedAll: false, requests } };
@@ -172,22 +177,33 @@ async function readWindow(organization: FreshOrganization, { from, query }: { fr
   return { threats, whole: false };
 }
 
-/** The window's every threat: read once for all the values of an answer that shares `settings.listings`, its requests counted by the value that read it. */
-function listingOf(organization: FreshOrganization, from: string, settings: FreshSettings, deadline: AbortSignal, sent: (requests: number) => void): Promise<WindowRead> {
-  const key = listingKey(organization, from, settings);
-  const listed = settings.listings?.get(key);
-  if (listed !== undefined) return listed;
+/**
+ * The window's every threat, read once for all the values of an answer that shares
+ * `settings.listings`: another value's listing when it succeeds (no request, no token), else this
+ * value's own, its token taken first (undefined: over the cap), its requests counted by this value.
+ * A listing that failed (a request hung past its value's deadline, an error) leaves the map, so the
+ * values after it list anew; those that waited on it read on their own.
+ */
+async function listingOf(
+  organization: FreshOrganization,
+  from: string,
+  { settings, deadline, sent, admit }: { settings: FreshSettings; deadline: AbortSignal; sent: (requests: number) => void; admit: () => boolean },
+): Promise<WindowRead | undefined> {
+  const key = `${organization.name}\n${from}\n${settings.today}`;
+  const shared = settings.listings?.get(key);
+  if (shared !== undefined) {
+    const read = await shared.catch(() => undefined);
+    if (read !== undefined) return read;
+    return admit() ? readWindow(organization, { from, query: undefined }, settings, deadline, sent) : undefined;
+  }
+  if (!admit()) return undefined;
   const listing = readWindow(organization, { from, query: undefined }, settings, deadline, sent);
   settings.listings?.set(key, listing);
+  listing.catch(() => {
+    if (settings.listings?.get(key) === listing) settings.listings.delete(key);
+  });
   return listing;
 }
-
-/** Whether another value of the answer has listed (or is listing) the window: this one then sends nothing for it. */
-function listed(organization: FreshOrganization, from: string, settings: FreshSettings): boolean {
-  return settings.listings?.has(listingKey(organization, from, settings)) ?? false;
-}
-
-const listingKey = (organization: FreshOrganization, from: string, settings: FreshSettings): string => `${organization.name}\n${from}\n${settings.today}`;
 
 /** The day after the organization's complete_through (its first days when it has none). */
 function firstDayToAsk(organization: FreshOrganization, settings: FreshSettings): string {

@@ -17,9 +17,10 @@ import type { ServingFailure } from './guard.js';
 /**
  * A fresh lookup's questions, one answer's values, answered by the main thread (it holds the keys:
  * daemon/fresh-http.ts): the organizations asked about, each as the serving thread judged it for the
- * answer's verdict. An answer for each value, in order.
+ * answer's verdict. An answer for each value, in order. `signal` aborts when the thread that asked
+ * is gone: no answer would reach it, so no more requests are sent for it.
  */
-export type FreshAsker = (values: readonly string[], judged: readonly FreshJudgement[]) => Promise<readonly FreshAnswer[]>;
+export type FreshAsker = (values: readonly string[], judged: readonly FreshJudgement[], signal: AbortSignal) => Promise<readonly FreshAnswer[]>;
 
 /** A probe's answer (/healthz, /readyz, /startupz, /metrics), by the main thread: daemon/http-endpoints.ts. */
 export type AnswerProbe = (method: string, path: string) => Promise<ProbeAnswer>;
@@ -87,6 +88,8 @@ class ServingClient implements ServingThread {
   #closed: (() => void) | undefined;
   /** Why the thread failed, told once it has exited (its ports are free again by then). */
   #failure: Error | undefined;
+  /** Aborted when the thread exits: the fresh lookups it asked stop sending requests. */
+  readonly #asking = new AbortController();
 
   constructor(options: ServingThreadOptions) {
     this.#options = options;
@@ -144,7 +147,7 @@ class ServingClient implements ServingThread {
       probe: (message) => this.#answer(message.id, options.answerProbe(message.method, message.path).catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${message.path}: ${String(error)}\n` })), 'probe-answer'),
       fresh: (message) => {
         const failed = (error: unknown): FreshAnswer[] => message.values.map(() => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error: String(error) }] }));
-        this.#answer(message.id, (options.askFresh?.(message.values, message.judged) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch(failed), 'fresh-answer');
+        this.#answer(message.id, (options.askFresh?.(message.values, message.judged, this.#asking.signal) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch(failed), 'fresh-answer');
       },
       lookups: (message) => options.onLookups?.(message),
       failure: (message) => options.onFailedRequest(message.failure),
@@ -179,6 +182,7 @@ class ServingClient implements ServingThread {
   #exited(code: number): void {
     const was = this.#state;
     this.#state = 'gone';
+    this.#asking.abort(new Error('the serving thread that asked is gone'));
     const error = this.#failure ?? new Error(`the serving thread exited (code ${code})`);
     if (was === 'starting') this.#started.reject(error);
     else if (was === 'serving' || was === 'failing') this.#options.onFailure(error);
