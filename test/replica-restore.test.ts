@@ -236,7 +236,13 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
     expect(currentThreats(killedAfter)).toEqual(listed(service, KEY));
   });
 
-  it('stops a restore stuck on an object store that never answers at SIGTERM: exit 1 naming it, Litestream gone, nothing left beside the file', async () => {
+  it.each([
+    ['Litestream itself', undefined],
+    // A wrapper that ignores SIGTERM (so does the Litestream it runs) and holds Litestream's pipes.
+    ['a wrapper ignoring SIGTERM', `#!/bin/sh\ntrap '' TERM\n"${LITESTREAM}" "$@"\n`],
+    // Litestream stopped, the wrapper then outlives SIGTERM holding the pipes: killed after its grace.
+    ['a wrapper outliving SIGTERM', `#!/bin/sh\ntrap '' TERM\n"${LITESTREAM}" "$@"\nexec sleep 30\n`],
+  ])('stops a restore stuck on an object store that never answers at SIGTERM (%s): exit 1 naming it, Litestream gone, nothing left beside the file', async (_, wrapper) => {
     // An endpoint that accepts and never answers: the restore waits on it, as on a hung S3.
     const sockets = new Set<Socket>();
     let onConnection = (): void => undefined;
@@ -260,7 +266,12 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
     const { port } = hung.address() as AddressInfo;
     writeFileSync(podConfig, `dbs:\n  - path: ${dbPath}\n    replicas:\n      - type: s3\n        bucket: mirror\n        path: acme\n        endpoint: http://127.0.0.1:${port}\n        region: us-east-1\n        force-path-style: true\n`);
     const service = await serve();
-    const pod = startCli(['--once'], env(service, dbPath, { THREAT_MIRROR_RESTORE_CONFIG: podConfig }));
+    const litestream: Record<string, string> = {};
+    if (wrapper !== undefined) {
+      litestream.THREAT_MIRROR_LITESTREAM = join(tempDir(), 'litestream-wrapper.sh');
+      writeFileSync(litestream.THREAT_MIRROR_LITESTREAM, wrapper, { mode: 0o755 });
+    }
+    const pod = startCli(['--once'], env(service, dbPath, { THREAT_MIRROR_RESTORE_CONFIG: podConfig, ...litestream }));
     await connected;
     pod.kill('SIGTERM');
     const stopped = await pod.exited;

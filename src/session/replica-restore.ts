@@ -24,6 +24,8 @@ const OWN_VARIABLES = 'THREAT_MIRROR_';
 
 /** Keeps the last lines of what Litestream printed, for the message of a failed restore. */
 const OUTPUT_KEPT_CHARS = 2_000;
+/** How long a restore stopped by a signal has to end after SIGTERM before it is killed (SIGKILL). */
+const STOP_GRACE_MS = 2_000;
 
 /**
  * Restores `dbPath` from the replica when the file does not exist; undefined when it does (the
@@ -76,7 +78,9 @@ export async function restoreIfMissing(configuredPath: string, replica: ReplicaC
  * variables: the object store's credentials (AWS_ACCESS_KEY_ID, LITESTREAM_ACCESS_KEY_ID, ...) are
  * Litestream's to read, the service's API keys and the HTTP token are not. SIGTERM or SIGINT stops
  * it: a restore from a slow or hanging object store may take minutes, and a pod being stopped must
- * not wait for it (nor leave it running, writing beside the next start's).
+ * not wait for it (nor leave it running, writing beside the next start's). It runs in a process
+ * group of its own, so that a wrapper named by THREAT_MIRROR_LITESTREAM is stopped with what it
+ * started, and is killed if it outlives STOP_GRACE_MS.
  */
 function runLitestream(replica: ReplicaConfig, out: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -85,29 +89,46 @@ function runLitestream(replica: ReplicaConfig, out: string): Promise<string> {
       output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT_CHARS);
     };
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith(OWN_VARIABLES)));
-    const child = spawn(replica.litestream, ['restore', '-if-replica-exists', '-o', out, ...replica.source], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(replica.litestream, ['restore', '-if-replica-exists', '-o', out, ...replica.source], { stdio: ['ignore', 'pipe', 'pipe'], env, detached: true });
     let stoppedBy: NodeJS.Signals | undefined;
+    const signalGroup = (signal: NodeJS.Signals): void => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, signal);
+      } catch {
+        // The group is gone already.
+      }
+    };
+    let killer: NodeJS.Timeout | undefined;
     const stop = (signal: NodeJS.Signals): void => {
       stoppedBy ??= signal;
-      child.kill('SIGTERM');
+      signalGroup('SIGTERM');
+      killer ??= setTimeout(() => signalGroup('SIGKILL'), STOP_GRACE_MS);
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
-    const settled = (): void => {
+    let settled = false;
+    const settle = (outcome: () => void): void => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
+      clearTimeout(killer);
+      if (!settled) outcome();
+      settled = true;
     };
+    const stopped = (): void => reject(new RestoreError(`${replica.variable}: the restore from ${replica.url} was stopped by ${stoppedBy}; the next start restores again`));
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    child.on('error', (error) => {
-      settled();
-      reject(new RestoreError(`${replica.variable}: cannot run ${replica.litestream} (THREAT_MIRROR_LITESTREAM): ${error.message}`));
+    child.on('error', (error) => settle(() => reject(new RestoreError(`${replica.variable}: cannot run ${replica.litestream} (THREAT_MIRROR_LITESTREAM): ${error.message}`))));
+    // A stopped restore ends when its process does, not when every pipe closes (a process it
+    // started may hold them); what is left of its group is killed with it.
+    child.on('exit', () => {
+      if (stoppedBy === undefined) return;
+      signalGroup('SIGKILL');
+      settle(stopped);
     });
     child.on('close', (code, signal) => {
-      settled();
-      if (stoppedBy !== undefined) reject(new RestoreError(`${replica.variable}: the restore from ${replica.url} was stopped by ${stoppedBy}; the next start restores again`));
-      else if (code === 0) resolve(output);
-      else reject(new RestoreError(`${replica.variable}: litestream restore from ${replica.url} failed (${signal ?? `exit ${code}`}): ${lastLine(output)}`));
+      if (stoppedBy !== undefined) settle(stopped);
+      else if (code === 0) settle(() => resolve(output));
+      else settle(() => reject(new RestoreError(`${replica.variable}: litestream restore from ${replica.url} failed (${signal ?? `exit ${code}`}): ${lastLine(output)}`)));
     });
   });
 }
