@@ -60,16 +60,16 @@ export interface FreshSettings {
 }
 
 /**
- * An organization asked about, as judged now: the days after its complete_through are asked, and
- * read whole when the mirror cannot vouch for it and they are all the mirror lacks (one that never
- * completed a day cannot be vouched for by its first days: verdict.ts).
- */
-/**
  * What a fresh lookup needs of an organization's judgement (sync-judgement.ts): the one the answer's
  * verdict is judged by, carried with the question so the service is asked by that same judgement.
  */
 export type FreshJudgement = Pick<OrganizationSync, 'organization' | 'completeThrough' | 'problems'>;
 
+/**
+ * An organization asked about, as judged now: the days after its complete_through are asked, and
+ * read whole when the mirror cannot vouch for it and they are all the mirror lacks (one that never
+ * completed a day cannot be vouched for by its first days: verdict.ts).
+ */
 export function freshOrganization(caller: ApiCaller, judged: Pick<FreshJudgement, 'completeThrough' | 'problems'>): FreshOrganization {
   return { ...caller, completeThrough: judged.completeThrough, vouching: judged.problems.length > 0 && judged.completeThrough !== null };
 }

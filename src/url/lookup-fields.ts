@@ -48,7 +48,9 @@ const NONE: LookupFields = Object.freeze({
 /**
  * The asset types whose contents are read as each kind of value: only their rows carry that kind's
  * fields, so only their threats match such a value beyond its exact content. Read here to derive
- * the fields, and by lookup/verdict.ts to know which types a value's answer depends on.
+ * the fields; by lookup/verdict.ts to know which types a value's answer depends on; by the host
+ * exports, STIX and lookup's same_host. A change re-derives stored rows only with a new
+ * LOOKUP_RULES_VERSION (lookup-rules.ts).
  */
 export const TYPES_READ_AS: Readonly<Record<'url' | 'address' | 'email', readonly string[]>> = {
   url: ['PAGE', 'URL'],

@@ -131,7 +131,7 @@ export function indicatorOf(threat: IndicatorSource, pattern: string, validFrom:
 }
 
 export function patternOf(threat: IndicatorSource): string | undefined {
-  if (threat.type === 'EMAIL') return threat.email === null ? undefined : `[email-addr:value = ${stixString(threat.email)}]`;
+  if (TYPES_READ_AS.email.includes(threat.type)) return threat.email === null ? undefined : `[email-addr:value = ${stixString(threat.email)}]`;
   if (!TYPES_READ_AS.url.includes(threat.type)) return undefined;
   if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(threat.content)) return `[url:value = ${stixString(threat.content)}]`;
   // A bare domain: the host it blocks as a whole, as every host format lists it (its row's export_host).
