@@ -142,7 +142,7 @@ export class ExportIndex {
     try {
       if (!mirror.inTransaction) mirror.exec('BEGIN');
       const changeSeq = mirror.prepare('SELECT coalesce(max(change_seq), 0) FROM threats').pluck().get() as number;
-      const previous = this.#db.prepare('SELECT hosts_version, serial FROM index_state').raw().get() as [number, number] | undefined;
+      const previous = this.#db.prepare('SELECT hosts_version, serial, zone_timers FROM index_state').raw().get() as [number, number, string | null] | undefined;
       const allowed = allow.matcher === undefined ? new Set<number>() : allowedThreatIds(mirror, allow.matcher);
       const rows = mirror.prepare(`SELECT ${HOST_COLUMNS} FROM threats t WHERE ${CURRENT} ORDER BY t.id`).raw().iterate() as IterableIterator<ThreatRow>;
       const counts = new Map<string, number>();
@@ -166,8 +166,9 @@ export class ExportIndex {
         for (const host of passthru.added) addPassthru.run(host);
         const serial = nextZoneSerial(previous?.[1], nowMs);
         this.#db
-          .prepare('INSERT OR REPLACE INTO index_state (id, change_seq, hosts_version, serial, allowlist, passthru_not_listed) VALUES (1, ?, ?, ?, ?, ?)')
-          .run(changeSeq, (previous?.[0] ?? 0) + 1, serial, allow.version, passthru.notListed);
+          // The SOA's timers stay those the index was created with (create() sets them after a first build).
+          .prepare('INSERT OR REPLACE INTO index_state (id, change_seq, hosts_version, serial, allowlist, passthru_not_listed, zone_timers) VALUES (1, ?, ?, ?, ?, ?, ?)')
+          .run(changeSeq, (previous?.[0] ?? 0) + 1, serial, allow.version, passthru.notListed, previous?.[2] ?? null);
         this.#db.exec('COMMIT');
         return { hostsChanged: true, zoneChanged: true, serial, threatsRead: read };
       } catch (error) {
