@@ -63,6 +63,7 @@ EXPOSE 9464
 HEALTHCHECK --interval=5s --timeout=5s --start-period=10m --retries=3 CMD ["node", "dist/src/daemon/healthcheck.js"]
 # Exec form on the CLI file itself: its shebang (env -S node <heap flags>) execs node, so node is
 # PID 1 and receives SIGTERM; it installs its own SIGTERM/SIGINT handlers (PID 1 gets no default
-# ones) and spawns no children, so no init process is needed.
+# ones). Its one child, Litestream during a restore (THREAT_MIRROR_RESTORE_FROM), is waited for, so
+# no init process is needed (a wrapper's own children killed with it would stay as zombies).
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/app/dist/bin/cli.js"]

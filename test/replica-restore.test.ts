@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { promisify } from 'node:util';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { loadReplica, type ReplicaConfig } from '../src/config/replica.js';
@@ -14,7 +14,7 @@ import { Database } from '../src/db/sqlite.js';
 import { addDays } from '../src/lib/days.js';
 import { restoreIfMissing } from '../src/session/replica-restore.js';
 import { generateThreats, type Standin } from '../src/standin/index.js';
-import { runCli, startCli } from './support/cli.js';
+import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { afterThisTest } from './support/cleanup.js';
 import { skipFor } from './support/judges.js';
 import { LITESTREAM, LITESTREAM_MISSING as missing, startReplicating } from './support/litestream.js';
@@ -236,14 +236,8 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
     expect(currentThreats(killedAfter)).toEqual(listed(service, KEY));
   });
 
-  it.each([
-    ['Litestream itself', undefined],
-    // A wrapper that ignores SIGTERM (so does the Litestream it runs) and holds Litestream's pipes.
-    ['a wrapper ignoring SIGTERM', `#!/bin/sh\ntrap '' TERM\n"${LITESTREAM}" "$@"\n`],
-    // Litestream stopped, the wrapper then outlives SIGTERM holding the pipes: killed after its grace.
-    ['a wrapper outliving SIGTERM', `#!/bin/sh\ntrap '' TERM\n"${LITESTREAM}" "$@"\nexec sleep 30\n`],
-  ])('stops a restore stuck on an object store that never answers at SIGTERM (%s): exit 1 naming it, Litestream gone, nothing left beside the file', async (_, wrapper) => {
-    // An endpoint that accepts and never answers: the restore waits on it, as on a hung S3.
+  /** A pod whose restore waits on an endpoint that accepts and never answers, as on a hung S3; resolved once Litestream has connected. */
+  async function stuckRestore(wrapper: string | undefined): Promise<{ pod: CliProcess; sockets: Set<Socket>; dbPath: string; service: Standin }> {
     const sockets = new Set<Socket>();
     let onConnection = (): void => undefined;
     const connected = new Promise<void>((resolve) => {
@@ -273,6 +267,17 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
     }
     const pod = startCli(['--once'], env(service, dbPath, { THREAT_MIRROR_RESTORE_CONFIG: podConfig, ...litestream }));
     await connected;
+    return { pod, sockets, dbPath, service };
+  }
+
+  it.each([
+    ['Litestream itself', undefined],
+    // A wrapper that ignores SIGTERM (so does the Litestream it runs) and holds Litestream's pipes.
+    ['a wrapper ignoring SIGTERM', `#!/bin/sh\ntrap '' TERM\n"${LITESTREAM}" "$@"\n`],
+    // Litestream stopped, the wrapper then outlives SIGTERM holding the pipes: killed after its grace.
+    ['a wrapper outliving SIGTERM', `#!/bin/sh\ntrap '' TERM\n"${LITESTREAM}" "$@"\nexec sleep 30\n`],
+  ])('stops a restore stuck on an object store that never answers at SIGTERM (%s): exit 1 naming it, Litestream gone, nothing left beside the file', async (_, wrapper) => {
+    const { pod, sockets, dbPath, service } = await stuckRestore(wrapper);
     pod.kill('SIGTERM');
     const stopped = await pod.exited;
     expect(stopped.code).toBe(1);
@@ -284,6 +289,19 @@ describe.skipIf(skipFor(missing))('a new pod starts from a replica', { timeout: 
     // Only the writer's lock file, which every start leaves: no database, no copy half-restored.
     expect(readdirSync(dirname(dbPath)).filter((name) => name.startsWith(basename(dbPath)))).toEqual([`${basename(dbPath)}.writer-lock`]);
     expect(service.stats.requests).toHaveLength(0);
+  });
+
+  it('a second Ctrl-C exits at once (130) and takes the restore with it, a wrapper that outlives the first included', async () => {
+    const pidFile = join(tempDir(), 'wrapper.pid');
+    const { pod } = await stuckRestore(`#!/bin/sh\necho $$ > ${pidFile}\ntrap '' TERM INT\n"${LITESTREAM}" "$@"\nexec sleep 30\n`);
+    pod.kill('SIGINT');
+    // Sent once the first is taken (two signals sent at once may arrive as one).
+    await pod.waitForLog((line) => typeof line.msg === 'string' && line.msg.startsWith('SIGINT: stopping'));
+    pod.kill('SIGINT');
+    expect((await pod.exited).code).toBe(130);
+    // The wrapper (its own session: the terminal's signals never reach it) is gone, or a zombie nobody reaped.
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    await vi.waitFor(() => expect(existsSync(`/proc/${pid}`) ? readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] : 'gone').toMatch(/^(gone|Z|X)$/), { timeout: 5_000 });
   });
 
   it('starts empty when the replica holds no backup yet, and refuses a replica that is not a mirror (exit 1, the file left absent)', async () => {

@@ -19,12 +19,20 @@ export interface FreshObserver {
 export function createFreshAsker(config: Config, session: WriterSession, observer?: FreshObserver): FreshAsker {
   const cap = new FreshCap(config.freshMaxRps);
   const { api, clock } = session.deps;
-  return async (values, judged, signal) => {
+  return async (values, judged, asker) => {
     // Only organizations this daemon mirrors: the serving thread knows no others, and holds no keys.
     const organizations = judged.flatMap((judgement) => {
       const configured = config.organizations.find((organization) => organization.name === judgement.organization);
       return configured === undefined ? [] : [freshOrganization(configured, judgement)];
     });
+    // The answer's own signal, aborted with the thread's: a request's deadline is AbortSignal.any
+    // of it, and Node 20 and 22 keep every such signal listed on its sources until they are
+    // collected; on the thread's signal, which lives as long as the thread, that grew without bound.
+    const answer = new AbortController();
+    const gone = (): void => answer.abort(asker.reason);
+    if (asker.aborted) gone();
+    else asker.addEventListener('abort', gone, { once: true });
+    const { signal } = answer;
     // One answer's values share its window listings: a stale window is listed once, not once a value.
     const settings: FreshSettings = {
       api,
@@ -36,14 +44,18 @@ export function createFreshAsker(config: Config, session: WriterSession, observe
       spent: (organization, requests) => cap.spend(organization.apiKey.reveal(), requests),
     };
     // Counted as each value is answered; values left unasked (the thread gone) are not counted.
-    return askEach(
-      values,
-      async (value) => {
-        const answer = await askService(value, organizations, settings);
-        observer?.freshAnswered(answer);
-        return answer;
-      },
-      signal,
-    );
+    try {
+      return await askEach(
+        values,
+        async (value) => {
+          const answered = await askService(value, organizations, settings);
+          observer?.freshAnswered(answered);
+          return answered;
+        },
+        signal,
+      );
+    } finally {
+      asker.removeEventListener('abort', gone);
+    }
   };
 }

@@ -194,6 +194,8 @@ async function listingOf(
   if (shared !== undefined) {
     const read = await shared.catch(() => undefined);
     if (read !== undefined) return read;
+    // Its own deadline gone too (it waited as long): no token taken for a request never sent.
+    if (deadline.aborted) throw deadline.reason;
     return admit() ? readWindow(organization, { from, query: undefined }, settings, deadline, sent) : undefined;
   }
   if (!admit()) return undefined;

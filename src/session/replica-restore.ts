@@ -26,6 +26,8 @@ const OWN_VARIABLES = 'THREAT_MIRROR_';
 const OUTPUT_KEPT_CHARS = 2_000;
 /** How long a restore stopped by a signal has to end after SIGTERM before it is killed (SIGKILL). */
 const STOP_GRACE_MS = 2_000;
+/** What stops a restore: a pod stopped, Ctrl-C, the terminal closed. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
 /**
  * Restores `dbPath` from the replica when the file does not exist; undefined when it does (the
@@ -104,12 +106,15 @@ function runLitestream(replica: ReplicaConfig, out: string): Promise<string> {
       signalGroup('SIGTERM');
       killer ??= setTimeout(() => signalGroup('SIGKILL'), STOP_GRACE_MS);
     };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    // Its own session, so the terminal's signals no longer reach it: they are passed on here, and
+    // an exit of this process by any other way (a second signal: lib/signals.ts) kills it first.
+    const killGroup = (): void => signalGroup('SIGKILL');
+    for (const signal of STOP_SIGNALS) process.on(signal, stop);
+    process.on('exit', killGroup);
     let settled = false;
     const settle = (outcome: () => void): void => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
+      for (const signal of STOP_SIGNALS) process.off(signal, stop);
+      process.off('exit', killGroup);
       clearTimeout(killer);
       if (!settled) outcome();
       settled = true;
