@@ -7,8 +7,8 @@ import { type AllowMatcher, matcherFor } from '../allowlist/allow-matcher.js';
 import { apiOptionsFor } from '../api/client-options.js';
 import type { Config, LookupConfig } from '../config.js';
 import { dayOf } from '../lib/days.js';
-import { askEach, type FreshLookupDocument, refreshDocument } from '../lookup/fresh-document.js';
-import { askService, type FreshOrganization, freshOrganization, type WindowRead } from '../lookup/fresh-lookup.js';
+import { askValues, type FreshLookupDocument, refreshDocument } from '../lookup/fresh-document.js';
+import { type FreshOrganization, freshOrganization } from '../lookup/fresh-lookup.js';
 import type { OrganizationSync } from '../lookup/sync-judgement.js';
 import { type LookupDocument, lookupValues, ThreatLookup } from '../lookup/threat-lookup.js';
 import { lookupExitCode, vouch } from '../lookup/verdict.js';
@@ -53,6 +53,5 @@ function refreshed(document: LookupDocument, { config, organizations, today, all
   });
   // Nothing is logged: stdout is the answer. A failure is in the answer (refreshed: false, and why).
   const api = apiOptionsFor(config, pino({ level: 'silent' }));
-  const listings = new Map<string, Promise<WindowRead>>();
-  return refreshDocument(document, (values) => askEach(values, (value) => askService(value, asked, { api, today, initialDays: config.initialDays, listings })), allowlist);
+  return refreshDocument(document, (values) => askValues(values, asked, { api, today, initialDays: config.initialDays }), allowlist);
 }

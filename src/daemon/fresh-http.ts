@@ -6,8 +6,8 @@
 // thread sends with the question: the one its verdict is judged by, so the two never disagree.
 import type { Config } from '../config.js';
 import { dayOf } from '../lib/days.js';
-import { askEach } from '../lookup/fresh-document.js';
-import { askService, type FreshAnswer, FreshCap, freshOrganization, type FreshSettings } from '../lookup/fresh-lookup.js';
+import { askValues } from '../lookup/fresh-document.js';
+import { type FreshAnswer, FreshCap, freshOrganization } from '../lookup/fresh-lookup.js';
 import type { FreshAsker } from '../serve/serving-client.js';
 import type { WriterSession } from '../session/writer-session.js';
 
@@ -32,27 +32,20 @@ export function createFreshAsker(config: Config, session: WriterSession, observe
     const gone = (): void => answer.abort(asker.reason);
     if (asker.aborted) gone();
     else asker.addEventListener('abort', gone, { once: true });
-    const { signal } = answer;
-    // One answer's values share its window listings: a stale window is listed once, not once a value.
-    const settings: FreshSettings = {
-      api,
-      today: dayOf(clock()),
-      initialDays: config.initialDays,
-      listings: new Map(),
-      signal,
-      admit: (organization) => cap.admit(organization.apiKey.reveal()),
-      spent: (organization, requests) => cap.spend(organization.apiKey.reveal(), requests),
-    };
-    // Counted as each value is answered; values left unasked (the thread gone) are not counted.
     try {
-      return await askEach(
+      // Counted as each value is answered; values left unasked (the thread gone) are not counted.
+      return await askValues(
         values,
-        async (value) => {
-          const answered = await askService(value, organizations, settings);
-          observer?.freshAnswered(answered);
-          return answered;
+        organizations,
+        {
+          api,
+          today: dayOf(clock()),
+          initialDays: config.initialDays,
+          signal: answer.signal,
+          admit: (organization) => cap.admit(organization.apiKey.reveal()),
+          spent: (organization, requests) => cap.spend(organization.apiKey.reveal(), requests),
         },
-        signal,
+        (answered) => observer?.freshAnswered(answered),
       );
     } finally {
       asker.removeEventListener('abort', gone);

@@ -5,7 +5,7 @@
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { errorMessage } from '../lib/errors.js';
 import { deriveLookupFields } from '../url/lookup-fields.js';
-import { type FreshAnswer, type FreshQuery } from './fresh-lookup.js';
+import { askService, type FreshAnswer, type FreshOrganization, type FreshQuery, type FreshSettings, unansweredFresh } from './fresh-lookup.js';
 import type { LookupDocument, LookupMatch, LookupResult } from './threat-lookup.js';
 import { namedEntry } from './value-matches.js';
 
@@ -45,22 +45,29 @@ export async function refreshDocument(document: LookupDocument, askAll: (values:
 }
 
 /**
- * Each value's answer, VALUES_IN_FLIGHT values at a time: the questions of one answer, which share
- * its window listings (fresh-lookup.ts: FreshSettings.listings). Once `signal` aborts, the values
- * not yet asked are answered with its reason, unasked.
+ * Each value's answer, VALUES_IN_FLIGHT values at a time. The values of one answer share its window
+ * listings (fresh-lookup.ts: FreshSettings.listings): a stale window is listed once, not once a
+ * value. Once `settings.signal` aborts, the values not yet asked are answered with its reason,
+ * unasked. `answered` is told each value the service was asked about, as it is answered.
  */
-export async function askEach(values: readonly string[], ask: (value: string) => Promise<FreshAnswer>, signal?: AbortSignal): Promise<FreshAnswer[]> {
+export async function askValues(values: readonly string[], organizations: readonly FreshOrganization[], settings: Omit<FreshSettings, 'listings'>, answered?: (answer: FreshAnswer) => void): Promise<FreshAnswer[]> {
+  const { signal } = settings;
+  const shared: FreshSettings = { ...settings, listings: new Map() };
   const answers: FreshAnswer[] = [];
   for (let offset = 0; offset < values.length; offset += VALUES_IN_FLIGHT) {
     const slice = values.slice(offset, offset + VALUES_IN_FLIGHT);
-    if (signal?.aborted) answers.push(...slice.map(() => unasked(signal)));
-    else answers.push(...(await Promise.all(slice.map(ask))));
+    if (signal?.aborted) {
+      answers.push(...slice.map(() => unansweredFresh(`not asked: ${errorMessage(signal.reason)}`)));
+      continue;
+    }
+    const ask = async (value: string): Promise<FreshAnswer> => {
+      const answer = await askService(value, organizations, shared);
+      answered?.(answer);
+      return answer;
+    };
+    answers.push(...(await Promise.all(slice.map(ask))));
   }
   return answers;
-}
-
-function unasked(signal: AbortSignal): FreshAnswer {
-  return { matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error: `not asked: ${errorMessage(signal.reason)}` }] };
 }
 
 function withServiceAnswer(result: FreshLookupResult, answer: FreshAnswer, allowlist: AllowMatcher | undefined): FreshLookupResult {

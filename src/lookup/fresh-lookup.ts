@@ -107,6 +107,11 @@ export type FreshMatch = { readonly threat: Threat; readonly organization: strin
 /** The matches, and how each organization's query went. */
 export type FreshAnswer = { readonly matches: readonly FreshMatch[]; readonly queries: readonly FreshQuery[] };
 
+/** The answer for a value the service was not asked about, or that failed as a whole: `error` says why. */
+export function unansweredFresh(error: string): FreshAnswer {
+  return { matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error }] };
+}
+
 export async function askService(value: string, organizations: readonly FreshOrganization[], settings: FreshSettings): Promise<FreshAnswer> {
   const matcher = valueMatcher(value);
   const timeout = AbortSignal.timeout(settings.timeoutMs ?? FRESH_TIMEOUT_MS);

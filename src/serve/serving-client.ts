@@ -11,7 +11,7 @@ import { SERVING_LOG_MESSAGE } from './endpoints.js';
 import { tokenDigest } from '../lib/bearer-token.js';
 import { dispatch, type EnforcementCommand, type EnforcementData, type EnforcementEvent, type FromServingThread, type Handlers, type ProbeAnswer, type ServingThreadData, type ToServingThread } from './protocol.js';
 import type { LookupBatch } from './lookup-stats.js';
-import type { FreshAnswer, FreshJudgement } from '../lookup/fresh-lookup.js';
+import { type FreshAnswer, type FreshJudgement, unansweredFresh } from '../lookup/fresh-lookup.js';
 import type { ServingFailure } from './guard.js';
 
 /**
@@ -146,7 +146,7 @@ class ServingClient implements ServingThread {
       listening: (message) => this.#serving(message.port),
       probe: (message) => this.#answer(message.id, options.answerProbe(message.method, message.path).catch((error: unknown): ProbeAnswer => ({ status: 500, contentType: 'text/plain', body: `cannot answer ${message.path}: ${String(error)}\n` })), 'probe-answer'),
       fresh: (message) => {
-        const failed = (error: unknown): FreshAnswer[] => message.values.map(() => ({ matches: [], queries: [{ organization: '*', from: '', to: '', refreshed: false, listedAll: false, requests: 0, error: String(error) }] }));
+        const failed = (error: unknown): FreshAnswer[] => message.values.map(() => unansweredFresh(String(error)));
         this.#answer(message.id, (options.askFresh?.(message.values, message.judged, this.#asking.signal) ?? Promise.reject(new Error('fresh lookups are not set up'))).catch(failed), 'fresh-answer');
       },
       lookups: (message) => options.onLookups?.(message),

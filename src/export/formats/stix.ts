@@ -20,7 +20,7 @@ export interface StixCounts {
   leftOut: Record<string, number>;
   /** The highest change_seq among the indicators (the bundle's id is derived from it). */
   lastChange: number;
-  /** Two sums, modulo 2^32, of a mix of each indicator's threat id (the bundle's id is derived from them too): see idMix. */
+  /** Two sums, modulo 2^32, of a mix of each indicator's threat id (the bundle's id is derived from them too): see addIdToSums. */
   idSums: [number, number];
 }
 
