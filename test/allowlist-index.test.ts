@@ -13,7 +13,7 @@ import type { IndexView } from '../src/export/index/index-view.js';
 import { generateThreats } from '../src/standin/index.js';
 import { deriveLookupFields } from '../src/url/lookup-fields.js';
 import { tempDir } from './support/temp.js';
-import { threatRowWriter } from './support/threat-rows.js';
+import { writeThreatRows } from './support/threat-rows.js';
 
 const STAMP = '2026-03-15T12:00:00.000Z';
 
@@ -26,21 +26,7 @@ function mirror(dbPath: string): { add(contents: Array<[string, string]>): void;
   const threats = generateThreats({ seed: 31, organizations: ['acme'], count: 3_000, fromDay: '2026-03-10', toDay: '2026-03-15', hostile: false });
   let seq = 0;
   let nextId = 50_000_000;
-  const write = (rows: Array<{ id: number; content: string; type: string }>): void => {
-    const opened = openWritableMirrorSync(dbPath);
-    try {
-      const insert = threatRowWriter(opened.sqlite);
-      const link = opened.sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');
-      opened.sqlite.transaction(() => {
-        for (const row of rows) {
-          insert({ id: row.id, content: row.content, type: row.type, blockedAt: STAMP, stamp: STAMP, changeSeq: ++seq });
-          link.run('acme', row.id, STAMP);
-        }
-      })();
-    } finally {
-      opened.close();
-    }
-  };
+  const write = (rows: Array<{ id: number; content: string; type: string }>): void => writeThreatRows(dbPath, rows.map((row) => ({ id: row.id, content: row.content, type: row.type, blockedAt: STAMP, stamp: STAMP, changeSeq: ++seq })));
   write(threats);
   const hosts = [...new Set(threats.filter((threat) => threat.type === 'URL').map((threat) => deriveLookupFields('URL', threat.content).urlExpression?.split('/')[0] ?? ''))].filter((host) => /\.(com|net|org|io)$/.test(host));
   return {

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decode, encode } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWritableMirrorSync } from './support/writable-mirror.js';
 import { Database } from '../src/db/sqlite.js';
 import { parseCidr } from '../src/config/dns.js';
 import { AddressAcl } from '../src/dns/acl.js';
@@ -18,7 +17,7 @@ import { ZoneReader } from '../src/dns/zone-reader.js';
 import { InFlightBudget } from '../src/serve/http-limits.js';
 import { ExportIndex } from '../src/export/index/export-index.js';
 import { zoneTimersFor } from '../src/lib/rpz-zone.js';
-import { threatRowWriter } from './support/threat-rows.js';
+import { writeThreatRows } from './support/threat-rows.js';
 
 const HOSTS = 50_000;
 const ZONE = 'rpz.threat-mirror';
@@ -31,19 +30,8 @@ let dir: string;
 const transfers: Array<{ kind: string; records: number }> = [];
 
 function writeMirror(dbPath: string): void {
-  const opened = openWritableMirrorSync(dbPath);
-  try {
-    const insert = threatRowWriter(opened.sqlite);
-    const link = opened.sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');
-    opened.sqlite.transaction(() => {
-      for (let id = 1; id <= HOSTS; id += 1) {
-        insert({ id, content: `https://tm-transfer-${id}.example-phish.com/`, type: 'URL', blockedAt: STAMP, stamp: STAMP, changeSeq: id });
-        link.run('acme', id, STAMP);
-      }
-    })();
-  } finally {
-    opened.close();
-  }
+  const ids = Array.from({ length: HOSTS }, (_, at) => at + 1);
+  writeThreatRows(dbPath, ids.map((id) => ({ id, content: `https://tm-transfer-${id}.example-phish.com/`, type: 'URL', blockedAt: STAMP, stamp: STAMP, changeSeq: id })));
 }
 
 function axfrQuery(): Buffer {

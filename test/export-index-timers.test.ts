@@ -9,27 +9,13 @@ import { ExportIndex } from '../src/export/index/export-index.js';
 import { zoneTimersFor } from '../src/lib/rpz-zone.js';
 import { scalar } from './support/mirror-db.js';
 import { tempDir } from './support/temp.js';
-import { threatRowWriter } from './support/threat-rows.js';
-import { openWritableMirrorSync } from './support/writable-mirror.js';
+import { type ThreatRowInput, writeThreatRows } from './support/threat-rows.js';
 
 const STAMP = '2026-03-15T12:00:00.000Z';
 
 /** A mirror of one organization's URL threats on `hosts`, change_seq from `firstSeq` on. */
-function writeMirror(dbPath: string, hosts: readonly string[], firstSeq: number): void {
-  const opened = openWritableMirrorSync(dbPath);
-  try {
-    const insert = threatRowWriter(opened.sqlite);
-    const link = opened.sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');
-    opened.sqlite.transaction(() => {
-      hosts.forEach((host, at) => {
-        insert({ id: at + 1, content: `https://${host}/`, type: 'URL', blockedAt: STAMP, stamp: STAMP, changeSeq: firstSeq + at });
-        link.run('acme', at + 1, STAMP);
-      });
-    })();
-  } finally {
-    opened.close();
-  }
-}
+/** One URL threat a host, change_seq counting from `firstSeq`. */
+const urlRows = (hosts: readonly string[], firstSeq: number): ThreatRowInput[] => hosts.map((host, at) => ({ id: at + 1, content: `https://${host}/`, type: 'URL', blockedAt: STAMP, stamp: STAMP, changeSeq: firstSeq + at }));
 
 describe("an export index's SOA timers", () => {
   it('survive a refresh that rebuilds the index, so a restart that changes nothing keeps the serial; other timers move it', async () => {
@@ -37,11 +23,11 @@ describe("an export index's SOA timers", () => {
     const dbPath = join(dir, 'mirror.db');
     const indexPath = join(dir, 'exports', 'index.db');
     const timers = zoneTimersFor(3600);
-    writeMirror(dbPath, ['a-one.com', 'a-two.com', 'a-three.com'], 100);
+    writeThreatRows(dbPath, urlRows(['a-one.com', 'a-two.com', 'a-three.com'], 100));
     const index = await ExportIndex.create(dbPath, indexPath, { nowMs: Date.parse(STAMP), timers });
     // A resync: the mirror starts over, its change_seq behind the index's, and the refresh rebuilds.
     for (const file of sqliteFilesOf(dbPath)) rmSync(file, { force: true });
-    writeMirror(dbPath, ['b-one.com', 'b-two.com'], 1);
+    writeThreatRows(dbPath, urlRows(['b-one.com', 'b-two.com'], 1));
     await index.refresh(undefined, Date.parse(STAMP) + 60_000);
     const rebuilt = index.view.state().serial;
     index.close();

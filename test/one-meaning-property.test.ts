@@ -23,29 +23,12 @@ import { skipWithout } from './support/judges.js';
 import { allowlistLinesFor, BranchCounts, browserHostLevel, browserHostOf, browserUrl, hostileHostBlock, hostileUrl, PROPERTY_SEED, propertyRuns } from './support/hostile-urls.js';
 import { HOST_FORMAT_NAMES, type HostFormatName, listedHosts } from './support/host-lists.js';
 import { tempDir } from './support/temp.js';
-import { threatRowWriter } from './support/threat-rows.js';
-import { openWritableMirrorSync } from './support/writable-mirror.js';
+import { writeThreatRows } from './support/threat-rows.js';
 
 const RUNS = propertyRuns(36);
 const STAMP = '2026-03-15T12:00:00.000Z';
 
 /** A mirror of the contents (one organization, every threat current), written as the page writer writes rows. */
-function writeMirror(path: string, contents: readonly string[]): void {
-  const opened = openWritableMirrorSync(path);
-  try {
-    const insert = threatRowWriter(opened.sqlite);
-    const link = opened.sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');
-    opened.sqlite.transaction(() => {
-      contents.forEach((content, index) => {
-        insert({ id: index + 1, content, type: index % 4 === 3 ? 'PAGE' : 'URL', blockedAt: STAMP, stamp: STAMP, changeSeq: index + 1 });
-        link.run('acme', index + 1, STAMP);
-      });
-    })();
-  } finally {
-    opened.close();
-  }
-}
-
 /** The allowlist of a third of the hosts, refused lines dropped (a file with them would be refused whole). */
 function allowlistOf(contents: readonly string[], third: number, spellings: readonly string[]): AllowEntry[] {
   return allowlistLinesFor(contents, third, spellings).flatMap((line) => {
@@ -80,7 +63,7 @@ describe(`property: one meaning for every answer (fast-check, seed ${PROPERTY_SE
     const run = async (contents: readonly string[], third: number, spellings: readonly string[]): Promise<void> => {
       counts.hit('run');
       const path = join(dir, `mirror-${counts.of('run')}.db`);
-      writeMirror(path, contents);
+      writeThreatRows(path, contents.map((content, index) => ({ id: index + 1, content, type: index % 4 === 3 ? 'PAGE' : 'URL', blockedAt: STAMP, stamp: STAMP, changeSeq: index + 1 })));
       const entries = allowlistOf(contents, third, spellings);
       const matcher = new AllowMatcher(entries);
       const allowed = new Set(entries.filter((entry) => entry.kind === 'host').map((entry) => entry.host as string));

@@ -2,6 +2,7 @@
 // lookup and export column derived as the writer derives it (src/url/lookup-fields.ts).
 import type { Database } from '../../src/db/sqlite.js';
 import { deriveLookupFields } from '../../src/url/lookup-fields.js';
+import { openWritableMirrorSync } from './writable-mirror.js';
 
 export interface ThreatRowInput {
   readonly id: number;
@@ -23,4 +24,21 @@ export function threatRowWriter(sqlite: Database): (row: ThreatRowInput) => void
     const f = deriveLookupFields(type, content);
     insert.run(id, content, type, blockedAt, stamp, stamp, changeSeq, f.host, f.registrableDomain, f.addressNamespace, f.addressChain, f.address, f.email, f.emailDomain, f.urlExpression, f.exportHost, f.exportLeftOut);
   };
+}
+
+/** Writes `rows` into the mirror at `dbPath` (migrated first if new) in one transaction, each listed by `organization` since its stamp. */
+export function writeThreatRows(dbPath: string, rows: readonly ThreatRowInput[], organization = 'acme'): void {
+  const opened = openWritableMirrorSync(dbPath);
+  try {
+    const insert = threatRowWriter(opened.sqlite);
+    const link = opened.sqlite.prepare('INSERT INTO organization_threats (organization, threat_id, first_seen_at) VALUES (?, ?, ?)');
+    opened.sqlite.transaction(() => {
+      for (const row of rows) {
+        insert(row);
+        link.run(organization, row.id, row.stamp);
+      }
+    })();
+  } finally {
+    opened.close();
+  }
 }
