@@ -250,15 +250,21 @@ describe('lookup --fresh', () => {
 });
 
 describe('GET and POST /v1/lookup?fresh=1', () => {
-  async function daemon(extra: Record<string, string> = {}): Promise<{ service: Standin; base: string; metrics: string }> {
+  /**
+   * A daemon serving on a free port once its first runs are over, with the service's request log
+   * cleared. `acmeFails`: acme's run fails (a refused key, once), so the mirror cannot vouch for
+   * acme and fresh lookups read its window whole.
+   */
+  async function daemon(extra: Record<string, string> = {}, { acmeFails = false } = {}): Promise<{ service: Standin; port: number; process: CliProcess; base: string; metrics: string }> {
     const { service, env } = await mirrored();
+    if (acmeFails) service.faults.enqueue({ kind: 'status', status: 401 }, { key: ACME_KEY, times: 1 });
     // A schedule that never comes round during the test: requests after the first sync are the lookups'.
     const process = startCli([], { ...env, THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', ...extra });
     const port = await servingPort(process);
     await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "globex"') && log.status === 'succeeded');
-    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "acme"') && log.status === 'succeeded');
+    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "acme"') && log.status === (acmeFails ? 'failed' : 'succeeded'));
     service.stats.reset();
-    return { service, base: `http://127.0.0.1:${port}/v1/lookup`, metrics: `http://127.0.0.1:${port}/metrics` };
+    return { service, port, process, base: `http://127.0.0.1:${port}/v1/lookup`, metrics: `http://127.0.0.1:${port}/metrics` };
   }
 
   /** The value of each series of `name` on /metrics, by its labels as written. */
@@ -306,24 +312,13 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
     expect(Object.values(counted).reduce((sum, count) => sum + count, 0)).toBe(2 * values.length);
   });
 
-  /** A daemon whose acme run failed (a refused key, once): the mirror cannot vouch for acme, so fresh lookups read its window whole. */
-  async function failingAcme(extra: Record<string, string>): Promise<{ service: Standin; port: number; process: CliProcess }> {
-    const { service, env } = await mirrored();
-    service.faults.enqueue({ kind: 'status', status: 401 }, { key: ACME_KEY, times: 1 });
-    const process = startCli([], { ...env, THREAT_MIRROR_HTTP_PORT: '0', THREAT_MIRROR_SCHEDULE: '0 0 1 1 *', ...extra });
-    const port = await servingPort(process);
-    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "acme"') && log.status === 'failed');
-    await process.waitForLog((log) => String(log.msg).startsWith('sync of organization "globex"') && log.status === 'succeeded');
-    return { service, port, process };
-  }
-
   type Vouched = { results: Array<Answer['results'][number] & { verdict: string; reason: string; fresh?: { queries: Array<{ listedAll: boolean }> } }> };
   const postFresh = async (port: number, values: readonly string[], query = '&org=acme'): Promise<Vouched> =>
     (await (await fetch(`http://127.0.0.1:${port}/v1/lookup?fresh=1${query}`, { method: 'POST', body: JSON.stringify({ values }) })).json()) as Vouched;
 
   it('reads a failing organization whole, as the verdict judges it, once an answer: a content spelled otherwise is found, a miss vouched for, ?org= asks that one only', async () => {
     // A cap of 1 request a second: values answered from the answer's one listing take no token.
-    const { service, port } = await failingAcme({ THREAT_MIRROR_FRESH_MAX_RPS: '1' });
+    const { service, port } = await daemon({ THREAT_MIRROR_FRESH_MAX_RPS: '1' }, { acmeFails: true });
     service.addThreats([{ id: 990_030, content: 'http://%65vil-http.example/', type: 'URL', blockedAt: `${TODAY}T12:20:00.000Z`, organization: 'acme' }]);
     service.stats.reset();
     // Seven values of one answer: the window listed once (one request, the cap's one token), every miss vouched for.
@@ -337,7 +332,7 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
   });
 
   it('a shared listing that hung fails only the values that waited on it: the values after them list anew and are vouched for', async () => {
-    const { service, port } = await failingAcme({ THREAT_MIRROR_FRESH_MAX_RPS: '100' });
+    const { service, port } = await daemon({ THREAT_MIRROR_FRESH_MAX_RPS: '100' }, { acmeFails: true });
     service.stats.reset();
     service.faults.enqueue({ kind: 'hang' }, { key: ACME_KEY, times: 1 });
     // 20 values, asked 8 at a time: the first 8 wait on the listing that hangs past its 3 s.
@@ -350,7 +345,7 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
   });
 
   it("keeps what another value's listing found when its key is over the cap", async () => {
-    const { service, port } = await failingAcme({ THREAT_MIRROR_FRESH_MAX_RPS: '1' });
+    const { service, port } = await daemon({ THREAT_MIRROR_FRESH_MAX_RPS: '1' }, { acmeFails: true });
     // More than a fresh lookup reads whole (5 pages, by id), the value's threat on its second page.
     service.addThreats(Array.from({ length: 601 }, (_, index) => ({ id: 992_000 + index, content: `https://crowd-${index}.example/`, type: 'URL', blockedAt: `${TODAY}T12:30:00.000Z`, organization: 'acme' })));
     service.addThreats([{ id: 991_500, content: 'https://early-listed.example/', type: 'URL', blockedAt: `${TODAY}T12:50:00.000Z`, organization: 'acme' }]);
@@ -360,7 +355,7 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
   });
 
   it('stops asking the service for an answer once the serving thread that asked is gone', async () => {
-    const { service, port, process } = await failingAcme({ THREAT_MIRROR_FRESH_MAX_RPS: '1000', NODE_OPTIONS: `--require=${SERVING_FAULTS}`, SERVING_THREAD_FAULT: 'throw' });
+    const { service, port, process } = await daemon({ THREAT_MIRROR_FRESH_MAX_RPS: '1000', NODE_OPTIONS: `--require=${SERVING_FAULTS}`, SERVING_THREAD_FAULT: 'throw' }, { acmeFails: true });
     service.faults.enqueue({ kind: 'delay', ms: 300 }, { times: 10_000 });
     service.stats.reset();
     const values = Array.from({ length: 200 }, (_, index) => `https://orphan-${index}.example/`);
