@@ -344,6 +344,24 @@ describe('GET and POST /v1/lookup?fresh=1', () => {
     expect(requestsBy(service, ACME_KEY)).toBeLessThanOrEqual(10);
   });
 
+  it('under a narrower scope asks for its types only: a URL spelled otherwise is found, an address the scope leaves out is not vouched for', async () => {
+    const { service, port } = await daemon({ THREAT_MIRROR_ASSET_TYPES: 'PAGE,URL' }, { acmeFails: true });
+    const address = '0x0000000000000000000000000000000000dead02';
+    service.addThreats([
+      { id: 990_040, content: `eip155:1:${address}`, type: 'ADDRESS', blockedAt: `${TODAY}T12:20:00.000Z`, organization: 'acme' },
+      { id: 990_041, content: 'http://%65vil-scoped.example/', type: 'URL', blockedAt: `${TODAY}T12:20:00.000Z`, organization: 'acme' },
+    ]);
+    service.stats.reset();
+    const posted = await postFresh(port, [address, 'https://login.evil-scoped.example/x']);
+    // The address the service lists is outside what this mirror holds or asks for: neither blocked nor vouched for.
+    expect(posted.results[0]).toMatchObject({ verdict: 'unknown', blocked: false, matches: [] });
+    expect(posted.results[0]?.reason).toContain('the service was asked for PAGE, URL only, and ADDRESS threats would match it');
+    expect(posted.results[1]).toMatchObject({ verdict: 'blocked', matches: [{ id: 990_041, source: 'service' }] });
+    const asked = service.stats.requests.filter((request) => request.key === ACME_KEY);
+    expect(asked.length).toBeGreaterThan(0);
+    for (const request of asked) expect((request.body as { assetType?: unknown }).assetType).toEqual(['PAGE', 'URL']);
+  });
+
   it("keeps what another value's listing found when its key is over the cap", async () => {
     const { service, port } = await daemon({ THREAT_MIRROR_FRESH_MAX_RPS: '1' }, { acmeFails: true });
     // More than a fresh lookup reads whole (5 pages, by id), the value's threat on its second page.
