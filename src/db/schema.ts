@@ -130,6 +130,11 @@ export const syncCursors = sqliteTable(
     lastId: integer('last_id'),
     /** When the walk these pages belong to began, before its first request: a day counts as complete only if this is after it ended. */
     startedAt: text('started_at'),
+    /**
+     * The run that began that walk: a walk resumed by a later run enters the ledger as this run's,
+     * at startedAt, since its first pages are as old as that (docs/reconciliation.md).
+     */
+    startedRunId: integer('started_run_id'),
   },
   (table) => [primaryKey({ columns: [table.planId, table.windowStart] })],
 );

@@ -21,16 +21,25 @@ export interface CursorAdvance {
   readonly lastId: number | null;
   /** On a walk's first page: when the walk began, before its first request. */
   readonly walkStartedAt: string | null;
+  /** The run writing the page: on a walk's first page, the run that began it. */
+  readonly runId: number;
+}
+
+/** Who began the walk that completed a window, and when: what its days are as fresh as. */
+export interface WalkBegun {
+  readonly startedAt: string | null;
+  readonly startedRunId: number | null;
 }
 
 const ADVANCE_SQL = `UPDATE sync_cursors SET next_page = :next, completed_at = NULL, pages = CASE WHEN :first THEN 1 ELSE pages + 1 END,
               records = CASE WHEN :first THEN :records ELSE records + :records END,
               last_id = CASE WHEN :last IS NOT NULL THEN :last WHEN :first THEN NULL ELSE last_id END,
-              started_at = CASE WHEN :first THEN :started ELSE started_at END
+              started_at = CASE WHEN :first THEN :started ELSE started_at END,
+              started_run_id = CASE WHEN :first THEN :run ELSE started_run_id END
         WHERE plan_id = :plan AND window_start = :window`;
 
 const RESTART_SQL =
-  'UPDATE sync_cursors SET next_page = NULL, completed_at = NULL, pages = 0, records = 0, last_id = NULL, started_at = NULL WHERE plan_id = ? AND window_start = ?';
+  'UPDATE sync_cursors SET next_page = NULL, completed_at = NULL, pages = 0, records = 0, last_id = NULL, started_at = NULL, started_run_id = NULL WHERE plan_id = ? AND window_start = ?';
 
 export class WindowCursors {
   readonly #add: Statement;
@@ -42,7 +51,7 @@ export class WindowCursors {
   constructor(sqlite: Database) {
     this.#add = sqlite.prepare('INSERT INTO sync_cursors (plan_id, window_start, window_end) VALUES (?, ?, ?)');
     this.#advance = sqlite.prepare(ADVANCE_SQL);
-    this.#complete = sqlite.prepare('UPDATE sync_cursors SET completed_at = ? WHERE plan_id = ? AND window_start = ?');
+    this.#complete = sqlite.prepare('UPDATE sync_cursors SET completed_at = ? WHERE plan_id = ? AND window_start = ? RETURNING started_at AS startedAt, started_run_id AS startedRunId');
     this.#restart = sqlite.prepare(RESTART_SQL);
     this.#deleteOfPlan = sqlite.prepare('DELETE FROM sync_cursors WHERE plan_id = ?');
   }
@@ -58,13 +67,14 @@ export class WindowCursors {
       records: page.records,
       last: page.lastId,
       started: page.walkStartedAt,
+      run: page.runId,
       plan: page.window.planId,
       window: page.window.windowStart,
     });
   }
 
-  complete(window: WindowRef, at: string): void {
-    this.#complete.run(at, window.planId, window.windowStart);
+  complete(window: WindowRef, at: string): WalkBegun {
+    return (this.#complete.get(at, window.planId, window.windowStart) as WalkBegun | undefined) ?? { startedAt: null, startedRunId: null };
   }
 
   /** Back to before its first page: the next walk of the window starts from there. */

@@ -186,6 +186,7 @@ export class PageWriter {
       records: input.threats.length,
       lastId: input.threats.at(-1)?.id ?? null,
       walkStartedAt: input.walkStartedAt ?? null,
+      runId: input.runId,
     });
     const candidates = input.nextPage === null ? this.#windowEnds.lastPage(input, stamp) : [];
     const counts = { inserted, updated, rejected: input.rejected.length + (input.rejectedNotKept ?? 0) };

@@ -184,9 +184,13 @@ export class WindowEnds {
 
   #complete(input: OfWindow, stamp: string, digests: ReadonlyMap<string, DayDigest>): void {
     const { organization, runId, window, windowPages } = input;
-    this.#writes.cursors.complete(window, stamp);
+    // The days are as fresh as the walk's first page: a walk resumed from a cursor an earlier run
+    // stored read its first pages then, and a change under them since is not in its rows. So the
+    // ledger names that run and time, and the reconciliation's rule holds of what the rows are.
+    const begun = this.#writes.cursors.complete(window, stamp);
     const assetTypes = storedScope(input.assetTypes);
-    this.#writes.ledger.recordWindow({ organization, runId, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, completedAt: stamp, assetTypes }, digests);
+    const walked = { runId: begun.startedRunId ?? runId, completedAt: begun.startedAt ?? stamp };
+    this.#writes.ledger.recordWindow({ organization, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, assetTypes, ...walked }, digests);
   }
 
   /** The organization's current threats of the window's days (of the walk's types), read back and hashed. */
