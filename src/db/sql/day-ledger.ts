@@ -25,6 +25,11 @@ const RECORD_DAY_SQL = `INSERT INTO sync_windows (organization, day, completed_a
          window_start = excluded.window_start, window_end = excluded.window_end, pages = excluded.pages,
          records = excluded.records, content_hash = excluded.content_hash, estimated_records = NULL, asset_types = excluded.asset_types`;
 
+/** A day walked again for some types only (a widening's): it stays as it was unless a whole walk recorded it. */
+const RECORD_WALKED_DAY_SQL = `UPDATE sync_windows SET completed_at = :completedAt, run_id = :runId, window_start = :windowStart, window_end = :windowEnd,
+         pages = :pages, records = :records, content_hash = :contentHash, estimated_records = NULL, asset_types = :assetTypes
+       WHERE organization = :organization AND day = :day AND run_id > 0`;
+
 /**
  * A day that holds a threat of the organization and was never walked for it (a threat moved there,
  * found by a removal check or written by another organization's walk): it joins the ledger as
@@ -44,6 +49,7 @@ const JOIN_DAY_OF_LINKS_SQL = `INSERT INTO sync_windows (organization, day, comp
 
 export class DayLedgerRows {
   readonly #recordDay: Statement;
+  readonly #recordWalkedDay: Statement;
   readonly #joinDay: Statement;
   readonly #joinDayOfLinks: Statement;
   readonly #estimates: Statement;
@@ -51,6 +57,7 @@ export class DayLedgerRows {
 
   constructor(sqlite: Database) {
     this.#recordDay = sqlite.prepare(RECORD_DAY_SQL);
+    this.#recordWalkedDay = sqlite.prepare(RECORD_WALKED_DAY_SQL);
     this.#joinDay = sqlite.prepare(JOIN_DAY_SQL);
     this.#joinDayOfLinks = sqlite.prepare(JOIN_DAY_OF_LINKS_SQL);
     this.#estimates = sqlite.prepare(
@@ -59,14 +66,18 @@ export class DayLedgerRows {
     this.#setEstimate = sqlite.prepare('UPDATE sync_windows SET estimated_records = ? WHERE organization = ? AND day = ?');
   }
 
-  /** Records every day of the window, each with its digest (a day without threats: the empty one). */
-  recordWindow(window: CompletedWindow, digests: ReadonlyMap<string, DayDigest>): void {
+  /**
+   * Records every day of the window, each with its digest (a day without threats: the empty one).
+   * `walkedOnly`: only the days a whole walk recorded before (a walk of some types only).
+   */
+  recordWindow(window: CompletedWindow, digests: ReadonlyMap<string, DayDigest>, { walkedOnly = false } = {}): void {
+    const record = walkedOnly ? this.#recordWalkedDay : this.#recordDay;
     const days = daysBetween(window.windowStart, window.windowEnd);
     for (let offset = 0; offset < days; offset += 1) {
       const day = addDays(window.windowStart, offset);
       const digest = digests.get(day) ?? emptyDigest();
       const { organization, completedAt, runId, windowStart, windowEnd, windowPages: pages, assetTypes } = window;
-      this.#recordDay.run({ organization, day, completedAt, runId, windowStart, windowEnd, pages, records: digest.records, contentHash: digestHex(digest), assetTypes });
+      record.run({ organization, day, completedAt, runId, windowStart, windowEnd, pages, records: digest.records, contentHash: digestHex(digest), assetTypes });
     }
   }
 

@@ -99,6 +99,7 @@ const READ_SQL = {
   currentLink: CURRENT_LINK_SQL,
   windowThreats: WINDOW_THREATS_SQL,
   threatById: 'SELECT id, content, type, blocked_at AS blockedAt FROM threats WHERE id = ?',
+  planWidening: 'SELECT widening FROM sync_plans WHERE id = ?',
 };
 
 export class WindowEnds {
@@ -110,6 +111,7 @@ export class WindowEnds {
     this.#read = prepareAll(sqlite, READ_SQL);
     this.#read.threatIdsBetween.pluck();
     this.#read.currentLink.pluck();
+    this.#read.planWidening.pluck();
   }
 
   /**
@@ -190,7 +192,10 @@ export class WindowEnds {
     const begun = this.#writes.cursors.complete(window, stamp);
     const assetTypes = storedScope(input.assetTypes);
     const walked = { runId: begun.startedRunId ?? runId, completedAt: begun.startedAt ?? stamp };
-    this.#writes.ledger.recordWindow({ organization, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, assetTypes, ...walked }, digests);
+    // A widening walked the added types only: a day no walk of the other types covered (a gap
+    // the history walk has yet to reach, a day a moved threat joined) stays unwalked for them.
+    const widening = (this.#read.planWidening.get(window.planId) ?? null) !== null;
+    this.#writes.ledger.recordWindow({ organization, windowStart: window.windowStart, windowEnd: window.windowEnd, windowPages, assetTypes, ...walked }, digests, { walkedOnly: widening });
   }
 
   /** The organization's current threats of the window's days (of the walk's types), read back and hashed. */
