@@ -103,7 +103,7 @@ async function startServing(
     token: config.httpToken,
     answerProbe: (method, path) => answerProbe({ registry: metrics.registry, readiness, startup }, method, path),
     onLookups: (batch) => metrics.lookupsAnswered(batch),
-    askFresh: createFreshAsker(config, mirror, metrics),
+    askFresh: createFreshAsker(config, mirror.deps, metrics),
     logger,
     // Replaced by the supervisor's own: it starts the thread again.
     onFailure: () => undefined,

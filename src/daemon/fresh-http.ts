@@ -9,16 +9,16 @@ import { dayOf } from '../lib/days.js';
 import { askValues } from '../lookup/fresh-document.js';
 import { type FreshAnswer, FreshCap, freshOrganization } from '../lookup/fresh-lookup.js';
 import type { FreshAsker } from '../serve/serving-client.js';
-import type { WriterSession } from '../session/writer-session.js';
+import type { SyncDeps } from '../sync/run-contract.js';
 
 /** Told each fresh answer (the daemon's metrics). */
 export interface FreshObserver {
   freshAnswered(answer: FreshAnswer): void;
 }
 
-export function createFreshAsker(config: Config, session: WriterSession, observer?: FreshObserver): FreshAsker {
+/** `deps`: the sync's client options and clock (the writer session's). */
+export function createFreshAsker(config: Config, { api, clock }: Pick<SyncDeps, 'api' | 'clock'>, observer?: FreshObserver): FreshAsker {
   const cap = new FreshCap(config.freshMaxRps);
-  const { api, clock } = session.deps;
   return async (values, judged, asker) => {
     // Only organizations this daemon mirrors: the serving thread knows no others, and holds no keys.
     const organizations = judged.flatMap((judgement) => {
