@@ -196,6 +196,8 @@ export const removalChecks = sqliteTable(
     windowPages: integer('window_pages').notNull(),
     assetTypes: text('asset_types'),
     carriedAt: text('carried_at').notNull(),
+    // The run that began the window's walk and when: what its days enter the ledger as once settled.
+    walkedRunId: integer('walked_run_id'), walkedAt: text('walked_at'),
   },
   (table) => [primaryKey({ columns: [table.organization, table.threatId] })],
 );

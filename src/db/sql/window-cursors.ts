@@ -46,6 +46,7 @@ export class WindowCursors {
   readonly #advance: Statement;
   readonly #complete: Statement;
   readonly #restart: Statement;
+  readonly #begun: Statement;
   readonly #deleteOfPlan: Statement;
 
   constructor(sqlite: Database) {
@@ -53,6 +54,7 @@ export class WindowCursors {
     this.#advance = sqlite.prepare(ADVANCE_SQL);
     this.#complete = sqlite.prepare('UPDATE sync_cursors SET completed_at = ? WHERE plan_id = ? AND window_start = ? RETURNING started_at AS startedAt, started_run_id AS startedRunId');
     this.#restart = sqlite.prepare(RESTART_SQL);
+    this.#begun = sqlite.prepare('SELECT started_at AS startedAt, started_run_id AS startedRunId FROM sync_cursors WHERE plan_id = ? AND window_start = ?');
     this.#deleteOfPlan = sqlite.prepare('DELETE FROM sync_cursors WHERE plan_id = ?');
   }
 
@@ -75,6 +77,11 @@ export class WindowCursors {
 
   complete(window: WindowRef, at: string): WalkBegun {
     return (this.#complete.get(at, window.planId, window.windowStart) as WalkBegun | undefined) ?? { startedAt: null, startedRunId: null };
+  }
+
+  /** Who began the window's current walk, and when (read before a restart forgets it). */
+  begun(window: Pick<WindowRef, 'planId' | 'windowStart'>): WalkBegun {
+    return (this.#begun.get(window.planId, window.windowStart) as WalkBegun | undefined) ?? { startedAt: null, startedRunId: null };
   }
 
   /** Back to before its first page: the next walk of the window starts from there. */

@@ -100,7 +100,15 @@ const READ_SQL = {
   windowThreats: WINDOW_THREATS_SQL,
   threatById: 'SELECT id, content, type, blocked_at AS blockedAt FROM threats WHERE id = ?',
   planWidening: 'SELECT widening FROM sync_plans WHERE id = ?',
+  carryingWalk: `SELECT walked_run_id AS runId, coalesce(walked_at, carried_at) AS walkedAt FROM removal_checks
+                  WHERE organization = ? AND window_start = ? AND window_end = ? LIMIT 1`,
 };
+
+/** The walk whose checks a window's carried rows are: its days are as fresh as its first page. */
+interface CarryingWalk {
+  readonly runId: number | null;
+  readonly walkedAt: string;
+}
 
 export class WindowEnds {
   readonly #writes: WindowEndWrites;
@@ -155,20 +163,26 @@ export class WindowEnds {
     for (const id of conclusion.removedIds) {
       if (this.#writes.threats.markRemoved(organization, id, stamp)) removed += 1;
     }
-    if (conclusion.complete) this.#complete(conclusion, stamp, this.#digestsFromRows(conclusion));
-    else this.#writes.cursors.restart(window);
+    if (conclusion.complete) {
+      this.#complete(conclusion, stamp, this.#digestsFromRows(conclusion));
+      return removed;
+    }
     const carried = conclusion.carried ?? [];
     if (carried.length > 0) {
+      // Once settled, the days enter the ledger as read by this walk, when it began (#complete).
+      const begun = this.#writes.cursors.begun(window);
       const { windowStart, windowEnd } = window;
-      this.#writes.checks.carry({ organization, windowStart, windowEnd, windowPages: conclusion.windowPages, assetTypes: storedScope(conclusion.assetTypes) }, carried, stamp);
+      const walked = { walkedRunId: begun.startedRunId ?? conclusion.runId, walkedAt: begun.startedAt ?? stamp };
+      this.#writes.checks.carry({ organization, windowStart, windowEnd, windowPages: conclusion.windowPages, assetTypes: storedScope(conclusion.assetTypes), ...walked }, carried, stamp);
     }
+    this.#writes.cursors.restart(window);
     return removed;
   }
 
   /**
    * Settles carried checks: the confirmed removals marked, their rows gone, and once none is left
-   * for the window, its days enter the ledger as walked whole (by the walk that carried them, and
-   * the checks since). Returns the threats marked.
+   * for the window, its days enter the ledger as walked whole: by the walk that carried them, when
+   * it began (what its pages are as fresh as, however long the checks waited). Returns the threats marked.
    */
   concludeCarried(conclusion: CarriedConclusion, stamp: string): number {
     const { organization, runId, window, windowPages, assetTypes } = conclusion;
@@ -176,10 +190,13 @@ export class WindowEnds {
     for (const id of conclusion.removedIds) {
       if (this.#writes.threats.markRemoved(organization, id, stamp)) removed += 1;
     }
+    // The walk that carried them, read before its last check's row goes (rows of older versions: the carrying time).
+    const walk = this.#read.carryingWalk.get(organization, window.windowStart, window.windowEnd) as CarryingWalk | undefined;
     this.#writes.checks.settle(organization, conclusion.settledIds);
     if (this.#writes.checks.pendingIn({ organization, ...window }) === 0) {
       const digests = this.#digestsFromRows({ organization, runId, window: { planId: 0, ...window }, windowPages, assetTypes });
-      this.#writes.ledger.recordWindow({ organization, runId, ...window, windowPages, completedAt: stamp, assetTypes: storedScope(assetTypes) }, digests);
+      const walked = { runId: walk?.runId ?? runId, completedAt: walk?.walkedAt ?? stamp };
+      this.#writes.ledger.recordWindow({ organization, ...window, windowPages, assetTypes: storedScope(assetTypes), ...walked }, digests);
     }
     return removed;
   }
