@@ -151,6 +151,9 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     expect(requestsBefore(service.stats.requests, FIRST_RUN_FROM)).toBe(0);
     const off = await runCli(['status'], { THREAT_MIRROR_DB: dbPath });
     expect(off.stdout).toContain(`  history           the configured start is ${sixty}; no walk toward it (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0)\n`);
+    // Nothing will walk the older days: a miss covers the days held, and says which.
+    const offLookup = await runCli(['lookup', 'innocent.example'], env(service, dbPath));
+    expect([offLookup.code, offLookup.stdout]).toEqual([1, expect.stringContaining(`(mirror holds ${FIRST_RUN_FROM} through ${YESTERDAY})`)]);
 
     // Raising THREAT_MIRROR_INITIAL_DAYS later is no longer ignored: the walk reaches 45 days back.
     const fortyFive = addDays(TODAY, -44);
@@ -173,8 +176,15 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     expect(walking.stdout).toMatch(new RegExp(`  history           walking back to ${target}: \\d+/45 days, (ETA \\d|no pace yet)`));
     // A lookup's history_from (read for one organization, db/read/sync-health.ts) is sync_status's.
     const midWalk = await runCli(['lookup', '--json', 'innocent.example'], env(service, dbPath));
-    const mirror = (JSON.parse(midWalk.stdout) as { mirror: { history_from: string; organizations: Array<{ history_from: string }> } }).mirror;
-    expect([mirror.history_from, mirror.organizations[0]?.history_from]).toEqual([from, from]);
+    const answer = JSON.parse(midWalk.stdout) as { results: Array<{ verdict: string; reason: string }>; mirror: { history_from: string; organizations: Array<{ history_from: string }> } };
+    expect([answer.mirror.history_from, answer.mirror.organizations[0]?.history_from]).toEqual([from, from]);
+    // Fails closed while the walk is under way: older days may hold a threat the mirror lacks yet.
+    expect(midWalk.code).toBe(3);
+    expect(answer.results[0]?.verdict).toBe('unknown');
+    expect(answer.results[0]?.reason).toContain(`organization "acme" holds ${from} through ${YESTERDAY}, and its history walk toward its configured start ${target} is under way`);
+    const olderThreat = service.threatsVisibleTo(KEY).find((threat) => threat.blockedAt < from) as StandinThreat;
+    const older = await runCli(['lookup', olderThreat.content], env(service, dbPath));
+    expect([older.code, older.stdout]).toEqual([3, expect.stringContaining(`${olderThreat.content}: cannot vouch: `)]);
     for (let run = 0; history(dbPath).historyFrom !== target; run += 1) {
       expect(run).toBeLessThan(15);
       await once({ THREAT_MIRROR_HISTORY_FROM: target });

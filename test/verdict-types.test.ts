@@ -36,6 +36,7 @@ function scopedWithout(leftOut: string): OrganizationSync {
     retiredAt: null,
     assetTypes: [...DOCUMENTED_ASSET_TYPES].filter((type) => type !== leftOut).sort(),
     widening: [],
+    historyWalkTarget: null,
     state: 'fresh',
     stale: false,
     problems: [],

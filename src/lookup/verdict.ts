@@ -8,8 +8,9 @@
 //                (not a text search: fresh-lookup.ts); or the allowlist allows the value itself (a
 //                local decision the service cannot change);
 //   unknown      nothing in force matches, but the mirror cannot vouch for some organization: its
-//                sync (stale, failing, never synced, retired), or its scope (THREAT_MIRROR_ASSET_TYPES
-//                leaves out a type whose threats would match the value).
+//                sync (stale, failing, never synced, retired), its scope (THREAT_MIRROR_ASSET_TYPES
+//                leaves out a type whose threats would match the value), or its history (the walk
+//                toward its configured start has not reached it: older days may hold a match).
 // `threat-mirror lookup` exits 0, 1 or 3 by these, and /v1/lookup carries them.
 import type { AllowMatcher } from '../allowlist/allow-matcher.js';
 import { addDays } from '../lib/days.js';
@@ -81,7 +82,7 @@ function verdictOf(result: Answered, organizations: readonly OrganizationSync[],
   const matching = typesMatching(result.value);
   const why = organizations.flatMap((organization) => {
     const unsynced = organization.problems.length > 0 && !askedOfService(organization, queries, matching) ? [...organization.problems, ...serviceShortfall(organization, queries, matching)] : [];
-    const reasons = [...unsynced, ...scopeGap(organization, matching)];
+    const reasons = [...unsynced, ...scopeGap(organization, matching), ...historyGap(organization)];
     return reasons.length > 0 ? [reasons.join('; ')] : [];
   });
   if (why.length > 0) return { verdict: 'unknown', reason: `${nothing} in the mirror, but it cannot vouch for that: ${why.join('; ')}` };
@@ -143,6 +144,19 @@ function scopeGap(organization: OrganizationSync, matching: readonly string[] | 
       ? []
       : [`organization "${name}" is still walking its mirrored days for the types its scope added (${widening.includes('*') ? 'every type' : unwalked.join(', ')}): older ones may be missing`];
   return [...outside, ...walking];
+}
+
+/**
+ * Why the days an organization holds leave the answer open: its history walk (sync/history.ts) is
+ * on and has not reached the configured start. A miss there would be "not blocked" for a threat
+ * of a day not walked yet. With the walk off (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0) nothing will
+ * walk those days: the answer covers the days held, as its footnote says.
+ */
+function historyGap(organization: OrganizationSync): string[] {
+  const { organization: name, historyWalkTarget: target, historyFrom, completeThrough } = organization;
+  if (organization.state === 'retired' || target === null || completeThrough === null || (historyFrom !== null && historyFrom <= target)) return [];
+  const held = historyFrom === null ? 'holds no day whole yet' : `holds ${historyFrom} through ${completeThrough}`;
+  return [`organization "${name}" ${held}, and its history walk toward its configured start ${target} is under way: older days may hold a match`];
 }
 
 /** Why a fresh query did not make up for the mirror (nothing when none was sent). */

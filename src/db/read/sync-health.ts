@@ -4,6 +4,7 @@
 // runs in a row, and the staleness threshold the daemon recorded. Indexed reads by organization
 // (sync_runs_organization), cheap enough for every lookup request; none writes.
 import { STALE_AFTER_SECONDS_KEY } from '../setting-keys.js';
+import { historyWalkKey } from './history-reads.js';
 import { RETIRED_AT_SQL, RETIRED_ORGANIZATIONS_SQL } from './answered-organizations.js';
 import { type Database, prepareIfMigrated, type Statement } from '../sqlite.js';
 
@@ -34,6 +35,12 @@ export interface SyncRecord {
   readonly assetTypes: readonly string[] | null;
   /** The types a widened scope added whose walk over the mirrored days is not done (`*`: every type); empty when none is under way. */
   readonly widening: readonly string[];
+  /**
+   * The configured start the history walk goes toward (sync_status.history_target), as the
+   * writer's last run recorded it; null when that run found the walk off
+   * (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0) or none recorded one.
+   */
+  readonly historyWalkTarget: string | null;
 }
 
 const INCREMENTAL = "organization = @organization AND stream = 'threats' AND mode = 'incremental'";
@@ -54,6 +61,7 @@ export class SyncHealthReads {
   /** Undefined on a file from before scopes (migration 0015): every organization mirrors every type there. */
   readonly #assetTypes: Statement | undefined;
   readonly #widening: Statement | undefined;
+  readonly #historyWalkTarget: Statement;
   readonly #failedInARow: Statement;
   readonly #firstRun: Statement;
 
@@ -86,6 +94,7 @@ export class SyncHealthReads {
     this.#retiredAt = prepareIfMigrated(sqlite, RETIRED_AT_SQL)?.pluck();
     this.#assetTypes = prepareIfMigrated(sqlite, 'SELECT asset_types FROM organization_scopes WHERE organization = ?')?.pluck();
     this.#widening = prepareIfMigrated(sqlite, 'SELECT group_concat(widening) FROM sync_plans WHERE organization = ? AND widening IS NOT NULL')?.pluck();
+    this.#historyWalkTarget = sqlite.prepare("SELECT json_extract(value, '$.target') FROM mirror_settings WHERE key = ? AND coalesce(json_extract(value, '$.off'), 0) = 0").pluck();
     const held = 'SELECT organization FROM sync_runs UNION SELECT organization FROM sync_checkpoints';
     this.#held = (prepareIfMigrated(sqlite, `${held} EXCEPT ${RETIRED_ORGANIZATIONS_SQL} ORDER BY 1`) ?? sqlite.prepare(`${held} ORDER BY 1`)).pluck();
     // As the daemon counts in memory: a failure adds one, a success starts again at 0, an
@@ -113,6 +122,7 @@ export class SyncHealthReads {
       retiredAt: (this.#retiredAt?.get(organization) as string | null | undefined) ?? null,
       assetTypes: ((this.#assetTypes?.get(organization) as string | null | undefined) ?? null)?.split(',') ?? null,
       widening: [...new Set(((this.#widening?.get(organization) as string | null | undefined) ?? '').split(',').filter((type) => type !== ''))].sort(),
+      historyWalkTarget: (this.#historyWalkTarget.get(historyWalkKey(organization)) as string | null | undefined) ?? null,
     };
   }
 
