@@ -79,6 +79,8 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     const seen: string[] = [];
     // threat_mirror_history_missing as scraped at each step (set just after the step's log line: it may lag a run).
     const missing: number[] = [];
+    const oldest = service.threatsVisibleTo(KEY).find((threat) => threat.blockedAt.startsWith(target)) as StandinThreat;
+    const verdicts: string[] = [];
     let finished = 0;
     for (;;) {
       finished += 1;
@@ -94,9 +96,14 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
       expect(heldBetween(dbPath, from, YESTERDAY)).toEqual(listedBetween(service, from, YESTERDAY));
       if (seen.length > 0) expect(from <= (seen.at(-1) as string)).toBe(true);
       seen.push(from);
+      // /v1/lookup judges as `lookup` does: a threat of the start's day is "unknown" until the walk holds it.
+      const answer = (await (await fetch(`http://127.0.0.1:${port}/v1/lookup?value=${encodeURIComponent(oldest.content)}`)).json()) as { results: Array<{ verdict: string }>; mirror: { history_from: string } };
+      verdicts.push(`${answer.mirror.history_from} ${answer.results[0]?.verdict}`);
+      expect(answer.results[0]?.verdict).toBe(answer.mirror.history_from > target ? 'unknown' : 'blocked');
       if (from === target) break;
       expect(finished).toBeLessThan(20);
     }
+    expect([verdicts[0]?.endsWith(' unknown'), verdicts.at(-1)], verdicts.join(', ')).toEqual([true, `${target} blocked`]);
     // The gauge an alert watches (deploy/prometheus): days missing, falling run by run to none.
     await until('threat_mirror_history_missing 0', async () => (await missingDays(port)) === 0, 20_000, () => daemon.stdout);
     expect(missing.length).toBeGreaterThan(0);
