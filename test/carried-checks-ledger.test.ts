@@ -6,16 +6,13 @@
 // the unblocked threat stays current meanwhile. The compiled CLI against the stand-in, into a real
 // SQLite file.
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../src/lib/days.js';
+import { backfilledHalves } from './support/backfilled-halves.js';
 import { runCli } from './support/cli.js';
 import { withDb } from './support/mirror-db.js';
-import { mirrorEnvFor, serveThreats } from './support/service.js';
-import { tempDbPath } from './support/temp.js';
-import { carriedWindows, currentThreats, listed, overdueDays, threatsOfDay } from './support/walk-data.js';
+import { mirrorEnvFor } from './support/service.js';
+import { carriedWindows, currentThreats, listed, overdueDays } from './support/walk-data.js';
 
 const NOW = '2026-11-15T12:00:00.000Z';
-const TODAY = NOW.slice(0, 10);
-const AN_HOUR_LATER = new Date(Date.parse(NOW) + 3_600_000).toISOString();
 /** Eight days later: every day the backfills walked is due (THREAT_MIRROR_RECONCILE_DAYS 7). */
 const LATER = '2026-11-23T12:00:00.000Z';
 /** Eight days after that: what LATER's walk read is due again, whenever its checks settled. */
@@ -25,13 +22,7 @@ const env = mirrorEnvFor(KEY, NOW, { THREAT_MIRROR_RETRY_MIN_MS: '5', THREAT_MIR
 
 describe('a window whose removal checks were carried over', { timeout: 120_000 }, () => {
   it('enters the ledger as read by the walk that carried them, when it began: a threat unblocked since on its pages is found', async () => {
-    const days = Array.from({ length: 10 }, (_, index) => addDays(TODAY, index - 10));
-    const [first, fifth, sixth, tenth] = [days[0], days[4], days[5], days[9]] as [string, string, string, string];
-    const threats = days.flatMap((day, index) => threatsOfDay(day, 300_000 + index * 1000, 20));
-    const service = await serveThreats(KEY, NOW, threats);
-    const dbPath = tempDbPath();
-    expect((await runCli(['--backfill', '--from', sixth, '--to', tenth], env(service, dbPath))).code).toBe(0);
-    expect((await runCli(['--backfill', '--from', first, '--to', fifth], env(service, dbPath, { THREAT_MIRROR_NOW: AN_HOUR_LATER }))).code).toBe(0);
+    const { service, dbPath, threats, sixth, tenth } = await backfilledHalves(KEY, NOW, env);
     const lastFive = threats.filter((threat) => threat.blockedAt >= sixth);
     service.removeThreats([lastFive[7]?.id as number, lastFive[57]?.id as number]);
 

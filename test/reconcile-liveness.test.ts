@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
 import type { RequestRecord, Standin, StandinThreat } from '../src/standin/index.js';
+import { backfilledHalves } from './support/backfilled-halves.js';
 import { runCli } from './support/cli.js';
 import { mirrorEnvFor, serveThreats } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
@@ -79,13 +80,7 @@ describe('reconciliation at a budget its walks fill', { timeout: 180_000 }, () =
     // Ten days of 20, the last five walked longer ago: a run of budget 1 walks them and carries their
     // two checks; a run of budget 5 settles the checks (2), walks the first five days (1) and has 2
     // requests left, which must not go to the days whose checks were just settled.
-    const days = Array.from({ length: 10 }, (_, index) => addDays(TODAY, index - 10));
-    const [first, fifth, sixth, tenth] = [days[0], days[4], days[5], days[9]] as [string, string, string, string];
-    const threats = days.flatMap((day, index) => threatsOfDay(day, 300_000 + index * 1000, 20));
-    const service = await serveThreats(KEY, NOW, threats);
-    const dbPath = tempDbPath();
-    expect((await runCli(['--backfill', '--from', sixth, '--to', tenth], env(service, dbPath))).code).toBe(0);
-    expect((await runCli(['--backfill', '--from', first, '--to', fifth], env(service, dbPath, { THREAT_MIRROR_NOW: AN_HOUR_LATER }))).code).toBe(0);
+    const { service, dbPath, threats, first, fifth, sixth, tenth } = await backfilledHalves(KEY, NOW, env);
     const unblocked = threats.filter((threat) => threat.blockedAt >= sixth).filter((_, index) => index % 50 === 7).map((threat) => threat.id);
     expect(unblocked).toHaveLength(2);
     service.removeThreats(unblocked);
