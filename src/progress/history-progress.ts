@@ -46,7 +46,9 @@ export function describeHistory(progress: HistoryProgress): { holds: string; wal
   if (target === null || heldFrom === null) return { holds, walk: null };
   if (heldFrom <= target) return { holds, walk: `whole from ${target}, the configured start` };
   if (progress.walkOff) return { holds, walk: `the configured start is ${target}; no walk toward it (THREAT_MIRROR_HISTORY_MAX_REQUESTS=0)` };
-  if (progress.daysDone === null || progress.daysTotal === null) return { holds, walk: `the configured start is ${target}; the walk toward it has not begun` };
+  // Lookups fail closed until the walk ends (lookup/verdict.ts): the operator reads why here.
+  const misses = 'a lookup miss is unknown until then';
+  if (progress.daysDone === null || progress.daysTotal === null) return { holds, walk: `the configured start is ${target}; the walk toward it has not begun (${misses})` };
   const eta = progress.etaSeconds === null ? 'no pace yet' : `ETA ${formatDuration(progress.etaSeconds)}`;
-  return { holds, walk: `walking back to ${progress.target}: ${progress.daysDone}/${progress.daysTotal} days, ${eta}` };
+  return { holds, walk: `walking back to ${progress.target}: ${progress.daysDone}/${progress.daysTotal} days, ${eta} (${misses})` };
 }
