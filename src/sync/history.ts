@@ -41,7 +41,12 @@ export async function walkHistory(deps: SyncDeps, organization: OrganizationConf
   // earlier run (or a restored file's primary) read.
   const off = settings.historyMaxRequests === 0;
   await recordWalkState(deps, name, target, off);
-  if (off) return undefined;
+  if (off) {
+    // No walk goes toward the start now: a walk left midway is dropped, and the days it wrote to
+    // join the ledger as never walked, for the reconciliation to check (PlanRows.delete).
+    if (reads.plans.openPlans(name, 'history').length > 0) await deps.writer.call('deletePlans', { organization: name, mode: 'history' });
+    return undefined;
+  }
   const summary = await walkTowards(deps, organization, target, completeThrough, signal);
   // What is still missing, for the metrics: a walk that stops making progress alerts (deploy/prometheus).
   const missingDays = historyDaysMissing(target, reads.history.heldFrom(name), completeThrough);

@@ -47,11 +47,23 @@ const JOIN_DAY_OF_LINKS_SQL = `INSERT INTO sync_windows (organization, day, comp
         WHERE t.id = ? AND o.removed_at IS NULL
        ON CONFLICT (organization, day) DO NOTHING`;
 
+/**
+ * (organization, first day, the day after the last): the days of a span holding a current threat
+ * of the organization, joined as never walked. CROSS JOIN: driven from the blocked_at index, as
+ * WINDOW_THREATS_SQL is.
+ */
+const JOIN_DAYS_HOLDING_SQL = `INSERT INTO sync_windows (organization, day, completed_at, run_id)
+       SELECT DISTINCT o.organization, substr(t.blocked_at, 1, 10), '${NEVER_WALKED}', 0
+         FROM threats t CROSS JOIN organization_threats o ON o.threat_id = t.id AND o.organization = ?
+        WHERE t.blocked_at >= ? AND t.blocked_at < ? AND o.removed_at IS NULL AND o.out_of_scope = 0
+       ON CONFLICT (organization, day) DO NOTHING`;
+
 export class DayLedgerRows {
   readonly #recordDay: Statement;
   readonly #recordWalkedDay: Statement;
   readonly #joinDay: Statement;
   readonly #joinDayOfLinks: Statement;
+  readonly #joinDaysHolding: Statement;
   readonly #estimates: Statement;
   readonly #setEstimate: Statement;
 
@@ -60,6 +72,7 @@ export class DayLedgerRows {
     this.#recordWalkedDay = sqlite.prepare(RECORD_WALKED_DAY_SQL);
     this.#joinDay = sqlite.prepare(JOIN_DAY_SQL);
     this.#joinDayOfLinks = sqlite.prepare(JOIN_DAY_OF_LINKS_SQL);
+    this.#joinDaysHolding = sqlite.prepare(JOIN_DAYS_HOLDING_SQL);
     this.#estimates = sqlite.prepare(
       'SELECT day, coalesce(estimated_records, records, 0) AS estimate FROM sync_windows WHERE organization = ? AND day BETWEEN ? AND ? ORDER BY day',
     );
@@ -84,6 +97,15 @@ export class DayLedgerRows {
   /** The day joins the organization's ledger as never walked, unless the ledger holds it. */
   joinDay(organization: string, day: string): void {
     this.#joinDay.run(organization, day);
+  }
+
+  /**
+   * The days from `from` through `to` that hold a current threat of the organization join its
+   * ledger as never walked, unless it holds them: what a walk left midway wrote there is then
+   * walked again by the reconciliation, not left where no walk looks.
+   */
+  joinDaysHolding(organization: string, from: string, to: string): void {
+    this.#joinDaysHolding.run(organization, from, addDays(to, 1));
   }
 
   /** A threat written again (its day may have changed): its day joins the ledger of every organization it is current for. */

@@ -5,6 +5,7 @@ import type { SyncMode } from '../schema.js';
 import type { Plan, PlanWindow } from '../read/plan-reads.js';
 import { PLAN_COLUMNS, PLAN_WINDOWS_SQL } from '../read/plan-reads.js';
 import { type Database, prepareAll, type Statements } from '../sqlite.js';
+import type { DayLedgerRows } from './day-ledger.js';
 import type { WindowCursors, WindowRef } from './window-cursors.js';
 
 export interface NewPlan {
@@ -37,6 +38,8 @@ const PLAN_SQL = {
   windowsWithCursor:
     'SELECT c.plan_id AS planId, c.window_start AS windowStart FROM sync_cursors c JOIN sync_plans p ON p.id = c.plan_id WHERE p.organization = ? AND c.completed_at IS NULL AND c.next_page IS NOT NULL',
   ledgerExtent: 'SELECT min(day) AS first, max(day) AS last FROM sync_windows WHERE organization = ?',
+  unfinishedWindows: `SELECT p.organization, c.window_start AS windowStart, c.window_end AS windowEnd
+                        FROM sync_cursors c JOIN sync_plans p ON p.id = c.plan_id WHERE c.plan_id = ? AND c.completed_at IS NULL`,
   windows: PLAN_WINDOWS_SQL,
   advanceCompleteThrough: ADVANCE_COMPLETE_THROUGH_SQL,
 };
@@ -45,10 +48,12 @@ export class PlanRows {
   readonly #sql: Statements<keyof typeof PLAN_SQL>;
   /** A plan's windows go with it. */
   readonly #cursors: WindowCursors;
+  readonly #ledger: DayLedgerRows;
 
-  constructor(sqlite: Database, cursors: WindowCursors) {
+  constructor(sqlite: Database, cursors: WindowCursors, ledger: DayLedgerRows) {
     this.#sql = prepareAll(sqlite, PLAN_SQL);
     this.#cursors = cursors;
+    this.#ledger = ledger;
   }
 
   create(plan: NewPlan): Plan {
@@ -82,10 +87,18 @@ export class PlanRows {
     for (const window of windows) this.#cursors.add(window);
   }
 
-  /** Deletes the plans and their windows; returns how many plans there were. */
+  /**
+   * Deletes the plans and their windows; returns how many plans there were. What a window left
+   * midway wrote stays, and its days holding a threat of the organization join the ledger as never
+   * walked: the reconciliation walks them first, and checks what it wrote (a dropped history walk,
+   * a backfill, a verify started over).
+   */
   delete(selection: PlanSelection): number {
     const ids = 'planIds' in selection ? selection.planIds : (this.#sql.idsOf.all(selection.organization, selection.mode) as Array<{ id: number }>).map((plan) => plan.id);
     for (const id of ids) {
+      for (const window of this.#sql.unfinishedWindows.all(id) as Array<{ organization: string; windowStart: string; windowEnd: string }>) {
+        this.#ledger.joinDaysHolding(window.organization, window.windowStart, window.windowEnd);
+      }
       this.#cursors.deleteOfPlan(id);
       this.#sql.delete.run(id);
     }

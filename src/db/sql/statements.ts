@@ -33,13 +33,14 @@ export function prepareWriteStatements(sqlite: Database): WriteStatements {
   const cursors = new WindowCursors(sqlite);
   const threats = new ThreatRows(sqlite);
   const settings = new MirrorSettings(sqlite);
+  const ledger = new DayLedgerRows(sqlite);
   return {
     threats,
     cursors,
-    plans: new PlanRows(sqlite, cursors),
+    plans: new PlanRows(sqlite, cursors, ledger),
     runs: new SyncRuns(sqlite),
     rejected: new RejectedRecords(sqlite),
-    ledger: new DayLedgerRows(sqlite),
+    ledger,
     checks: new RemovalCheckRows(sqlite),
     reconcile: new ReconcileState(sqlite),
     reports: new ReportRows(sqlite),
