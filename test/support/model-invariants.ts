@@ -174,6 +174,8 @@ export interface HistoryGap {
 }
 
 export function historyGaps(world: ModelWorld): HistoryGap[] {
+  // The walk off: nothing goes toward the start, so no bound holds of it.
+  if (world.config.historyBudget === 0) return [];
   const target = [world.config.historyFrom ?? addDays(world.today, -(INITIAL_DAYS - 1)), world.today].sort()[0] as string;
   return withDb(world.dbPath, (db) =>
     answered(db).flatMap((organization) => {

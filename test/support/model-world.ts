@@ -19,7 +19,8 @@ const TYPES = ['URL', 'URL', 'PAGE', 'ADDRESS', 'EMAIL'] as const;
 const SCOPES: ReadonlyArray<readonly string[] | null> = [null, ['URL'], ['PAGE', 'URL'], ['ADDRESS', 'PAGE'], ['EMAIL', 'URL']];
 const BUDGETS = [1, 2, 5, 20, 100_000];
 /** THREAT_MIRROR_HISTORY_MAX_REQUESTS: the smallest allowed, a few, and the default. */
-const HISTORY_BUDGETS = [2, 3, 10, 1_000];
+/** 0: the walk off (an unfinished one is dropped, and what it wrote is re-walked by the reconciliation). */
+const HISTORY_BUDGETS = [0, 2, 3, 10, 1_000];
 
 export interface ModelConfig {
   /** THREAT_MIRROR_ORGS: one of the organizations at least; one left out is retired by the next writer. */
