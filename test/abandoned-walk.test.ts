@@ -6,11 +6,10 @@
 // current for good, on a day no walk looked at again.
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
-import type { StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { mirrorEnvFor, organizationKey, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
-import { currentThreats, listed, overdueDays } from './support/walk-data.js';
+import { currentThreats, daysBack, listed, overdueDays } from './support/walk-data.js';
 
 const KEY = 'acme-abandoned-walk-key';
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -25,14 +24,7 @@ describe('a history walk left midway for good', { timeout: 120_000 }, () => {
     { change: 'the configured start moved later than its window', settings: { THREAT_MIRROR_HISTORY_FROM: FIRST_RUN_FROM } },
     { change: 'the walk turned off', settings: { THREAT_MIRROR_HISTORY_MAX_REQUESTS: '0' } },
   ])('$change: what it wrote is walked again, and a threat unblocked on its pages goes', async ({ settings }) => {
-    const threats: StandinThreat[] = [];
-    for (let back = 0; back <= 11; back += 1) {
-      const day = addDays(TODAY, -back);
-      for (let n = 0; n < (day === DENSE ? 1_200 : 20); n += 1) {
-        const id = 100_000 + threats.length;
-        threats.push({ id, type: 'URL', organization: 'acme', blockedAt: `${day}T${String(n % 24).padStart(2, '0')}:00:00.000Z`, content: `https://abandoned${id}.example/` });
-      }
-    }
+    const threats = daysBack(TODAY, 11, (back) => (back === 10 ? 1_200 : 20), { firstId: 100_000, host: 'abandoned' });
     const service = await startTestStandin({ threats, keys: organizationKey(KEY), now: () => new Date(NOW) });
     const dbPath = tempDbPath();
     const walking = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HISTORY_FROM: TARGET, THREAT_MIRROR_HISTORY_MAX_REQUESTS: '5', THREAT_MIRROR_RECONCILE_MAX_REQUESTS: '100' };

@@ -14,7 +14,7 @@ import { tempDbPath } from './support/temp.js';
 import { openWritableMirrorSync } from './support/writable-mirror.js';
 import { openDatabaseReadOnly } from '../src/db/open-database.js';
 import { SyncHealthReads } from '../src/db/read/sync-health.js';
-import { currentThreats, listed, overdueDays } from './support/walk-data.js';
+import { currentThreats, daysBack, listed, overdueDays } from './support/walk-data.js';
 
 const KEY = 'acme-history-key';
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -218,14 +218,7 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     // 12 days before the default 10: the newest hold `dense` threats each, the others 25 each.
     const firstRun = addDays(TODAY, -9);
     const target = addDays(TODAY, -21);
-    const threats: StandinThreat[] = [];
-    for (let back = 0; back <= 21; back += 1) {
-      const day = addDays(TODAY, -back);
-      for (let n = 0; n < (dense[back - 10] ?? 25); n += 1) {
-        const id = 10_000 + threats.length;
-        threats.push({ id, type: 'URL', organization: 'acme', blockedAt: `${day}T${String(n % 24).padStart(2, '0')}:00:00.000Z`, content: `https://dense${id}.example/` });
-      }
-    }
+    const threats = daysBack(TODAY, 21, (back) => dense[back - 10] ?? 25, { firstId: 10_000, host: 'dense' });
     const service = await serveThreats(KEY, NOW, threats);
     const dbPath = tempDbPath();
     const settings = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HISTORY_FROM: target, THREAT_MIRROR_HISTORY_MAX_REQUESTS: String(budget) };
@@ -264,14 +257,7 @@ describe('the history a mirror holds', { timeout: 120_000 }, () => {
     const firstRun = addDays(TODAY, -9);
     const target = addDays(TODAY, -21);
     const dense = addDays(TODAY, -10);
-    const threats: StandinThreat[] = [];
-    for (let back = 0; back <= 21; back += 1) {
-      const day = addDays(TODAY, -back);
-      for (let n = 0; n < (day === dense ? 1_200 : 25); n += 1) {
-        const id = 20_000 + threats.length;
-        threats.push({ id, type: 'URL', organization: 'acme', blockedAt: `${day}T${String(n % 24).padStart(2, '0')}:00:00.000Z`, content: `https://checked${id}.example/` });
-      }
-    }
+    const threats = daysBack(TODAY, 21, (back) => (back === 10 ? 1_200 : 25), { firstId: 20_000, host: 'checked' });
     const service = await serveThreats(KEY, NOW, threats);
     const dbPath = tempDbPath();
     const settings = { THREAT_MIRROR_INITIAL_DAYS: '10', THREAT_MIRROR_HISTORY_FROM: target, THREAT_MIRROR_HISTORY_MAX_REQUESTS: '5' };

@@ -8,12 +8,11 @@
 // of a history window read a day before the window was finished stayed through every run).
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../src/lib/days.js';
-import type { StandinThreat } from '../src/standin/index.js';
 import { runCli } from './support/cli.js';
 import { withDb } from './support/mirror-db.js';
 import { mirrorEnvFor, organizationKey, startTestStandin } from './support/service.js';
 import { tempDbPath } from './support/temp.js';
-import { currentThreats, listed } from './support/walk-data.js';
+import { currentThreats, daysBack, listed } from './support/walk-data.js';
 
 const KEY = 'acme-resumed-walk-key';
 const NOW = '2026-03-15T12:00:00.000Z';
@@ -26,15 +25,8 @@ const DENSE = addDays(TODAY, -10);
 
 describe('a window resumed from its stored cursor', () => {
   it("enters the ledger as read when its walk began: the reconciliation re-walks it, and a change under its first pages is found", async () => {
-    const threats: StandinThreat[] = [];
-    for (let back = 0; back <= 11; back += 1) {
-      const day = addDays(TODAY, -back);
-      // Even ids on the dense day: an odd one blocked later sorts between two of them.
-      for (let n = 0; n < (day === DENSE ? 1_200 : 20); n += 1) {
-        const id = 100_000 + 2 * threats.length;
-        threats.push({ id, type: 'URL', organization: 'acme', blockedAt: `${day}T${String(n % 24).padStart(2, '0')}:00:00.000Z`, content: `https://resumed${id}.example/` });
-      }
-    }
+    // Even ids on the dense day: an odd one blocked later sorts between two of them.
+    const threats = daysBack(TODAY, 11, (back) => (back === 10 ? 1_200 : 20), { firstId: 100_000, idStep: 2, host: 'resumed' });
     let now = NOW;
     const service = await startTestStandin({ threats, keys: organizationKey(KEY), now: () => new Date(now) });
     const dbPath = tempDbPath();

@@ -1,5 +1,6 @@
 // Threats laid out by day with known ids, and what the mirror holds of them, for the tests of
 // walks the service's list changes under.
+import { addDays } from '../../src/lib/days.js';
 import type { Standin, StandinThreat } from '../../src/standin/index.js';
 import { withDb } from './mirror-db.js';
 
@@ -14,6 +15,23 @@ export function threatsOfDay(day: string, firstId: number, count: number, organi
     blockedAt: new Date(Date.parse(`${day}T00:00:00.000Z`) + index * 60_000).toISOString(),
     organization,
   }));
+}
+
+/**
+ * URL threats of acme on each day from `today` back through `back` days earlier: `countOf(n)` on
+ * the day n back, blocked at the day's hours in turn, ids from `firstId` up, `idStep` apart (2
+ * leaves room for an id blocked later between two), content `https://HOSTid.example/`.
+ */
+export function daysBack(today: string, back: number, countOf: (n: number) => number, { firstId, idStep = 1, host }: { firstId: number; idStep?: number; host: string }): StandinThreat[] {
+  const threats: StandinThreat[] = [];
+  for (let n = 0; n <= back; n += 1) {
+    const day = addDays(today, -n);
+    for (let index = 0; index < countOf(n); index += 1) {
+      const id = firstId + idStep * threats.length;
+      threats.push({ id, type: 'URL', organization: 'acme', blockedAt: `${day}T${String(index % 24).padStart(2, '0')}:00:00.000Z`, content: `https://${host}${id}.example/` });
+    }
+  }
+  return threats;
 }
 
 export function removedIds(dbPath: string): number[] {
